@@ -1,0 +1,35 @@
+/* tcgemm C ABI — a stable, published interface for ctypes, Rust, Julia, ...
+ *
+ *   C = alpha * op(A) @ op(B) + beta * C,  all matrices row-major.
+ *
+ * dtype: 0 = fp16, 1 = bf16 (A, B and C share it); accumulation is fp32.
+ * op_a, op_b: 0 = N, 1 = T. A T operand is stored row-major in its transposed
+ * shape (op_a = T: A is stored K x M with lda >= M).
+ * stream: a cudaStream_t, or NULL for the default stream.
+ *
+ * Returns 0 on success and non-zero on failure (the value is a tcgemm::Status);
+ * on failure nothing was written to C and tcgemm_last_error() says why.
+ * See tcgemm/tcgemm.hpp for the full contract (degenerate shapes, beta == 0).
+ */
+#ifndef TCGEMM_TCGEMM_H
+#define TCGEMM_TCGEMM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int tcgemm_gemm(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
+                int64_t ldc, void* stream);
+
+/* The reason for the last failure of a tcgemm call in this thread ("" if none).
+ * The pointer stays valid until the next tcgemm call in this thread. */
+const char* tcgemm_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCGEMM_TCGEMM_H */

@@ -1,0 +1,113 @@
+// tcgemm — tensor-core GEMM for Hopper (sm_90a) and Blackwell (sm_100a).
+//
+//   C = alpha * op(A) @ op(B) + beta * C
+//
+// A, B and C are all fp16 or all bf16, stored row-major (as in PyTorch) with a
+// leading dimension (elements between consecutive rows). Accumulation is fp32,
+// K in order, 16 products per tensor-core step, one rounding to the output type
+// at the end: results are deterministic and do not depend on M, N or on the
+// tile configuration chosen. There is no split-K.
+//
+// op(X) = X (Op::N) or X^T (Op::T). A T operand is stored row-major in its
+// transposed shape: for op_a = T, A is stored as a K x M matrix.
+//
+//   op_a = N: A is M x K, lda >= K        op_a = T: A is K x M, lda >= M
+//   op_b = N: B is K x N, ldb >= N        op_b = T: B is N x K, ldb >= K
+//   C is M x N, ldc >= N
+//
+// Calls never throw. A rejected call returns a status and a reason and writes
+// nothing to C. Degenerate shapes are handled before any launch:
+//   M == 0 or N == 0      -> nothing to do, success, C untouched
+//   K == 0                -> C = beta * C (C is not read when beta == 0)
+// As in BLAS, when beta == 0 C is never read, so it may hold NaN or garbage.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+namespace tcgemm {
+
+enum class DType : int { f16 = 0, bf16 = 1 };
+enum class Op : int { N = 0, T = 1 };
+
+enum class Status : int {
+  ok = 0,
+  invalid_argument = 1,  // a null pointer, a negative size, a bad leading dimension, ...
+  unsupported = 2,       // no kernel and no fallback for this device or request
+  no_device = 3,         // no CUDA device is visible
+  cuda_error = 4,        // a CUDA, driver or cuBLAS call failed
+};
+
+// Which implementation ran (or would run) a call.
+enum class Backend : int {
+  none = 0,       // nothing to launch (M, N == 0) or a scale-only kernel (K == 0)
+  sm90 = 1,       // tcgemm's Hopper kernel (wgmma + TMA, persistent)
+  cublas = 2,     // the cuBLAS fallback
+};
+
+// What to prefer. `automatic` takes tcgemm's kernel where it can and cuBLAS
+// otherwise; `tcgemm_only` fails instead of falling back; `cublas_only` always
+// uses cuBLAS (the baseline that `tcgemm bench` compares against).
+enum class Prefer : int { automatic = 0, tcgemm_only = 1, cublas_only = 2 };
+
+struct GemmArgs {
+  DType dtype = DType::f16;
+  Op op_a = Op::N;
+  Op op_b = Op::N;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f;
+  const void* a = nullptr;
+  int64_t lda = 0;
+  const void* b = nullptr;
+  int64_t ldb = 0;
+  float beta = 0.0f;
+  void* c = nullptr;
+  int64_t ldc = 0;
+  cudaStream_t stream = nullptr;  // null: the default stream
+};
+
+struct Options {
+  Prefer prefer = Prefer::automatic;
+  // Tile width override for the sm90 kernel: 0 chooses automatically, else 128
+  // or 256. Results are bit-identical for every choice (tests rely on it).
+  int block_n = 0;
+};
+
+// The plan for a call: which backend and kernel, and why.
+struct Plan {
+  Status status = Status::ok;
+  Backend backend = Backend::none;
+  std::string kernel;  // e.g. "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
+  std::string reason;  // why this backend (or why the call is rejected)
+};
+
+// Decides what gemm() would do with these arguments, without launching.
+Plan plan(const GemmArgs& args, const Options& options = {}) noexcept;
+
+// Runs C = alpha*op(A)@op(B) + beta*C, asynchronously on args.stream.
+// On failure the returned Plan's status is not ok and its reason says why.
+Plan gemm(const GemmArgs& args, const Options& options = {}) noexcept;
+
+// A simple, obviously correct GPU GEMM (one thread per output, fp32
+// accumulation one product at a time in K order), for verification. Same
+// arguments and validation as gemm(); any layout, any alignment.
+Plan reference_gemm(const GemmArgs& args) noexcept;
+
+// Names for messages and tables.
+const char* to_string(DType dtype) noexcept;
+const char* to_string(Op op) noexcept;
+const char* to_string(Status status) noexcept;
+const char* to_string(Backend backend) noexcept;
+
+// Version and build information.
+struct BuildInfo {
+  const char* version;        // "1.0.0"
+  const char* cuda_archs;     // architectures compiled in, e.g. "sm_90a"
+  const char* kernel_families;  // e.g. "sm90_gemm_persistent (wgmma+TMA)"
+  int cuda_runtime_version;   // CUDART_VERSION at build time
+};
+BuildInfo build_info() noexcept;
+
+}  // namespace tcgemm

@@ -1,0 +1,124 @@
+// The public C++ API: validation -> dispatch -> kernel family.
+#include <exception>
+
+#include "common/device.hpp"
+#include "common/validate.hpp"
+#include "dispatch/dispatch.hpp"
+#include "reference/reference.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm {
+
+namespace {
+// Nothing may throw across the API; std::string allocation is the only thing
+// that can, and then the caller gets a fixed message.
+Plan out_of_memory() {
+  Plan p;
+  p.status = Status::cuda_error;
+  p.reason = "tcgemm: host allocation failed";
+  return p;
+}
+}  // namespace
+
+Plan plan(const GemmArgs& args, const Options& options) noexcept {
+  try {
+    return detail::make_plan(args, options);
+  } catch (const std::exception&) {
+    return out_of_memory();
+  }
+}
+
+Plan gemm(const GemmArgs& args, const Options& options) noexcept {
+  try {
+    return detail::execute(args, options, detail::make_plan(args, options));
+  } catch (const std::exception&) {
+    return out_of_memory();
+  }
+}
+
+Plan reference_gemm(const GemmArgs& args) noexcept {
+  try {
+    Plan p;
+    p.kernel = "reference_gemm";
+    if (std::string why = detail::check_args(args); !why.empty()) {
+      p.status = Status::invalid_argument;
+      p.reason = "tcgemm: " + why;
+      return p;
+    }
+    if (args.m == 0 || args.n == 0) return p;
+    std::string error;
+    const detail::DeviceInfo* dev = detail::current_device(&error);
+    if (dev == nullptr) {
+      p.status = Status::no_device;
+      p.reason = "tcgemm: " + error;
+      return p;
+    }
+    for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c}}) {
+      if (args.k == 0 && name[0] != 'C') continue;
+      if (std::string why = detail::check_device_pointer(name, ptr); !why.empty()) {
+        p.status = Status::invalid_argument;
+        p.reason = "tcgemm: " + why + " (" + detail::describe(args) + ")";
+        return p;
+      }
+    }
+    const cudaError_t err = args.k == 0 ? detail::launch_scale(args) : detail::launch_reference_gemm(args);
+    if (err != cudaSuccess) {
+      p.status = Status::cuda_error;
+      p.reason = std::string("tcgemm: reference_gemm failed: ") + cudaGetErrorString(err);
+    }
+    return p;
+  } catch (const std::exception&) {
+    return out_of_memory();
+  }
+}
+
+const char* to_string(DType d) noexcept {
+  switch (d) {
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+  }
+  return "unknown-dtype";
+}
+
+const char* to_string(Op op) noexcept {
+  switch (op) {
+    case Op::N: return "N";
+    case Op::T: return "T";
+  }
+  return "?";
+}
+
+const char* to_string(Status s) noexcept {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::invalid_argument: return "invalid_argument";
+    case Status::unsupported: return "unsupported";
+    case Status::no_device: return "no_device";
+    case Status::cuda_error: return "cuda_error";
+  }
+  return "unknown-status";
+}
+
+const char* to_string(Backend b) noexcept {
+  switch (b) {
+    case Backend::none: return "none";
+    case Backend::sm90: return "sm90";
+    case Backend::cublas: return "cublas";
+  }
+  return "unknown-backend";
+}
+
+BuildInfo build_info() noexcept {
+  BuildInfo info{};
+  info.version = TCGEMM_VERSION;
+  info.cuda_archs = TCGEMM_ARCHS;
+#if defined(TCGEMM_HAS_SM90)
+  info.kernel_families = "sm90_gemm_persistent (wgmma + TMA, warp-specialized, persistent); cuBLAS fallback";
+#else
+  info.kernel_families = "cuBLAS fallback only (built without sm_90a)";
+#endif
+  info.cuda_runtime_version = CUDART_VERSION;
+  return info;
+}
+
+}  // namespace tcgemm

@@ -1,0 +1,70 @@
+#include "common/device.hpp"
+
+#include <array>
+#include <mutex>
+
+#include "reference/reference.hpp"
+
+namespace tcgemm::detail {
+
+namespace {
+constexpr int kMaxDevices = 64;
+std::array<DeviceInfo, kMaxDevices> g_devices;
+std::array<std::once_flag, kMaxDevices> g_once;
+}  // namespace
+
+const DeviceInfo* current_device(std::string* error) {
+  int dev = -1;
+  cudaError_t err = cudaGetDevice(&dev);
+  int count = 0;
+  if (err == cudaSuccess) err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    cudaGetLastError();  // do not leave a sticky-looking error behind
+    *error = std::string("no CUDA device is visible (") +
+             (err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount returned 0") + ")";
+    return nullptr;
+  }
+  if (dev < 0 || dev >= kMaxDevices) {
+    *error = "device index " + std::to_string(dev) + " is beyond the " + std::to_string(kMaxDevices) + " supported";
+    return nullptr;
+  }
+  std::call_once(g_once[dev], [dev] {
+    DeviceInfo& d = g_devices[dev];
+    d.id = dev;
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
+      d.name = prop.name;
+      d.cc_major = prop.major;
+      d.cc_minor = prop.minor;
+      d.num_sms = prop.multiProcessorCount;
+    }
+    d.image = probe_kernel_image();
+    cudaGetLastError();
+  });
+  const DeviceInfo& d = g_devices[dev];
+  if (d.num_sms == 0) {
+    *error = "cudaGetDeviceProperties failed for device " + std::to_string(dev);
+    return nullptr;
+  }
+  return &d;
+}
+
+std::string check_device_pointer(const char* name, const void* ptr) {
+  cudaPointerAttributes attr{};
+  const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return std::string(name) + " is not a pointer CUDA knows (" + cudaGetErrorString(err) + ")";
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged:
+      return {};
+    case cudaMemoryTypeHost:
+      return std::string(name) + " is pinned host memory; tcgemm needs device memory";
+    default:
+      return std::string(name) + " is host memory, not device memory";
+  }
+}
+
+}  // namespace tcgemm::detail

@@ -1,0 +1,27 @@
+// What the library needs to know about the current CUDA device, queried once
+// per device and cached, and the memory kind of user pointers.
+#pragma once
+
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+namespace tcgemm::detail {
+
+struct DeviceInfo {
+  int id = -1;
+  int cc_major = 0, cc_minor = 0;
+  int num_sms = 0;
+  std::string name;
+  cudaError_t image = cudaSuccess;  // probe_kernel_image() on this device
+};
+
+// The current device's info; on failure `error` is set and says why (no
+// device visible, driver too old, ...).
+const DeviceInfo* current_device(std::string* error);
+
+// Empty when `ptr` is device (or managed) memory usable by kernels; otherwise
+// e.g. "A is host memory (not device memory)".
+std::string check_device_pointer(const char* name, const void* ptr);
+
+}  // namespace tcgemm::detail

@@ -1,0 +1,82 @@
+#include "common/tensor_map.hpp"
+
+#include <mutex>
+#include <sstream>
+
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include "common/validate.hpp"
+
+namespace tcgemm::detail {
+
+namespace {
+Tma2D make(StoredShape s, int64_t ld, uint32_t box_cols, uint32_t box_rows) {
+  Tma2D t{};
+  t.dims[0] = static_cast<uint64_t>(s.cols);
+  t.dims[1] = static_cast<uint64_t>(s.rows);
+  t.row_stride = static_cast<uint64_t>(ld) * 2;
+  t.box[0] = box_cols;
+  t.box[1] = box_rows;
+  return t;
+}
+}  // namespace
+
+Tma2D tma_operand_a(const GemmArgs& a, int block_m, int block_k) {
+  return a.op_a == Op::N ? make(stored_shape_a(a), a.lda, block_k, block_m)
+                         : make(stored_shape_a(a), a.lda, 64, block_k);
+}
+
+Tma2D tma_operand_b(const GemmArgs& a, int block_n, int block_k) {
+  return a.op_b == Op::N ? make(stored_shape_b(a), a.ldb, 64, block_k)
+                         : make(stored_shape_b(a), a.ldb, block_k, block_n);
+}
+
+Tma2D tma_output_c(const GemmArgs& a, int panel) {
+  return make(StoredShape{a.m, a.n}, a.ldc, panel, panel);
+}
+
+std::string tma_unsupported_reason(const void* base, const Tma2D& t) {
+  std::ostringstream s;
+  const auto addr = reinterpret_cast<uintptr_t>(base);
+  if (addr % 16 != 0) {
+    s << "base address " << base << " is not 16-byte aligned";
+  } else if (t.row_stride % 16 != 0) {
+    s << "row stride of " << t.row_stride << " bytes is not a multiple of 16 (leading dimension not a multiple of 8)";
+  } else if (t.row_stride >= (uint64_t{1} << 40)) {
+    s << "row stride of " << t.row_stride << " bytes is 2^40 or more";
+  } else if (t.dims[0] < 1 || t.dims[1] < 1 || t.dims[0] > (uint64_t{1} << 32) || t.dims[1] > (uint64_t{1} << 32)) {
+    s << "dimensions " << t.dims[0] << " x " << t.dims[1] << " are outside [1, 2^32]";
+  } else if (t.box[0] * 2 > 128 || t.box[0] == 0 || t.box[1] == 0 || t.box[1] > 256) {
+    s << "box " << t.box[0] << " x " << t.box[1] << " does not fit a 128-byte swizzle";
+  }
+  return s.str();
+}
+
+namespace {
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+}  // namespace
+
+CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tma2D& t) {
+  auto fn = encode_fn();
+  if (fn == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const cuuint64_t dims[2] = {t.dims[0], t.dims[1]};
+  const cuuint64_t strides[1] = {t.row_stride};
+  const cuuint32_t box[2] = {t.box[0], t.box[1]};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return fn(out, dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+            const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+}  // namespace tcgemm::detail

@@ -1,0 +1,40 @@
+// TMA tensor maps: the parameters (pure host arithmetic, unit-tested) and their
+// encoding through the driver's cuTensorMapEncodeTiled.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <cuda.h>
+
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::detail {
+
+// A 2D row-major matrix seen by TMA: dims[0] is the contiguous (inner)
+// dimension. Boxes are copied with 128-byte swizzle, so box[0] * 2 bytes must
+// be <= 128 and the base and row stride must be multiples of 16 bytes.
+struct Tma2D {
+  uint64_t dims[2];        // {columns, rows} of the stored matrix, in elements
+  uint64_t row_stride;     // bytes between rows (leading dimension * 2)
+  uint32_t box[2];         // {box columns, box rows}
+};
+
+// Operand maps for a BLOCK_M x BLOCK_N x BLOCK_K tile, by storage:
+//   A op N (M x K, K contiguous):  box {BLOCK_K, BLOCK_M}          one load per stage
+//   A op T (K x M, M contiguous):  box {64, BLOCK_K}               BLOCK_M / 64 loads
+//   B op N (K x N, N contiguous):  box {64, BLOCK_K}               BLOCK_N / 64 loads
+//   B op T (N x K, K contiguous):  box {BLOCK_K, BLOCK_N}          one load
+//   C       (M x N):               box {64, 64}                    epilogue panels
+Tma2D tma_operand_a(const GemmArgs& args, int block_m, int block_k);
+Tma2D tma_operand_b(const GemmArgs& args, int block_n, int block_k);
+Tma2D tma_output_c(const GemmArgs& args, int panel);
+
+// Why TMA cannot describe this matrix, or empty. (Base 16-byte aligned, row
+// stride a multiple of 16 bytes and below 2^40, dims in [1, 2^32].)
+std::string tma_unsupported_reason(const void* base, const Tma2D& map);
+
+// Encodes with 128-byte swizzle and zero fill; returns a CUDA driver result.
+CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tma2D& map);
+
+}  // namespace tcgemm::detail

@@ -1,0 +1,61 @@
+#include "dispatch/cublas_fallback.hpp"
+
+#include <array>
+
+#include <cublas_v2.h>
+
+namespace tcgemm::detail {
+
+namespace {
+
+// One handle per thread and device. Handles are deliberately never destroyed:
+// thread-exit destruction can run after the CUDA context is gone.
+cublasHandle_t handle_for(int device, cublasStatus_t* status) {
+  thread_local std::array<cublasHandle_t, 64> handles{};
+  if (device < 0 || device >= 64) {
+    *status = CUBLAS_STATUS_INVALID_VALUE;
+    return nullptr;
+  }
+  if (handles[device] == nullptr) {
+    cublasHandle_t h = nullptr;
+    *status = cublasCreate(&h);
+    if (*status != CUBLAS_STATUS_SUCCESS) return nullptr;
+    cublasSetMathMode(h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                                   CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+    handles[device] = h;
+  }
+  *status = CUBLAS_STATUS_SUCCESS;
+  return handles[device];
+}
+
+}  // namespace
+
+std::string cublas_gemm(const GemmArgs& g) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return "cudaGetDevice failed";
+  cublasStatus_t st{};
+  cublasHandle_t h = handle_for(device, &st);
+  if (h == nullptr) return std::string("cublasCreate failed: ") + cublasGetStatusString(st);
+  st = cublasSetStream(h, g.stream);
+  if (st != CUBLAS_STATUS_SUCCESS) return std::string("cublasSetStream failed: ") + cublasGetStatusString(st);
+  const cudaDataType_t type = g.dtype == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
+  // Row-major X with leading dimension ld is column-major X^T with the same
+  // ld, so row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T:
+  // swap the operands and keep each op.
+  const cublasOperation_t ta = g.op_a == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const cublasOperation_t tb = g.op_b == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T;
+  st = cublasGemmEx_64(h, tb, ta, g.n, g.m, g.k, &g.alpha, g.b, type, g.ldb, g.a, type, g.lda, &g.beta, g.c, type,
+                       g.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (st != CUBLAS_STATUS_SUCCESS) return std::string("cublasGemmEx failed: ") + cublasGetStatusString(st);
+  return {};
+}
+
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  cublasGetProperty(MAJOR_VERSION, &major);
+  cublasGetProperty(MINOR_VERSION, &minor);
+  cublasGetProperty(PATCH_LEVEL, &patch);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+}  // namespace tcgemm::detail

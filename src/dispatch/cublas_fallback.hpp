@@ -1,0 +1,18 @@
+// The cuBLAS fallback (and the baseline `tcgemm bench` compares against).
+#pragma once
+
+#include <string>
+
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::detail {
+
+// Row-major C = alpha*op(A)@op(B) + beta*C through cublasGemmEx_64 with fp32
+// compute, computed as the column-major C^T = op(B)^T op(A)^T. Reduced
+// precision reductions are disallowed. Empty on success, else the reason.
+std::string cublas_gemm(const GemmArgs& args);
+
+// "13.0.2" of the cuBLAS library loaded at run time.
+std::string cublas_version();
+
+}  // namespace tcgemm::detail

@@ -1,0 +1,129 @@
+#include "dispatch/dispatch.hpp"
+
+#include "common/device.hpp"
+#include "common/validate.hpp"
+#include "dispatch/cublas_fallback.hpp"
+#include "reference/reference.hpp"
+#include "sm90/sm90_gemm.hpp"
+
+namespace tcgemm::detail {
+
+namespace {
+
+Plan reject(Status status, std::string reason) {
+  Plan p;
+  p.status = status;
+  p.reason = "tcgemm: " + std::move(reason);
+  return p;
+}
+
+#if defined(TCGEMM_HAS_SM90)
+constexpr bool kHasSm90 = true;
+#else
+constexpr bool kHasSm90 = false;
+#endif
+
+std::string arch_name(const DeviceInfo& d) { return "sm_" + std::to_string(d.cc_major * 10 + d.cc_minor); }
+
+}  // namespace
+
+Plan make_plan(const GemmArgs& args, const Options& options) {
+  if (std::string why = check_args(args); !why.empty()) return reject(Status::invalid_argument, why);
+  const int prefer = static_cast<int>(options.prefer);
+  if (prefer < 0 || prefer > 2)
+    return reject(Status::invalid_argument, "unknown Options::prefer " + std::to_string(prefer));
+  if (options.block_n != 0 && options.block_n != 128 && options.block_n != 256)
+    return reject(Status::invalid_argument,
+                  "Options::block_n must be 0 (automatic), 128 or 256, not " + std::to_string(options.block_n));
+
+  Plan plan;
+  if (args.m == 0 || args.n == 0) {
+    plan.backend = Backend::none;
+    plan.kernel = "none";
+    plan.reason = "M or N is 0: nothing to compute, C is untouched";
+    return plan;
+  }
+
+  std::string error;
+  const DeviceInfo* dev = current_device(&error);
+  if (dev == nullptr) return reject(Status::no_device, error);
+  if (dev->image != cudaSuccess)
+    return reject(Status::unsupported, "this build of tcgemm holds code for " + std::string(TCGEMM_ARCHS) +
+                                           " only; device " + std::to_string(dev->id) + " (" + dev->name + ") is " +
+                                           arch_name(*dev) + ": rebuild with -DTCGEMM_CUDA_ARCHS=<arch>");
+
+  // Every pointer that will be touched must be device memory, checked before
+  // anything is launched so that a rejected call writes nothing.
+  const bool reads_ab = args.k > 0;
+  for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c}}) {
+    if (!reads_ab && name[0] != 'C') continue;
+    if (std::string why = check_device_pointer(name, ptr); !why.empty())
+      return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
+  }
+
+  if (args.k == 0) {
+    plan.backend = Backend::none;
+    plan.kernel = "scale_c";
+    plan.reason = args.beta == 0.0f ? "K is 0: C = 0 (beta is 0, C is not read)" : "K is 0: C = beta * C";
+    return plan;
+  }
+
+  if (options.prefer == Prefer::cublas_only) {
+    plan.backend = Backend::cublas;
+    plan.kernel = "cublasGemmEx";
+    plan.reason = "cuBLAS requested";
+    return plan;
+  }
+
+  std::string why_not;
+  if (!kHasSm90) {
+    why_not = "this build has no sm90 kernels";
+  } else if (dev->cc_major != 9 || dev->cc_minor != 0) {
+    why_not = "no tcgemm kernel for " + arch_name(*dev) + " (" + dev->name + ") yet";
+  } else {
+    why_not = sm90::can_implement(args);
+  }
+  if (why_not.empty()) {
+    const sm90::Config cfg = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n);
+    plan.backend = Backend::sm90;
+    plan.kernel = sm90::kernel_name(args, cfg);
+    plan.reason = "sm_90 device, operands TMA-compatible";
+    return plan;
+  }
+  if (options.prefer == Prefer::tcgemm_only)
+    return reject(Status::unsupported, "no tcgemm kernel can take this call: " + why_not + " (" + describe(args) + ")");
+  plan.backend = Backend::cublas;
+  plan.kernel = "cublasGemmEx";
+  plan.reason = "fallback: " + why_not;
+  return plan;
+}
+
+Plan execute(const GemmArgs& args, const Options& options, Plan plan) {
+  if (plan.status != Status::ok) return plan;
+  std::string error;
+  switch (plan.backend) {
+    case Backend::none:
+      if (plan.kernel == "scale_c") {
+        const cudaError_t err = launch_scale(args);
+        if (err != cudaSuccess) error = std::string("scale kernel failed: ") + cudaGetErrorString(err);
+      }
+      break;
+    case Backend::sm90: {
+      std::string e;
+      const DeviceInfo* dev = current_device(&e);
+      if (dev == nullptr) return reject(Status::no_device, e);
+      error = sm90::run(args, sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n));
+      break;
+    }
+    case Backend::cublas:
+      error = cublas_gemm(args);
+      break;
+  }
+  if (!error.empty()) {
+    plan.status = Status::cuda_error;
+    plan.reason = "tcgemm: " + plan.kernel + ": " + error + " (" + describe(args) + ")";
+  }
+  return plan;
+}
+
+}  // namespace tcgemm::detail

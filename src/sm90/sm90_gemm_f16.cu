@@ -1,0 +1,6 @@
+// The fp16 instantiations of sm90_gemm_persistent (4 layouts x 2 tile widths).
+#include "sm90/sm90_gemm_launch.cuh"
+
+namespace tcgemm::sm90 {
+std::string run_f16(const GemmArgs& args, const Config& config) { return run_typed<__half>(args, config); }
+}  // namespace tcgemm::sm90

@@ -1,0 +1,282 @@
+// sm90_gemm_persistent: C = alpha * op(A) @ op(B) + beta * C on Hopper.
+//
+// One CTA per SM, 3 warpgroups, looping over output tiles in grouped raster
+// order (tile_scheduler.hpp). Roles:
+//
+//   producer  (warpgroup 0, one thread)  TMA loads of A and B k-blocks into a
+//                                        NUM_STAGES-deep shared-memory ring
+//   consumers (warpgroups 1, 2)          wgmma m64nNk16, 64 rows of the
+//                                        128-row tile each; fp32 accumulators
+//                                        in registers; then the epilogue:
+//                                        registers -> stmatrix -> 64x64 panel
+//                                        -> TMA store (clipped at the edges)
+//
+// Barrier flow (s = ring stage, b = epilogue panel buffer):
+//
+//   TMA -> smem_full[s] -> wgmma -> smem_empty[s] -> TMA
+//   acc -> stmatrix -> panel[b] -> TMA store -> (bulk read done) -> panel[b]
+//   (beta != 0)  TMA load of C -> c_loaded[b] -> ldmatrix -> panel[b]
+//
+// The producer runs ahead across tile boundaries, so the next tile's first
+// k-blocks load while the consumers run the epilogue of the current one, and
+// TMA stores drain while the next tile's wgmmas run.
+//
+// Numerics: each consumer issues its k16 steps in K order into one fp32
+// accumulator and rounds once (cvt.rn) in the epilogue. Nothing about the
+// order depends on M, N, the tile shape or the CTA that owns the tile.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda.h>
+#include <cuda/ptx>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "common/barrier.cuh"
+#include "sm90/sm90_config.hpp"
+#include "sm90/smem_desc.hpp"
+#include "sm90/tile_scheduler.hpp"
+#include "sm90/wgmma.cuh"
+
+namespace tcgemm::sm90 {
+
+struct EpilogueParams {
+  float alpha;
+  float beta;  // 0: C is never read
+};
+
+template <typename Element>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&h);
+  } else {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&h);
+  }
+}
+
+template <typename Element>
+__device__ __forceinline__ float2 unpack2(uint32_t bits) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    return __half22float2(*reinterpret_cast<__half2*>(&bits));
+  } else {
+    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&bits));
+  }
+}
+
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR>
+__global__ void __launch_bounds__(kThreads, 1)
+    sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                         const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
+                         const int num_k_blocks, const EpilogueParams epi) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(BLOCK_N == 128 || BLOCK_N == 256, "BLOCK_N is 128 or 256");
+  static_assert(kBlockK * sizeof(Element) == kSwizzleBytes, "a k-block is one 128-byte swizzle line");
+  static_assert(smem_bytes(BLOCK_N, NUM_STAGES) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
+
+  constexpr int kABytes = kBlockM * kBlockK * 2;      // 16 KiB
+  constexpr int kBBytes = BLOCK_N * kBlockK * 2;      // 16 or 32 KiB
+  constexpr int kStageBytes = kABytes + kBBytes;
+  constexpr int kPanelBytes = kEpiPanel * kEpiPanel * 2;  // 8 KiB
+  constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64
+  constexpr int kAccRegs = BLOCK_N / 2;
+  constexpr int kPanelsPerTile = BLOCK_N / kEpiPanel;
+  static_assert(kConsumerRows == 64, "one wgmma m64 per consumer warpgroup");
+
+  // ---- shared memory: [ring stages][epilogue panels][barriers], 1 KiB aligned
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t raw_addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  uint8_t* smem = smem_raw + ((1024 - (raw_addr % 1024)) % 1024);
+  uint8_t* ring = smem;
+  uint8_t* panels = ring + NUM_STAGES * kStageBytes;
+  uint64_t* smem_full = reinterpret_cast<uint64_t*>(panels + kNumConsumers * kEpiBuffers * kPanelBytes);
+  uint64_t* smem_empty = smem_full + NUM_STAGES;
+  uint64_t* c_loaded = smem_empty + NUM_STAGES;  // [consumer][buffer]
+
+  const int warpgroup = threadIdx.x / 128;
+  const int wg_thread = threadIdx.x % 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < NUM_STAGES; ++s) {
+      cuda::ptx::mbarrier_init(&smem_full[s], 1);  // the producer's arrive + TMA bytes
+      cuda::ptx::mbarrier_init(&smem_empty[s], kNumConsumers * 4);  // one arrive per consumer warp
+    }
+    for (int i = 0; i < kNumConsumers * kEpiBuffers; ++i) cuda::ptx::mbarrier_init(&c_loaded[i], 1);
+    // Make the initialized barriers visible to the async (TMA) proxy.
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ======================= producer =======================
+    setmaxnreg_dec<40>();
+    if (wg_thread < 32 && elect_one()) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < raster.num_tiles(); tile += gridDim.x) {
+        const TileCoord t = raster.tile(tile);
+        const int m0 = t.m_block * kBlockM;
+        const int n0 = t.n_block * BLOCK_N;
+        for (int kb = 0; kb < num_k_blocks; ++kb) {
+          detail::wait_barrier(&smem_empty[stage], phase ^ 1, "smem_empty", stage);
+          uint8_t* a_dst = ring + stage * kStageBytes;
+          uint8_t* b_dst = a_dst + kABytes;
+          uint64_t* full = &smem_full[stage];
+          const int k0 = kb * kBlockK;
+          // NOTE: TMA counts the whole box, zero-filled parts included, so
+          // the byte count is the same for edge tiles.
+          cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                               cuda::ptx::space_shared, full, kStageBytes);
+          if constexpr (A_MAJOR == Major::K) {
+            const int32_t c[2] = {k0, m0};
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, a_dst, &tmap_a, c, full);
+          } else {
+#pragma unroll
+            for (int p = 0; p < kBlockM / 64; ++p) {
+              const int32_t c[2] = {m0 + 64 * p, k0};
+              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                              a_dst + p * (kABytes / (kBlockM / 64)), &tmap_a, c, full);
+            }
+          }
+          if constexpr (B_MAJOR == Major::K) {
+            const int32_t c[2] = {k0, n0};
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst, &tmap_b, c, full);
+          } else {
+#pragma unroll
+            for (int p = 0; p < BLOCK_N / 64; ++p) {
+              const int32_t c[2] = {n0 + 64 * p, k0};
+              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                              b_dst + p * (kBBytes / (BLOCK_N / 64)), &tmap_b, c, full);
+            }
+          }
+          if (++stage == NUM_STAGES) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    // ======================= consumers =======================
+    setmaxnreg_inc<232>();
+    const int consumer = warpgroup - 1;
+    const int warp = wg_thread / 32;
+    const int lane = wg_thread % 32;
+    const int barrier_id = 1 + consumer;  // named barrier over this warpgroup
+    const uint32_t ring_addr = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
+    const uint32_t panel_addr =
+        static_cast<uint32_t>(__cvta_generic_to_shared(panels)) + consumer * kEpiBuffers * kPanelBytes;
+    // This consumer's 64 rows: the second half of a K-major A tile, or the
+    // second 64-wide panel of an M-major one; both start 8 KiB in.
+    const uint32_t a_offset = consumer * (kABytes / kNumConsumers);
+
+    // Where this lane's stmatrix/ldmatrix row lives in a 64x64 panel.
+    const int frag_row = warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+    const int frag_col = 8 * (lane / 16);
+
+    float acc[kAccRegs];
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
+    int stage = 0;
+    uint32_t phase = 0;
+    int panel_use = 0;              // panels stored so far by this consumer
+    uint32_t c_phase[kEpiBuffers] = {0, 0};
+
+    for (int tile = blockIdx.x; tile < raster.num_tiles(); tile += gridDim.x) {
+      const TileCoord t = raster.tile(tile);
+      const int m0 = t.m_block * kBlockM + consumer * kConsumerRows;
+      const int n0 = t.n_block * BLOCK_N;
+
+      // ---- mainloop: k-blocks in order, one wgmma group in flight
+      int prev_stage = -1;
+      for (int kb = 0; kb < num_k_blocks; ++kb) {
+        detail::wait_barrier(&smem_full[stage], phase, "smem_full", stage);
+        const uint32_t a_base = ring_addr + stage * kStageBytes + a_offset;
+        const uint32_t b_base = ring_addr + stage * kStageBytes + kABytes;
+        fence_accumulators(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < kBlockK / 16; ++ks) {
+          const uint64_t da = operand_desc(A_MAJOR, a_base + ks * k_step_bytes(A_MAJOR), kBlockK);
+          const uint64_t db = operand_desc(B_MAJOR, b_base + ks * k_step_bytes(B_MAJOR), kBlockK);
+          wgmma_m64nNk16<Element, BLOCK_N, A_MAJOR == Major::MN, B_MAJOR == Major::MN>(acc, da, db,
+                                                                                       (kb > 0 || ks > 0) ? 1 : 0);
+        }
+        wgmma_commit_group();
+        // The group before this one has finished reading its stage.
+        wgmma_wait_group<1>();
+        fence_accumulators(acc);
+        if (prev_stage >= 0 && lane == 0) cuda::ptx::mbarrier_arrive(&smem_empty[prev_stage]);
+        prev_stage = stage;
+        if (++stage == NUM_STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait_group<0>();
+      fence_accumulators(acc);
+      if (lane == 0) cuda::ptx::mbarrier_arrive(&smem_empty[prev_stage]);
+
+      // ---- epilogue: 64 x BLOCK_N in 64x64 panels, double buffered
+#pragma unroll
+      for (int p = 0; p < kPanelsPerTile; ++p) {
+        const int buf = panel_use % kEpiBuffers;
+        const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
+        // The store that last used this buffer must have finished reading it
+        // (bulk groups complete in order; allow the other buffer's store).
+        if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
+        named_barrier_sync(barrier_id, 128);
+        const int32_t c_coord[2] = {n0 + p * kEpiPanel, m0};
+        uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
+        uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
+        const bool read_c = epi.beta != 0.0f;
+        if (read_c) {
+          if (wg_thread == 0) {
+            cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                                 cuda::ptx::space_shared, loaded, kPanelBytes);
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, buf_ptr, &tmap_c,
+                                            c_coord, loaded);
+          }
+          detail::wait_barrier(loaded, c_phase[buf], "c_loaded", buf);
+          c_phase[buf] ^= 1;
+        }
+#pragma unroll
+        for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
+          // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
+          const int j = p * (kEpiPanel / 8) + 2 * jj;
+          float v[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[4 * j + i];
+          const uint32_t addr = buf_addr + swizzled_offset(frag_row, 16 * jj + frag_col);
+          if (read_c) {
+            uint32_t c[4];
+            ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              const float2 old = unpack2<Element>(c[i]);
+              v[2 * i] = fmaf(epi.beta, old.x, v[2 * i]);
+              v[2 * i + 1] = fmaf(epi.beta, old.y, v[2 * i + 1]);
+            }
+          }
+          stmatrix_x4(addr, pack2<Element>(v[0], v[1]), pack2<Element>(v[2], v[3]), pack2<Element>(v[4], v[5]),
+                      pack2<Element>(v[6], v[7]));
+        }
+        // Generic-proxy writes must be visible to the TMA engine's reads.
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+        named_barrier_sync(barrier_id, 128);
+        if (wg_thread == 0) {
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &tmap_c, c_coord, buf_ptr);
+          cuda::ptx::cp_async_bulk_commit_group();
+        }
+        ++panel_use;
+      }
+    }
+    // Shared memory must outlive the reads of the last stores.
+    if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+  }
+#endif
+}
+
+}  // namespace tcgemm::sm90
