@@ -1,0 +1,241 @@
+// `tcgemm check`: a correctness sweep that cannot pass by accident.
+//
+// Per case: A and B get fresh random values (uniform(-1,1), seeds printed),
+// C is poisoned with NaN (or, for beta != 0, filled with random values shared
+// by every backend), then
+//   ours  = tcgemm::gemm (Prefer::automatic)
+//   ref   = tcgemm::reference_gemm (fp32, one product at a time, K in order)
+//   cuBLAS = tcgemm::gemm (Prefer::cublas_only)
+// Pass: no non-finite output, ||ours - ref|| / ||ref|| under the dtype's
+// tolerance and, where the sm90 kernel ran, the same bits with either tile
+// width (the library promises results independent of the tile config).
+// Bit-identity to cuBLAS is reported, not required: cuBLAS may split K.
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "arg_parser.hpp"
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "cuda_check.hpp"
+#include "device_buffers.hpp"
+#include "device_info.hpp"
+#include "suites.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::cli {
+
+namespace {
+
+constexpr uint64_t kDefaultSeed = 20240;
+const std::vector<Layout> kAllLayouts = parse_layouts("all");
+
+struct CaseOutcome {
+  bool passed = true;
+  Backend backend = Backend::none;
+  std::vector<std::string> failures;  // one sentence each
+  std::string why_no_sm90;            // the plan's reason when ours fell back
+};
+
+// Seeds depend only on the case's place in the full sweep, so a case selected
+// with --dtype/--layout sees the same inputs as in the full run.
+uint64_t case_seed(uint64_t base, DType dtype, Layout layout, size_t case_index) {
+  const size_t layout_index = static_cast<size_t>(layout.a) * 2 + static_cast<size_t>(layout.b);
+  const size_t serial = (static_cast<size_t>(dtype) * 4 + layout_index) * check_cases().size() + case_index;
+  return base + 3 * static_cast<uint64_t>(serial);
+}
+
+std::string percent(double fraction) { return format("%.2f%%", 100.0 * fraction); }
+
+CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t seed, cudaStream_t stream) {
+  CaseOutcome out;
+  const Shape& s = cc.shape;
+  const Operands ops = operands_for(s, layout, cc.pad);
+  const size_t c_bytes = static_cast<size_t>(ops.c_elems) * kElementBytes;
+  DeviceBuffer a(ops.a_elems * kElementBytes), b(ops.b_elems * kElementBytes);
+  DeviceBuffer c_ours(c_bytes), c_ref(c_bytes), c_cublas(c_bytes), c_init(cc.beta != 0.0f ? c_bytes : 0);
+
+  fill_uniform(a.get(), dtype, ops.a_elems, seed, -1.0f, 1.0f, stream);
+  fill_uniform(b.get(), dtype, ops.b_elems, seed + 1, -1.0f, 1.0f, stream);
+  if (cc.beta != 0.0f) fill_uniform(c_init.get(), dtype, ops.c_elems, seed + 2, -1.0f, 1.0f, stream);
+  // A generator bug that produced zeros would make every backend agree.
+  for (const auto& [name, buf, count] : {std::tuple{"A", &a, ops.a_elems}, std::tuple{"B", &b, ops.b_elems}}) {
+    const InputStats st = input_stats(buf->get(), dtype, count, stream);
+    if (st.count > 0 && (st.nonfinite > 0 || st.nonzero * 2 < st.count))
+      out.failures.push_back(format("input %s is not a usable random matrix (%lld of %lld non-zero, %lld non-finite)",
+                                    name, static_cast<long long>(st.nonzero), static_cast<long long>(st.count),
+                                    static_cast<long long>(st.nonfinite)));
+  }
+  // Every output starts from the same state: NaN when C must not be read.
+  auto prepare = [&](DeviceBuffer& c) {
+    if (cc.beta != 0.0f)
+      CHECK_CUDA(cudaMemcpyAsync(c.get(), c_init.get(), c_bytes, cudaMemcpyDeviceToDevice, stream));
+    else
+      fill_nan(c.get(), ops.c_elems, stream);
+  };
+  auto args_for = [&](DeviceBuffer& c) {
+    return make_args(dtype, layout, s, ops, a.get(), b.get(), c.get(), cc.alpha, cc.beta, stream);
+  };
+
+  // All three run on one stream; one synchronize then surfaces any fault
+  // before the outputs are read.
+  prepare(c_ours);
+  prepare(c_ref);
+  prepare(c_cublas);
+  const Plan ours = gemm(args_for(c_ours));
+  const Plan ref = reference_gemm(args_for(c_ref));
+  const Plan cublas = gemm(args_for(c_cublas), Options{Prefer::cublas_only, 0});
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  out.backend = ours.backend;
+  if (ours.backend != Backend::sm90) out.why_no_sm90 = ours.reason;
+
+  std::string kernel = ours.status == Status::ok ? short_kernel(ours) : "rejected";
+  std::string err = "-", elem = "-", cublas_err = "-", same_as_cublas = "-", tiles = "-";
+  if (ours.status != Status::ok)
+    out.failures.push_back(format("tcgemm::gemm failed (%s): %s", to_string(ours.status), ours.reason.c_str()));
+  if (ref.status != Status::ok)
+    out.failures.push_back(format("reference_gemm failed (%s): %s", to_string(ref.status), ref.reason.c_str()));
+
+  if (ours.status == Status::ok && ref.status == Status::ok) {
+    const CompareStats vs_ref = compare(dtype, c_ours.get(), ops.ldc, c_ref.get(), ops.ldc, s.m, s.n, stream);
+    err = format("%.2e", vs_ref.norm_rel);
+    elem = format("%.2e", vs_ref.max_elem_rel);
+    if (vs_ref.nonfinite_x > 0)
+      out.failures.push_back(format("%lld of %lld outputs are NaN/Inf (C was poisoned with NaN: unwritten output?)",
+                                    static_cast<long long>(vs_ref.nonfinite_x), static_cast<long long>(vs_ref.count)));
+    if (vs_ref.nonfinite_ref > 0)
+      out.failures.push_back(format("the reference produced %lld non-finite outputs",
+                                    static_cast<long long>(vs_ref.nonfinite_ref)));
+    if (!(vs_ref.norm_rel < tolerance(dtype)))
+      out.failures.push_back(format("relative error %.3e is above the %s tolerance %.0e (max |diff| %.3e)",
+                                    vs_ref.norm_rel, to_string(dtype), tolerance(dtype), vs_ref.max_abs));
+  }
+  if (cublas.status == Status::ok) {
+    // cuBLAS's own error puts ours in scale: both round the same fp32 sums.
+    if (ref.status == Status::ok)
+      cublas_err = format(
+          "%.2e", compare(dtype, c_cublas.get(), ops.ldc, c_ref.get(), ops.ldc, s.m, s.n, stream).norm_rel);
+    if (ours.status == Status::ok)
+      same_as_cublas = percent(
+          compare(dtype, c_ours.get(), ops.ldc, c_cublas.get(), ops.ldc, s.m, s.n, stream).identical_fraction());
+  }
+
+  // Tile invariance: the sm90 kernel with each tile width must give ours' bits.
+  if (ours.status == Status::ok && ours.backend == Backend::sm90) {
+    DeviceBuffer c_tile(c_bytes);
+    tiles = "same";
+    for (const int block_n : {128, 256}) {
+      prepare(c_tile);
+      const Plan p = gemm(args_for(c_tile), Options{Prefer::tcgemm_only, block_n});
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      if (p.status != Status::ok) {
+        tiles = "-";
+        continue;
+      }
+      const CompareStats st = compare(dtype, c_tile.get(), ops.ldc, c_ours.get(), ops.ldc, s.m, s.n, stream);
+      if (st.identical != st.count) {
+        tiles = "DIFF";
+        out.failures.push_back(format("block_n=%d (%s) differs from the automatic choice in %lld of %lld elements",
+                                      block_n, short_kernel(p).c_str(), static_cast<long long>(st.count - st.identical),
+                                      static_cast<long long>(st.count)));
+      }
+    }
+  }
+
+  out.passed = out.failures.empty();
+  std::printf("%-22s %9s %9s %10s %8s %-5s %s\n", kernel.c_str(), err.c_str(), elem.c_str(), cublas_err.c_str(),
+              same_as_cublas.c_str(), tiles.c_str(), out.passed ? "PASS" : "FAIL");
+  if (!out.passed) {
+    for (const std::string& f : out.failures) std::printf("    %s\n", f.c_str());
+    std::printf("    case: m=%lld n=%lld k=%lld dtype=%s layout=%s lda=%lld ldb=%lld ldc=%lld alpha=%g beta=%g "
+                "seeds A=%llu B=%llu C=%llu\n",
+                static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+                to_string(dtype), layout.str().c_str(), static_cast<long long>(ops.lda),
+                static_cast<long long>(ops.ldb), static_cast<long long>(ops.ldc), cc.alpha, cc.beta,
+                static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed + 1),
+                static_cast<unsigned long long>(seed + 2));
+  }
+  std::fflush(stdout);
+  return out;
+}
+
+}  // namespace
+
+void add_check_options(ArgParser& parser) {
+  parser.add_option("dtype", "f16|bf16|both", "element types to check (default both)");
+  parser.add_option("layout", "NN|NT|TN|TT|all", "layouts, op_a then op_b, or a comma-separated list (default all)");
+  parser.add_flag("quick", "only the cases marked * below (a few seconds)");
+  parser.add_option("seed", "N", "base seed of the random inputs (default " + std::to_string(kDefaultSeed) + ")");
+  parser.add_option("device", "N", "CUDA device index (default 0)");
+  std::string epilog =
+      "Each case fills A and B with uniform(-1,1) values, poisons C with NaN, and runs tcgemm::gemm, the\n"
+      "reference GEMM (fp32 accumulation) and cuBLAS. A case passes when no output is NaN/Inf, the\n"
+      "normwise relative error ||C - ref|| / ||ref|| is below 2e-3 (f16) or 1e-2 (bf16), and, where the\n"
+      "sm90 kernel ran, both tile widths (block_n 128 and 256) give the same bits.\n\n"
+      "columns: kernel (backend and tile), rel err (normwise, vs reference), max elem (max |C - ref| /\n"
+      "(|ref| + 1e-3 * rms(ref))), cuBLAS err (cuBLAS's own normwise error, for scale), =cuBLAS (elements\n"
+      "bit-identical to cuBLAS), tiles (same bits for both tile widths)\n\n"
+      "cases (MxNxK, * = --quick):\n";
+  for (const CheckCase& cc : check_cases())
+    epilog += format("  %c %-16s %s\n", cc.quick ? '*' : ' ', cc.shape.str().c_str(), cc.why);
+  parser.add_epilog(epilog);
+}
+
+int run_check(const ArgParser& parser) {
+  const std::vector<DType> dtypes = parse_dtypes(parser.get("dtype", "both"));
+  if (dtypes.empty()) return usage_error(parser, "--dtype must be f16, bf16 or both");
+  const std::vector<Layout> layouts = parse_layouts(parser.get("layout", "all"));
+  if (layouts.empty()) return usage_error(parser, "--layout must be NN, NT, TN, TT, a comma-separated list, or all");
+  const auto seed = parse_int(parser.get("seed", std::to_string(kDefaultSeed)), 0, int64_t{1} << 48);
+  if (!seed) return usage_error(parser, "--seed wants a non-negative integer");
+  const auto device = parse_int(parser.get("device", "0"), 0, 1023);
+  if (!device) return usage_error(parser, "--device wants a device index");
+  const bool quick = parser.has("quick");
+  if (!select_device(static_cast<int>(*device))) return kExitUsage;
+
+  const DeviceInfo info = query_device_info();
+  std::printf("tcgemm check on %s (%s, %d SMs), tcgemm %s, cuBLAS %s, seed %llu%s\n", info.name.c_str(),
+              info.arch().c_str(), info.sm_count, build_info().version, info.cublas_version().c_str(),
+              static_cast<unsigned long long>(*seed), quick ? ", quick" : "");
+  std::printf("%-4s %-3s %-14s %-10s %-22s %9s %9s %10s %8s %-5s %s\n", "type", "lay", "shape", "alpha,beta", "kernel",
+              "rel err", "max elem", "cuBLAS err", "=cuBLAS", "tiles", "result");
+
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const auto start = std::chrono::steady_clock::now();
+  int passed = 0, failed = 0;
+  std::map<std::string, int> backends;
+  std::string why_no_sm90;
+  const auto& cases = check_cases();
+  for (const DType dtype : dtypes) {
+    for (const Layout layout : layouts) {
+      for (size_t i = 0; i < cases.size(); ++i) {
+        const CheckCase& cc = cases[i];
+        if (quick && !cc.quick) continue;
+        // The case is printed before it runs, so a crash names it.
+        std::printf("%-4s %-3s %-14s %-10s ", to_string(dtype), layout.str().c_str(), cc.shape.str().c_str(),
+                    format("%g,%g", cc.alpha, cc.beta).c_str());
+        std::fflush(stdout);
+        const CaseOutcome outcome = run_case(dtype, layout, cc, case_seed(*seed, dtype, layout, i), stream);
+        (outcome.passed ? passed : failed) += 1;
+        backends[to_string(outcome.backend)] += 1;
+        if (outcome.backend != Backend::sm90 && why_no_sm90.empty()) why_no_sm90 = outcome.why_no_sm90;
+      }
+    }
+  }
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::string ran;
+  for (const auto& [name, count] : backends) ran += format("%s%s %d", ran.empty() ? "" : ", ", name.c_str(), count);
+  std::printf("backends: %s\n", ran.c_str());
+  if (backends.count(to_string(Backend::sm90)) == 0)
+    std::printf("note: no case ran tcgemm's own kernel; e.g. \"%s\"\n", why_no_sm90.c_str());
+  std::printf("check: %d passed, %d failed (%.1f s)\n", passed, failed, seconds);
+  return failed == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace tcgemm::cli

@@ -1,0 +1,172 @@
+#include "cli_common.hpp"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <regex>
+
+#include "arg_parser.hpp"
+
+namespace tcgemm::cli {
+
+std::string Shape::str() const {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+std::string Layout::str() const { return std::string(to_string(a)) + to_string(b); }
+
+std::optional<int64_t> parse_int(const std::string& text, int64_t min, int64_t max) {
+  // Digits only: no sign, no spaces, no "1e3" or "8k" that strtoll would
+  // half-accept. 18 digits cannot overflow int64.
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v < min || v > max) return std::nullopt;
+  return v;
+}
+
+std::optional<Shape> parse_shape(const std::string& text) {
+  std::vector<int64_t> dims;
+  size_t start = 0;
+  while (true) {
+    const size_t x = text.find_first_of("xX", start);
+    const auto dim = parse_int(text.substr(start, x == std::string::npos ? std::string::npos : x - start), 0,
+                               (int64_t{1} << 31) - 1);
+    if (!dim) return std::nullopt;
+    dims.push_back(*dim);
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  if (dims.size() == 1) return Shape{dims[0], dims[0], dims[0]};
+  if (dims.size() == 3) return Shape{dims[0], dims[1], dims[2]};
+  return std::nullopt;
+}
+
+std::vector<DType> parse_dtypes(const std::string& text) {
+  if (text == "f16" || text == "fp16") return {DType::f16};
+  if (text == "bf16") return {DType::bf16};
+  if (text == "both") return {DType::f16, DType::bf16};
+  return {};
+}
+
+std::vector<Layout> parse_layouts(const std::string& text) {
+  const std::vector<Layout> all = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
+  if (text == "all") return all;
+  std::vector<Layout> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto it = std::find_if(all.begin(), all.end(), [&](const Layout& l) { return l.str() == word; });
+    if (it == all.end()) return {};
+    out.push_back(*it);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Operands operands_for(const Shape& s, Layout layout, int64_t pad) {
+  // Stored shapes (row-major): A is M x K for op N and K x M for op T, etc.
+  const int64_t a_rows = layout.a == Op::N ? s.m : s.k, a_cols = layout.a == Op::N ? s.k : s.m;
+  const int64_t b_rows = layout.b == Op::N ? s.k : s.n, b_cols = layout.b == Op::N ? s.n : s.k;
+  Operands ops;
+  // The API wants ld >= 1 even for an empty row (K = 0).
+  ops.lda = std::max<int64_t>(a_cols, 1) + pad;
+  ops.ldb = std::max<int64_t>(b_cols, 1) + pad;
+  ops.ldc = std::max<int64_t>(s.n, 1) + pad;
+  ops.a_elems = a_rows * ops.lda;
+  ops.b_elems = b_rows * ops.ldb;
+  ops.c_elems = s.m * ops.ldc;
+  return ops;
+}
+
+GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operands& ops, const void* a,
+                   const void* b, void* c, float alpha, float beta, cudaStream_t stream) {
+  GemmArgs args;
+  args.dtype = dtype;
+  args.op_a = layout.a;
+  args.op_b = layout.b;
+  args.m = shape.m;
+  args.n = shape.n;
+  args.k = shape.k;
+  args.alpha = alpha;
+  args.a = a;
+  args.lda = ops.lda;
+  args.b = b;
+  args.ldb = ops.ldb;
+  args.beta = beta;
+  args.c = c;
+  args.ldc = ops.ldc;
+  args.stream = stream;
+  return args;
+}
+
+double tolerance(DType dtype) { return dtype == DType::bf16 ? 1e-2 : 2e-3; }
+
+std::string short_kernel(const Plan& plan) {
+  std::string out = to_string(plan.backend);
+  if (plan.backend != Backend::sm90) return out;
+  // Plan::kernel reads like "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>".
+  static const std::regex tile(R"((\d+x\d+(x\d+)?))");
+  static const std::regex stages(R"((\d+) stage)");
+  std::smatch m;
+  if (std::regex_search(plan.kernel, m, tile)) out += " " + m.str(1);
+  if (std::regex_search(plan.kernel, m, stages)) out += "/" + m.str(1) + "st";
+  return out;
+}
+
+int usage_error(const ArgParser& parser, const std::string& message) {
+  std::fprintf(stderr, "tcgemm %s: %s\n\n%s", parser.command().c_str(), message.c_str(), parser.usage().c_str());
+  return kExitUsage;
+}
+
+bool select_device(int device) {
+  // Without a usable driver cudaGetDeviceCount fails (cudaErrorNoDevice,
+  // cudaErrorInsufficientDriver, ...) rather than returning 0: both mean the
+  // same to a user, and both are said in one plain line.
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "tcgemm: no CUDA device is visible (cudaGetDeviceCount: %s: %s)\n", cudaGetErrorName(status),
+                 cudaGetErrorString(status));
+    return false;
+  }
+  if (count == 0) {
+    std::fprintf(stderr, "tcgemm: no CUDA device is visible (cudaGetDeviceCount returned 0)\n");
+    return false;
+  }
+  if (device < 0 || device >= count) {
+    std::fprintf(stderr, "tcgemm: device %d does not exist (%d visible)\n", device, count);
+    return false;
+  }
+  const cudaError_t set = cudaSetDevice(device);
+  if (set != cudaSuccess) {
+    std::fprintf(stderr, "tcgemm: cannot use device %d (cudaSetDevice: %s: %s)\n", device, cudaGetErrorName(set),
+                 cudaGetErrorString(set));
+    return false;
+  }
+  return true;
+}
+
+// By value: sorting a copy leaves the caller's samples in launch order.
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return buf;
+}
+
+}  // namespace tcgemm::cli

@@ -1,0 +1,75 @@
+// What the subcommands share: shapes and layouts, option parsing into them,
+// GemmArgs for a packed (or padded) row-major case, device selection and the
+// exit codes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::cli {
+
+class ArgParser;
+
+// 0: success. 1: a check failed or a CUDA call did. 2: bad usage, or no GPU.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// MxNxK: C is M x N, the inner dimension is K (FLOPs = 2*M*N*K).
+struct Shape {
+  int64_t m = 0, n = 0, k = 0;
+  std::string str() const;
+  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+};
+
+// "NT" means op_a = N, op_b = T.
+struct Layout {
+  Op a = Op::N, b = Op::N;
+  std::string str() const;
+};
+
+// "MxNxK" or "S" (a cube S x S x S).
+std::optional<Shape> parse_shape(const std::string& text);
+// "f16", "bf16" or "both". Empty on a bad value.
+std::vector<DType> parse_dtypes(const std::string& text);
+// "NN", "NT", "TN", "TT", a comma-separated list of those, or "all".
+std::vector<Layout> parse_layouts(const std::string& text);
+std::optional<int64_t> parse_int(const std::string& text, int64_t min, int64_t max);
+
+// Leading dimensions and element counts of the three operands of a case, all
+// row-major; `pad` extra elements per row exercise ld > row length.
+struct Operands {
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t a_elems = 0, b_elems = 0, c_elems = 0;
+};
+Operands operands_for(const Shape& shape, Layout layout, int64_t pad = 0);
+
+GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operands& ops, const void* a,
+                   const void* b, void* c, float alpha, float beta, cudaStream_t stream);
+
+// The normwise relative error allowed against the fp32-accumulating
+// reference, for inputs uniform in (-1, 1): a few units of the output's
+// rounding (fp16 u = 2^-11, bf16 u = 2^-8).
+double tolerance(DType dtype);
+
+// "sm90 128x256x64/4st", "cublas", ...: backend plus tile and stage count,
+// taken from Plan::kernel, short enough for a table column.
+std::string short_kernel(const Plan& plan);
+
+// Prints "tcgemm <command>: <message>" and the usage on stderr; returns kExitUsage.
+int usage_error(const ArgParser& parser, const std::string& message);
+
+// Makes `device` current. Without a visible CUDA device, prints why on stderr
+// and returns false: callers then exit with kExitUsage.
+bool select_device(int device);
+
+double median(std::vector<double> values);
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace tcgemm::cli

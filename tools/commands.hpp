@@ -1,0 +1,18 @@
+// The subcommands. Each declares its options on an ArgParser and runs from
+// the parsed result; cli_main.cpp only routes argv to them.
+#pragma once
+
+namespace tcgemm::cli {
+
+class ArgParser;
+
+void add_info_options(ArgParser& parser);
+int run_info(const ArgParser& parser);
+
+void add_check_options(ArgParser& parser);
+int run_check(const ArgParser& parser);
+
+void add_bench_options(ArgParser& parser);
+int run_bench(const ArgParser& parser);
+
+}  // namespace tcgemm::cli

@@ -1,0 +1,105 @@
+// The built-in cases of `tcgemm check` and the suites of `tcgemm bench`.
+// Shapes are MxNxK: C is M x N, the inner dimension is K.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+
+namespace tcgemm::cli {
+
+// ---------------------------------------------------------------------------
+// check: each shape is here for a reason, printed with the case. The sm90
+// kernel's tiles are 128 x {128, 256} x 64 with a 4- or 6-stage ring; shapes
+// whose rows are not 16-byte multiples for some layout fall back to cuBLAS,
+// which checks the dispatcher's fallback path as well.
+// ---------------------------------------------------------------------------
+struct CheckCase {
+  Shape shape;
+  const char* why;
+  float alpha = 1.0f;
+  float beta = 0.0f;  // non-zero: C starts with random values, the same for every backend
+  int pad = 0;        // extra elements per row in every operand: ld > row length
+  bool quick = false; // part of --quick
+};
+
+inline const std::vector<CheckCase>& check_cases() {
+  static const std::vector<CheckCase> cases = {
+      {{256, 256, 256}, "aligned, a few tiles", 1.0f, 0.0f, 0, true},
+      {{1024, 1024, 1024}, "aligned, one wave"},
+      {{129, 257, 65}, "one past a tile in M, N and K", 1.0f, 0.0f, 0, true},
+      {{17, 24, 40}, "smaller than one tile", 1.0f, 0.0f, 0, true},
+      {{1, 1, 1}, "a single element"},
+      {{256, 256, 1000}, "K wraps the stage ring, partial last k-block", 1.0f, 0.0f, 0, true},
+      {{4096, 4096, 256}, "more tiles than 2x the SMs (persistent loop)"},
+      {{3000, 5000, 200}, "many tiles with ragged edges in M, N and K", 1.0f, 0.0f, 0, true},
+      {{384, 384, 384}, "padded leading dimensions (ld = row + 8)", 1.0f, 0.0f, 8},
+      // Real model shapes, 512 tokens: Llama-2-7B attention output (4096 ->
+      // 4096), MLP up/gate (4096 -> 11008) and down (11008 -> 4096).
+      {{512, 4096, 4096}, "Llama-2-7B o_proj, 512 tokens"},
+      {{512, 11008, 4096}, "Llama-2-7B up/gate proj, 512 tokens"},
+      {{512, 4096, 11008}, "Llama-2-7B down proj, 512 tokens"},
+      {{4096, 4096, 4096}, "large square, 4096 tokens x hidden 4096"},
+      // alpha/beta: C is read, scaled and accumulated into.
+      {{256, 384, 192}, "alpha/beta, aligned", 0.5f, 2.0f, 0, true},
+      {{129, 257, 65}, "alpha/beta, ragged", 0.5f, 2.0f},
+      {{96, 80, 0}, "K = 0: C = beta * C", 0.5f, 2.0f},
+  };
+  return cases;
+}
+
+// ---------------------------------------------------------------------------
+// bench suites
+// ---------------------------------------------------------------------------
+struct BenchSuite {
+  const char* name;
+  const char* description;
+  std::vector<Shape> shapes;
+  // Inputs are uniform in [lo, hi): the leaderboard uses uniform_(0, 1).
+  float lo, hi;
+};
+
+inline const std::vector<BenchSuite>& bench_suites() {
+  static const std::vector<BenchSuite> suites = {
+      // gpu-mode/reference-kernels matmul_v2 benchmarks, given there as
+      // (m, n, k): a is m x k, b is k x n, fp16 row-major (layout NN). The
+      // ranked score is the time of the last shape.
+      {"matmul_v2",
+       "GPU MODE matmul_v2 leaderboard benchmarks (fp16 NN, inputs uniform(0,1))",
+       {{128, 128, 128},
+        {256, 256, 256},
+        {512, 512, 512},
+        {1024, 1024, 1024},
+        {2048, 2048, 2048},
+        {1024, 1536, 1024},
+        {2048, 3072, 2048},
+        {4096, 5120, 4096}},
+       0.0f,
+       1.0f},
+      // Large square and rectangular problems where cuBLAS is near the
+      // sustained tensor-core ceiling, and one with a short K.
+      {"large",
+       "large problems (inputs uniform(-1,1))",
+       {{8192, 8192, 8192}, {4096, 5120, 4096}, {6144, 4096, 12288}, {16384, 8192, 1024}, {4096, 4096, 4096}},
+       -1.0f,
+       1.0f},
+      // Transformer projections for a batch of 8192 tokens (M = tokens):
+      //   Llama-2-7B: hidden 4096, MLP 11008, 32 heads (fused QKV = 3 x 4096)
+      //   Llama-3-70B: hidden 8192, MLP 28672, 64 query heads and 8 KV heads
+      //   of 128 (fused QKV = 8192 + 2 x 1024 = 10240)
+      {"llm",
+       "transformer projections, 8192 tokens (inputs uniform(-1,1))",
+       {{8192, 12288, 4096},    // 7B fused QKV
+        {8192, 4096, 4096},     // 7B attention output
+        {8192, 22016, 4096},    // 7B fused gate + up
+        {8192, 4096, 11008},    // 7B down
+        {8192, 10240, 8192},    // 70B fused QKV (GQA)
+        {8192, 8192, 28672}},   // 70B down
+       -1.0f,
+       1.0f},
+  };
+  return suites;
+}
+
+}  // namespace tcgemm::cli
