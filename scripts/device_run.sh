@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: configure, build with all cores, run the tests
+# (GPU tests included), a correctness sweep, and the benchmarks. Results land
+# in $OUT (the device tool brings that folder back), at most 8 files:
+#   env.txt        nvidia-smi, tcgemm info
+#   ctest.log      host, GPU and SASS tests
+#   check.log      tcgemm check (sweep against the reference and cuBLAS)
+#   large.txt/json tcgemm bench --suite large  (fp16 and bf16)
+#   mv2.txt/json   tcgemm bench --suite matmul_v2
+# STEPS (default "test check large mv2") picks the parts; BENCH_ARGS adds
+# arguments to every bench. The build folder survives while the machine is warm.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+STEPS=${STEPS:-test check large mv2}
+BENCH_ARGS=${BENCH_ARGS:-}
+export BUILD_DIR=${BUILD_DIR:-build-device}
+source scripts/env.sh
+
+{ nvidia-smi; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv; } > "$OUT/env.txt" 2>&1
+if ! configure_and_build > "$OUT/build.log" 2>&1; then
+  tail -50 "$OUT/build.log"
+  exit 1
+fi
+rm -f "$OUT/build.log"
+tcgemm="$BUILD_DIR/tools/tcgemm"
+"$tcgemm" info >> "$OUT/env.txt" 2>&1
+
+status=0
+for step in $STEPS; do
+  case $step in
+    test)  ctest --test-dir "$BUILD_DIR" --output-on-failure > "$OUT/ctest.log" 2>&1 || status=1
+           tail -5 "$OUT/ctest.log" ;;
+    check) "$tcgemm" check > "$OUT/check.log" 2>&1 || status=1
+           tail -3 "$OUT/check.log" ;;
+    large) "$tcgemm" bench --suite large --dtype both --json "$OUT/large.json" $BENCH_ARGS > "$OUT/large.txt" 2>&1 || status=1
+           cat "$OUT/large.txt" ;;
+    mv2)   "$tcgemm" bench --suite matmul_v2 --json "$OUT/mv2.json" $BENCH_ARGS > "$OUT/mv2.txt" 2>&1 || status=1
+           cat "$OUT/mv2.txt" ;;
+    *)     echo "unknown step '$step'"; status=1 ;;
+  esac
+done
+exit $status
