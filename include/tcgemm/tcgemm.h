@@ -24,8 +24,9 @@ int tcgemm_gemm(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, 
                 const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
                 int64_t ldc, void* stream);
 
-/* The reason for the last failure of a tcgemm call in this thread ("" if none).
- * The pointer stays valid until the next tcgemm call in this thread. */
+/* The reason for the last failed tcgemm_gemm call in this thread ("" if none
+ * failed yet); successful calls leave it unchanged. The pointer stays valid
+ * until the next failing call in this thread. */
 const char* tcgemm_last_error(void);
 
 #ifdef __cplusplus

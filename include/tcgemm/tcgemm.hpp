@@ -15,6 +15,9 @@
 //   op_b = N: B is K x N, ldb >= N        op_b = T: B is N x K, ldb >= K
 //   C is M x N, ldc >= N
 //
+// A, B and C must be device (or managed) memory of the current device; host
+// memory, pinned or not, is rejected.
+//
 // Calls never throw. A rejected call returns a status and a reason and writes
 // nothing to C. Degenerate shapes are handled before any launch:
 //   M == 0 or N == 0      -> nothing to do, success, C untouched

@@ -29,9 +29,12 @@ extern "C" int tcgemm_gemm(int dtype, int op_a, int op_b, int64_t m, int64_t n, 
   args.ldc = ldc;
   args.stream = static_cast<cudaStream_t>(stream);
   const tcgemm::Plan p = tcgemm::gemm(args);
-  try {
-    g_last_error = p.status == tcgemm::Status::ok ? std::string() : p.reason;
-  } catch (...) {
+  if (p.status != tcgemm::Status::ok) {
+    try {
+      g_last_error = p.reason;
+    } catch (...) {
+      g_last_error.clear();
+    }
   }
   return static_cast<int>(p.status);
 }

@@ -7,8 +7,7 @@
 
 namespace tcgemm::detail {
 
-// Launch on g.stream; arguments already validated. The grid's y dimension
-// limits M to 65535 * 8 rows.
+// Launch on g.stream; arguments already validated.
 cudaError_t launch_reference_gemm(const GemmArgs& g);
 cudaError_t launch_scale(const GemmArgs& g);
 

@@ -1,6 +1,8 @@
 // The reference GEMM: one thread per output element, fp32 accumulation one
 // product at a time in K order (fmaf), any layout, any alignment. Slow and
 // obviously correct; tests and `tcgemm check` compare everything against it.
+#include <algorithm>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -25,8 +27,10 @@ template <typename T>
 __global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const T* a,
                                       int64_t lda, const T* b, int64_t ldb, float beta, T* c, int64_t ldc) {
   const int64_t col = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  const int64_t row = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y;
-  if (row >= m || col >= n) return;
+  if (col >= n) return;
+  // Rows stride over the grid: gridDim.y is capped at 65535.
+  for (int64_t row = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y; row < m;
+       row += static_cast<int64_t>(gridDim.y) * blockDim.y) {
   float acc = 0.0f;
   for (int64_t kk = 0; kk < k; ++kk) {
     const float x = load(a, op_a == 0 ? row * lda + kk : kk * lda + row);
@@ -36,14 +40,14 @@ __global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, 
   float out = alpha * acc;
   if (beta != 0.0f) out = fmaf(beta, load(c, row * ldc + col), out);
   c[row * ldc + col] = store<T>(out);
+  }
 }
 
 }  // namespace
 
 cudaError_t launch_reference_gemm(const GemmArgs& g) {
   const dim3 block(32, 8);
-  const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>((g.m + 7) / 8));
-  if (grid.y > 65535) return cudaErrorInvalidConfiguration;
+  const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)));
   const int oa = static_cast<int>(g.op_a), ob = static_cast<int>(g.op_b);
   if (g.dtype == DType::f16)
     reference_gemm_kernel<<<grid, block, 0, g.stream>>>(oa, ob, g.m, g.n, g.k, g.alpha, static_cast<const __half*>(g.a),

@@ -44,6 +44,13 @@ namespace tcgemm::sm90 {
 struct EpilogueParams {
   float alpha;
   float beta;  // 0: C is never read
+  // C itself, for the one case TMA cannot store exactly: TMA writes whole
+  // 16-byte chunks, so when N % 8 != 0 a store of the last column panel would
+  // also write the row padding past N (which may be another tensor's data).
+  // Those panels are copied out with per-element bounds checks instead.
+  void* c;
+  int64_t ldc;
+  int m, n;
 };
 
 template <typename Element>
@@ -63,6 +70,21 @@ __device__ __forceinline__ float2 unpack2(uint32_t bits) {
     return __half22float2(*reinterpret_cast<__half2*>(&bits));
   } else {
     return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&bits));
+  }
+}
+
+// Copies a 64x64 epilogue panel (128B-swizzled in shared memory) to C at
+// (row0, col0) element by element, skipping everything outside M x N.
+// 128 threads; used only for the ragged right edge when N % 8 != 0.
+template <typename Element>
+__device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const EpilogueParams& epi, int row0,
+                                                    int col0, int thread) {
+  Element* c = static_cast<Element*>(epi.c);
+  for (int i = thread; i < kEpiPanel * kEpiPanel; i += 128) {
+    const int r = i / kEpiPanel, col = i % kEpiPanel;
+    if (row0 + r < epi.m && col0 + col < epi.n)
+      c[static_cast<int64_t>(row0 + r) * epi.ldc + col0 + col] =
+          *reinterpret_cast<const Element*>(panel + swizzled_offset(r, col));
   }
 }
 
@@ -263,12 +285,19 @@ __global__ void __launch_bounds__(kThreads, 1)
           stmatrix_x4(addr, pack2<Element>(v[0], v[1]), pack2<Element>(v[2], v[3]), pack2<Element>(v[4], v[5]),
                       pack2<Element>(v[6], v[7]));
         }
-        // Generic-proxy writes must be visible to the TMA engine's reads.
-        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-        named_barrier_sync(barrier_id, 128);
-        if (wg_thread == 0) {
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &tmap_c, c_coord, buf_ptr);
-          cuda::ptx::cp_async_bulk_commit_group();
+        const int panel_n0 = n0 + p * kEpiPanel;
+        if ((epi.n % 8) == 0 || panel_n0 + kEpiPanel <= epi.n) {
+          // Generic-proxy writes must be visible to the TMA engine's reads.
+          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+          named_barrier_sync(barrier_id, 128);
+          if (wg_thread == 0) {
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &tmap_c, c_coord,
+                                            buf_ptr);
+            cuda::ptx::cp_async_bulk_commit_group();
+          }
+        } else {
+          named_barrier_sync(barrier_id, 128);
+          store_panel_clipped<Element>(buf_ptr, epi, m0, panel_n0, wg_thread);
         }
         ++panel_use;
       }

@@ -3,6 +3,8 @@
 // sets of kernels compile in parallel.
 #pragma once
 
+#include <array>
+#include <mutex>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -18,14 +20,22 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
                    const Config& config) {
   auto* kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR>;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES);
-  // Opt in to more than 48 KiB of dynamic shared memory, once per kernel.
-  static const cudaError_t opt_in = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-  if (opt_in != cudaSuccess)
-    return std::string("cudaFuncSetAttribute(max dynamic shared memory) failed: ") + cudaGetErrorString(opt_in);
+  // Opt in to more than 48 KiB of dynamic shared memory, once per kernel and
+  // device (the attribute is per device).
+  static std::array<std::once_flag, 64> once;
+  static std::array<cudaError_t, 64> opt_in{};
+  int device = 0;
+  cudaGetDevice(&device);
+  if (device < 0 || device >= 64) return "device index " + std::to_string(device) + " is beyond the 64 supported";
+  std::call_once(once[device], [&] {
+    opt_in[device] = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  });
+  if (opt_in[device] != cudaSuccess)
+    return std::string("cudaFuncSetAttribute(max dynamic shared memory) failed: ") + cudaGetErrorString(opt_in[device]);
 
   const GroupedRaster raster{ceil_div(args.m, kBlockM), ceil_div(args.n, BLOCK_N), config.group_m};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
-  const EpilogueParams epi{args.alpha, args.beta};
+  const EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m), static_cast<int>(args.n)};
   kernel<<<config.num_ctas, kThreads, kSmem, args.stream>>>(ta, tb, tc, raster, num_k_blocks, epi);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);

@@ -1,0 +1,289 @@
+#include "gemm_case.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace tcgemm::test {
+
+// ---------------------------------------------------------------------------
+// Device requirements
+// ---------------------------------------------------------------------------
+
+const std::string& sm90_skip_reason() {
+  static const std::string reason = [] {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      return std::string("no usable CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(err) + ")";
+    }
+    if (count == 0) return std::string("no CUDA device is visible");
+    int dev = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return std::string("cannot query the current CUDA device");
+    }
+    if (prop.major != 9) {
+      return "device " + std::to_string(dev) + " (" + prop.name + ") has compute capability " +
+             std::to_string(prop.major) + "." + std::to_string(prop.minor) + "; these tests need 9.x (sm_90a kernels)";
+    }
+    return std::string();
+  }();
+  return reason;
+}
+
+void Sm90Test::SetUp() {
+  if (!sm90_skip_reason().empty()) GTEST_SKIP() << sm90_skip_reason();
+}
+
+int device_sm_count() {
+  int dev = 0, sms = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
+  return sms;
+}
+
+namespace {
+// Prints one marker line when the whole suite will skip, so ctest can report
+// the suite as skipped (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt).
+class SkipMarker : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (!sm90_skip_reason().empty()) std::printf("TCGEMM_GPU_TESTS_SKIPPED: %s\n", sm90_skip_reason().c_str());
+  }
+};
+[[maybe_unused]] ::testing::Environment* const g_skip_marker = ::testing::AddGlobalTestEnvironment(new SkipMarker);
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Cases and buffers
+// ---------------------------------------------------------------------------
+
+std::string layout_name(Layout layout) { return std::string(to_string(layout.a)) + to_string(layout.b); }
+
+std::string GemmCase::describe() const {
+  std::ostringstream s;
+  s << "m=" << m << " n=" << n << " k=" << k << " dtype=" << to_string(dtype) << " layout=" << to_string(op_a)
+    << to_string(op_b) << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc;
+  if (offset_a != 0 || offset_b != 0 || offset_c != 0)
+    s << " offset_a=" << offset_a << " offset_b=" << offset_b << " offset_c=" << offset_c;
+  s << " alpha=" << alpha << " beta=" << beta << " fill=" << to_string(fill) << " seed=" << seed;
+  return s.str();
+}
+
+GemmCase make_case(DType dtype, Layout layout, int64_t m, int64_t n, int64_t k, Fill fill, uint64_t seed, int64_t pad) {
+  auto ld = [pad](int64_t cols) { return std::max<int64_t>(round_up(cols, 8), 8) + pad; };
+  GemmCase c;
+  c.dtype = dtype;
+  c.op_a = layout.a;
+  c.op_b = layout.b;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.lda = ld(layout.a == Op::N ? k : m);
+  c.ldb = ld(layout.b == Op::N ? n : k);
+  c.ldc = ld(n);
+  c.fill = fill;
+  c.seed = seed;
+  return c;
+}
+
+namespace {
+// Distinct streams of random numbers for A, B and C from one printed seed.
+uint64_t seed_a(uint64_t s) { return s * 3 + 1; }
+uint64_t seed_b(uint64_t s) { return s * 3 + 2; }
+
+void fill_operand(const char* name, DType dtype, uint16_t* p, int64_t rows, int64_t cols, int64_t ld, Fill fill,
+                  uint64_t seed, const GemmCase& gc) {
+  fill_matrix(dtype, p, rows, cols, ld, fill, seed);
+  if (rows * cols == 0) return;
+  // Never test on zeros: a kernel that reads nothing must not pass.
+  const ValueCounts v = count_values(dtype, p, rows, cols, ld);
+  if (v.nan != 0 || v.nonzero * 2 < rows * cols) {
+    throw std::runtime_error(std::string("input ") + name + " has " + std::to_string(v.nonzero) + " non-zero and " +
+                             std::to_string(v.nan) + " NaN of " + std::to_string(rows * cols) + " elements (" +
+                             gc.describe() + ")");
+  }
+}
+}  // namespace
+
+Problem::Problem(const GemmCase& gc) : case_(gc) {
+  const int64_t rows_a = gc.op_a == Op::N ? gc.m : gc.k, cols_a = gc.op_a == Op::N ? gc.k : gc.m;
+  const int64_t rows_b = gc.op_b == Op::N ? gc.k : gc.n, cols_b = gc.op_b == Op::N ? gc.n : gc.k;
+  a_ = DeviceBuffer(static_cast<size_t>(gc.offset_a + std::max<int64_t>(rows_a * gc.lda, 1)));
+  b_ = DeviceBuffer(static_cast<size_t>(gc.offset_b + std::max<int64_t>(rows_b * gc.ldb, 1)));
+  const size_t c_elems = static_cast<size_t>(gc.offset_c) + c_span();
+  c_ = DeviceBuffer(c_elems);
+  c_ref_ = DeviceBuffer(c_elems);
+  fill_bits(a_.data(), a_.size(), poison_bits(gc.dtype));
+  fill_bits(b_.data(), b_.size(), poison_bits(gc.dtype));
+  fill_operand("A", gc.dtype, a(), rows_a, cols_a, gc.lda, gc.fill, seed_a(gc.seed), gc);
+  fill_operand("B", gc.dtype, b(), rows_b, cols_b, gc.ldb, gc.fill, seed_b(gc.seed), gc);
+  poison_outputs();
+}
+
+GemmArgs Problem::args(uint16_t* c, cudaStream_t stream) const {
+  GemmArgs g;
+  g.dtype = case_.dtype;
+  g.op_a = case_.op_a;
+  g.op_b = case_.op_b;
+  g.m = case_.m;
+  g.n = case_.n;
+  g.k = case_.k;
+  g.alpha = case_.alpha;
+  g.a = a();
+  g.lda = case_.lda;
+  g.b = b();
+  g.ldb = case_.ldb;
+  g.beta = case_.beta;
+  g.c = c;
+  g.ldc = case_.ldc;
+  g.stream = stream;
+  return g;
+}
+
+void Problem::poison_outputs() const {
+  fill_bits(c_.data(), c_.size(), poison_bits(case_.dtype));
+  fill_bits(c_ref_.data(), c_ref_.size(), poison_bits(case_.dtype));
+}
+
+void Problem::poison_c() const { fill_bits(c_.data(), c_.size(), poison_bits(case_.dtype)); }
+
+void Problem::fill_outputs(Fill fill, uint64_t seed) const {
+  poison_outputs();
+  for (uint16_t* c : {this->c(), c_ref()}) fill_matrix(case_.dtype, c, case_.m, case_.n, case_.ldc, fill, seed);
+}
+
+Plan run_gemm(const GemmArgs& args, const Options& options) {
+  const Plan p = gemm(args, options);
+  check_cuda(cudaStreamSynchronize(args.stream), "tcgemm::gemm (kernel " + p.kernel + ")");
+  check_cuda(cudaGetLastError(), "tcgemm::gemm (kernel " + p.kernel + ")");
+  return p;
+}
+
+Plan run_reference(const GemmArgs& args) {
+  const Plan p = reference_gemm(args);
+  check_cuda(cudaStreamSynchronize(args.stream), "tcgemm::reference_gemm");
+  check_cuda(cudaGetLastError(), "tcgemm::reference_gemm");
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// Comparisons
+// ---------------------------------------------------------------------------
+
+namespace {
+std::string element(DType dtype, const char* label, int64_t r, int64_t c, uint16_t got, uint16_t want) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s[%lld,%lld]: got %.8g (0x%04x), want %.8g (0x%04x)", label,
+                static_cast<long long>(r), static_cast<long long>(c), static_cast<double>(to_float(dtype, got)), got,
+                static_cast<double>(to_float(dtype, want)), want);
+  return buf;
+}
+
+// Unit roundoff of the output type.
+double unit_roundoff(DType dtype) { return dtype == DType::f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8); }
+}  // namespace
+
+Comparison compare(DType dtype, const std::vector<uint16_t>& got, const std::vector<uint16_t>& want, uint16_t outside,
+                   int64_t m, int64_t n, int64_t ldc) {
+  Comparison out;
+  const int64_t rows = m + kGuardRows;
+  if (static_cast<int64_t>(got.size()) < rows * ldc || static_cast<int64_t>(want.size()) < rows * ldc)
+    throw std::runtime_error("compare: buffers are smaller than (m + guard rows) * ldc");
+  out.elements = m * n;
+
+  // Pass 1: everything but the elementwise bound, which needs rms(want).
+  double sum_diff2 = 0.0, sum_want2 = 0.0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < ldc; ++c) {
+      const size_t i = static_cast<size_t>(r * ldc + c);
+      if (r >= m || c >= n) {
+        if (got[i] != outside && out.outside_changed++ == 0)
+          out.first_outside = element(dtype, "outside C", r, c, got[i], outside);
+        continue;
+      }
+      const bool got_bad = is_nan_or_inf(dtype, got[i]), want_bad = is_nan_or_inf(dtype, want[i]);
+      out.nan += got_bad;
+      out.ref_nan += want_bad;
+      out.ref_nonzero += (want[i] & 0x7FFF) != 0;
+      if (got[i] != want[i] && out.bit_mismatches++ == 0)
+        out.first_mismatch = element(dtype, "C", r, c, got[i], want[i]);
+      if (got_bad || want_bad) continue;
+      const double g = to_float(dtype, got[i]), w = to_float(dtype, want[i]);
+      sum_diff2 += (g - w) * (g - w);
+      sum_want2 += w * w;
+      out.max_abs = std::max(out.max_abs, std::fabs(g - w));
+    }
+  out.rel_fro = sum_want2 > 0.0 ? std::sqrt(sum_diff2 / sum_want2) : (sum_diff2 > 0.0 ? INFINITY : 0.0);
+
+  // Pass 2: |got - want| <= 4u (|want| + rms(want)). Two results that differ
+  // only in the order of fp32 additions round to within one output ulp
+  // (2u |want|); the rms term covers elements near zero after cancellation.
+  // A skipped k16 step moves an element by ~sqrt(16) rms(products): far out.
+  const double u = unit_roundoff(dtype);
+  const double rms = out.elements > 0 ? std::sqrt(sum_want2 / static_cast<double>(out.elements)) : 0.0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      const size_t i = static_cast<size_t>(r * ldc + c);
+      if (is_nan_or_inf(dtype, got[i]) || is_nan_or_inf(dtype, want[i])) continue;  // counted above
+      const double g = to_float(dtype, got[i]), w = to_float(dtype, want[i]);
+      if (std::fabs(g - w) > 4.0 * u * (std::fabs(w) + rms) && out.beyond_bound++ == 0)
+        out.first_beyond = element(dtype, "C", r, c, got[i], want[i]);
+    }
+  return out;
+}
+
+std::string Comparison::summary() const {
+  std::ostringstream s;
+  s << "elements=" << elements << " rel_fro=" << rel_fro << " max_abs=" << max_abs << " nan=" << nan
+    << " bit_mismatches=" << bit_mismatches << " beyond_bound=" << beyond_bound
+    << " outside_changed=" << outside_changed << " ref_nan=" << ref_nan << " ref_nonzero=" << ref_nonzero;
+  if (!first_mismatch.empty()) s << "; first mismatch " << first_mismatch;
+  if (!first_beyond.empty()) s << "; first beyond bound " << first_beyond;
+  if (!first_outside.empty()) s << "; first write outside M x N " << first_outside;
+  return s.str();
+}
+
+namespace {
+void expect_sane_reference(const Comparison& c, const std::string& what) {
+  EXPECT_EQ(c.ref_nan, 0) << "the reference has NaN/Inf: " << what << "\n  " << c.summary();
+  EXPECT_GE(c.ref_nonzero * 2, c.elements)
+      << "the reference is mostly zero, the test would prove nothing: " << what << "\n  " << c.summary();
+}
+}  // namespace
+
+void expect_close(const Comparison& c, DType dtype, const std::string& what) {
+  expect_sane_reference(c, what);
+  const double tol = dtype == DType::f16 ? 2e-3 : 1e-2;
+  EXPECT_EQ(c.nan, 0) << "NaN/Inf in C (an unwritten tile keeps its NaN poison): " << what << "\n  " << c.summary();
+  EXPECT_LT(c.rel_fro, tol) << "normwise relative error: " << what << "\n  " << c.summary();
+  EXPECT_EQ(c.beyond_bound, 0) << "elementwise bound: " << what << "\n  " << c.summary();
+  EXPECT_EQ(c.outside_changed, 0) << "C written outside M x N: " << what << "\n  " << c.summary();
+}
+
+void expect_identical(const Comparison& c, const std::string& what) {
+  expect_sane_reference(c, what);
+  EXPECT_EQ(c.nan, 0) << "NaN/Inf in C: " << what << "\n  " << c.summary();
+  EXPECT_EQ(c.bit_mismatches, 0) << "not bit-identical: " << what << "\n  " << c.summary();
+  EXPECT_EQ(c.outside_changed, 0) << "C written outside M x N: " << what << "\n  " << c.summary();
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+bool mentions_alignment(const std::string& reason) {
+  const std::string r = lower(reason);
+  return contains(r, "align") || contains(r, "multiple of 8") || contains(r, "multiple of 16");
+}
+
+}  // namespace tcgemm::test

@@ -1,0 +1,122 @@
+// The numerics contract (DESIGN.md, "Numerics"): results are deterministic,
+// independent of M ("batch invariant") and of the tile configuration.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gemm_case.hpp"
+
+namespace tcgemm::test {
+namespace {
+
+// Bits of the first `rows` rows (n columns) of two C images.
+int64_t count_row_mismatches(const std::vector<uint16_t>& x, const std::vector<uint16_t>& y, int64_t rows, int64_t n,
+                             int64_t ldc, std::string* first) {
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      const size_t i = static_cast<size_t>(r * ldc + c);
+      if (x[i] != y[i] && bad++ == 0)
+        *first = "C[" + std::to_string(r) + "," + std::to_string(c) + "]: " + std::to_string(x[i]) + " vs " +
+                 std::to_string(y[i]);
+    }
+  return bad;
+}
+
+class Invariance : public Sm90Test {};
+
+TEST_F(Invariance, SameBitsTwice) {
+  uint64_t seed = 10000;
+  for (const Layout& layout : kLayouts)
+    for (DType dt : {DType::f16, DType::bf16}) {
+      const GemmCase gc = make_case(dt, layout, 1000, 1000, 1000, Fill::uniform_pm1, ++seed);
+      const std::string what = gc.describe();
+      SCOPED_TRACE(what);
+      Problem prob(gc);
+      TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
+      const Plan first = run_gemm(prob.args(prob.c()));
+      TCGEMM_ASSERT_OK(first, what);
+      EXPECT_EQ(first.backend, Backend::sm90) << first.reason;
+      const std::vector<uint16_t> run1 = prob.download_c();
+      // Correct, so that two identical wrong answers (e.g. untouched poison) cannot pass.
+      expect_close(compare(dt, run1, prob.download_ref(), poison_bits(dt), gc.m, gc.n, gc.ldc), dt, what);
+      prob.poison_c();
+      TCGEMM_ASSERT_OK(run_gemm(prob.args(prob.c())), what);
+      EXPECT_TRUE(run1 == prob.download_c()) << "two runs differ: " << what;
+    }
+}
+
+// Rows of C do not depend on how many other rows are computed: the first 256
+// rows of an M = 1000 product equal the M = 256 product bit for bit. The two
+// calls read the same A buffer (for op_a = T the first 256 columns of K x M).
+TEST_F(Invariance, RowsDoNotDependOnM) {
+  uint64_t seed = 11000;
+  constexpr int64_t kSmallM = 256, kLargeM = 1000;
+  for (const Layout& layout : kLayouts)
+    for (DType dt : {DType::f16, DType::bf16}) {
+      const GemmCase large = make_case(dt, layout, kLargeM, 768, 1000, Fill::uniform_pm1, ++seed);
+      const std::string what = large.describe() + " vs m=" + std::to_string(kSmallM);
+      SCOPED_TRACE(what);
+      Problem prob(large);
+      TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
+      const Plan big = run_gemm(prob.args(prob.c()));
+      TCGEMM_ASSERT_OK(big, what);
+      EXPECT_EQ(big.backend, Backend::sm90) << big.reason;
+      const std::vector<uint16_t> c_large = prob.download_c();
+      expect_close(compare(dt, c_large, prob.download_ref(), poison_bits(dt), large.m, large.n, large.ldc), dt, what);
+
+      prob.poison_c();
+      GemmArgs small = prob.args(prob.c());
+      small.m = kSmallM;
+      const Plan sm = run_gemm(small);
+      TCGEMM_ASSERT_OK(sm, what);
+      EXPECT_EQ(sm.backend, Backend::sm90) << sm.reason;
+      const std::vector<uint16_t> c_small = prob.download_c();
+      std::string first;
+      EXPECT_EQ(count_row_mismatches(c_large, c_small, kSmallM, large.n, large.ldc, &first), 0)
+          << "rows depend on M: " << first << " (kernels " << big.kernel << " / " << sm.kernel << ")";
+      // And the M = 256 call wrote nothing past its last row.
+      int64_t past = 0;
+      for (size_t i = static_cast<size_t>(kSmallM * large.ldc); i < c_small.size(); ++i)
+        past += c_small[i] != poison_bits(dt);
+      EXPECT_EQ(past, 0) << "the m=" << kSmallM << " call wrote rows past M";
+    }
+}
+
+// BLOCK_N = 128 and BLOCK_N = 256 give the same bits: each output element is
+// the same K-ordered fp32 sum whatever the tile.
+TEST_F(Invariance, TileWidthDoesNotChangeBits) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  uint64_t seed = 12000;
+  for (const Shape& s : {Shape{384, 640, 512}, Shape{1000, 1000, 1000}, Shape{129, 257, 65}})
+    for (const Layout& layout : kLayouts)
+      for (DType dt : {DType::f16, DType::bf16}) {
+        const GemmCase gc = make_case(dt, layout, s.m, s.n, s.k, Fill::uniform_pm1, ++seed);
+        const std::string what = gc.describe();
+        SCOPED_TRACE(what);
+        Problem prob(gc);
+        TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
+        std::vector<uint16_t> results[2];
+        std::string kernels[2];
+        for (int i = 0; i < 2; ++i) {
+          const int block_n = i == 0 ? 128 : 256;
+          prob.poison_c();
+          const Plan p = run_gemm(prob.args(prob.c()), Options{Prefer::automatic, block_n});
+          TCGEMM_ASSERT_OK(p, what + " block_n=" + std::to_string(block_n));
+          EXPECT_EQ(p.backend, Backend::sm90) << p.reason;
+          // The override really took effect: the kernel names its tile.
+          EXPECT_TRUE(contains(p.kernel, "128x" + std::to_string(block_n) + "x")) << p.kernel;
+          kernels[i] = p.kernel;
+          results[i] = prob.download_c();
+        }
+        EXPECT_NE(kernels[0], kernels[1]);
+        expect_close(compare(dt, results[1], prob.download_ref(), poison_bits(dt), gc.m, gc.n, gc.ldc), dt, what);
+        EXPECT_TRUE(results[0] == results[1]) << "block_n 128 and 256 differ: " << kernels[0] << " vs " << kernels[1];
+      }
+}
+
+}  // namespace
+}  // namespace tcgemm::test

@@ -1,0 +1,138 @@
+// The public API on any machine: names, build information, rejection of bad
+// arguments through the C++ and C entry points, and a clean failure when no
+// GPU is visible (CI machines have none).
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "tcgemm/tcgemm.h"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Fake, never-dereferenced device pointers: only used where the call must stop
+// before touching memory (validation, or no device at all).
+const void* const kFakeA = reinterpret_cast<const void*>(uintptr_t{0x7f0000100000});
+const void* const kFakeB = reinterpret_cast<const void*>(uintptr_t{0x7f0000200000});
+void* const kFakeC = reinterpret_cast<void*>(uintptr_t{0x7f0000300000});
+
+GemmArgs valid_args() {
+  GemmArgs g;
+  g.m = 128;
+  g.n = 256;
+  g.k = 64;
+  g.a = kFakeA;
+  g.lda = 64;
+  g.b = kFakeB;
+  g.ldb = 256;
+  g.c = kFakeC;
+  g.ldc = 256;
+  return g;
+}
+
+// True when the CUDA runtime sees no device (no driver counts as none).
+bool no_cuda_device() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  return err != cudaSuccess || count == 0;
+}
+
+TEST(ToString, EnumNames) {
+  EXPECT_STREQ(to_string(DType::f16), "f16");
+  EXPECT_STREQ(to_string(DType::bf16), "bf16");
+  EXPECT_STREQ(to_string(Op::N), "N");
+  EXPECT_STREQ(to_string(Op::T), "T");
+  EXPECT_STREQ(to_string(Status::ok), "ok");
+  EXPECT_STREQ(to_string(Status::invalid_argument), "invalid_argument");
+  EXPECT_STREQ(to_string(Status::unsupported), "unsupported");
+  EXPECT_STREQ(to_string(Status::no_device), "no_device");
+  EXPECT_STREQ(to_string(Status::cuda_error), "cuda_error");
+  EXPECT_STREQ(to_string(Backend::none), "none");
+  EXPECT_STREQ(to_string(Backend::sm90), "sm90");
+  EXPECT_STREQ(to_string(Backend::cublas), "cublas");
+}
+
+TEST(ToString, OutOfRangeValuesGiveANonEmptyName) {
+  // Never null (callers print them) and never a valid name.
+  const char* names[] = {to_string(static_cast<DType>(9)), to_string(static_cast<Op>(9)),
+                         to_string(static_cast<Status>(99)), to_string(static_cast<Backend>(99))};
+  for (const char* s : names) {
+    ASSERT_NE(s, nullptr);
+    EXPECT_GT(std::strlen(s), 0u);
+    for (const char* valid : {"f16", "bf16", "N", "T", "ok", "none", "sm90", "cublas"}) EXPECT_STRNE(s, valid);
+  }
+}
+
+TEST(BuildInfo, MatchesTheBuild) {
+  const BuildInfo info = build_info();
+  ASSERT_NE(info.version, nullptr);
+  ASSERT_NE(info.cuda_archs, nullptr);
+  ASSERT_NE(info.kernel_families, nullptr);
+  EXPECT_STREQ(info.version, TCGEMM_TEST_VERSION);
+  EXPECT_STREQ(info.cuda_archs, TCGEMM_TEST_ARCHS);
+  EXPECT_EQ(info.cuda_runtime_version, CUDART_VERSION);
+  if (contains(TCGEMM_TEST_ARCHS, "sm_90a")) {
+    EXPECT_TRUE(contains(info.kernel_families, "sm90")) << info.kernel_families;
+  }
+}
+
+// Validation needs no device: a bad argument is reported as such everywhere.
+TEST(PublicApi, RejectsBadDtypeWithoutTouchingTheDevice) {
+  GemmArgs g = valid_args();
+  g.dtype = static_cast<DType>(7);
+  for (const Plan& p : {gemm(g), plan(g), reference_gemm(g), gemm(g, Options{Prefer::cublas_only, 0})}) {
+    EXPECT_EQ(p.status, Status::invalid_argument) << to_string(p.status) << ": " << p.reason;
+    EXPECT_TRUE(contains(p.reason, "unknown dtype 7")) << p.reason;
+    EXPECT_TRUE(contains(p.reason, "m=128 n=256 k=64")) << "the case is appended: " << p.reason;
+  }
+}
+
+TEST(PublicApi, RejectsBadLeadingDimension) {
+  GemmArgs g = valid_args();
+  g.ldb = 255;
+  const Plan p = gemm(g);
+  EXPECT_EQ(p.status, Status::invalid_argument) << p.reason;
+  EXPECT_TRUE(contains(p.reason, "ldb=255")) << p.reason;
+}
+
+TEST(PublicApi, NoDeviceGivesAStatusAndAReason) {
+  if (!no_cuda_device()) GTEST_SKIP() << "a CUDA device is visible; this test covers machines without one";
+  const GemmArgs g = valid_args();
+  for (const Plan& p : {gemm(g), plan(g), reference_gemm(g)}) {
+    EXPECT_TRUE(p.status == Status::no_device || p.status == Status::cuda_error)
+        << "status " << to_string(p.status) << ": " << p.reason;
+    EXPECT_FALSE(p.reason.empty());
+  }
+  const int rc = tcgemm_gemm(0, 0, 0, g.m, g.n, g.k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, g.c, g.ldc, nullptr);
+  EXPECT_TRUE(rc == static_cast<int>(Status::no_device) || rc == static_cast<int>(Status::cuda_error)) << rc;
+  EXPECT_GT(std::strlen(tcgemm_last_error()), 0u);
+}
+
+TEST(CApi, BadDtypeReturnsNonZeroAndNamesIt) {
+  const GemmArgs g = valid_args();
+  const int rc = tcgemm_gemm(7, 0, 0, g.m, g.n, g.k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, g.c, g.ldc, nullptr);
+  EXPECT_EQ(rc, static_cast<int>(Status::invalid_argument));
+  const char* why = tcgemm_last_error();
+  ASSERT_NE(why, nullptr);
+  EXPECT_TRUE(contains(why, "unknown dtype 7")) << why;
+}
+
+TEST(CApi, BadOpsAndSizesAreNamed) {
+  const GemmArgs g = valid_args();
+  EXPECT_NE(tcgemm_gemm(0, 2, 0, g.m, g.n, g.k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, g.c, g.ldc, nullptr), 0);
+  EXPECT_TRUE(contains(tcgemm_last_error(), "unknown op_a 2")) << tcgemm_last_error();
+  EXPECT_NE(tcgemm_gemm(0, 0, 1, g.m, -4, g.k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, g.c, g.ldc, nullptr), 0);
+  EXPECT_TRUE(contains(tcgemm_last_error(), "negative")) << tcgemm_last_error();
+  EXPECT_NE(tcgemm_gemm(1, 0, 0, g.m, g.n, g.k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, nullptr, g.ldc, nullptr), 0);
+  EXPECT_TRUE(contains(tcgemm_last_error(), "C is a null pointer")) << tcgemm_last_error();
+}
+
+}  // namespace
+}  // namespace tcgemm

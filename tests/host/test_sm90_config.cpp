@@ -1,0 +1,123 @@
+// select_config and the shared-memory budget of the sm90 kernel.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "sm90/sm90_config.hpp"
+
+namespace tcgemm::sm90 {
+namespace {
+
+// Hopper's opt-in per-block shared memory, written out independently of the
+// library's constant so that an inflated kSmemLimit cannot pass.
+constexpr int kHopperSmemOptIn = 232448;  // 227 KiB
+
+std::string shape(int64_t m, int64_t n, int64_t k, int sms) {
+  std::ostringstream s;
+  s << "m=" << m << " n=" << n << " k=" << k << " num_sms=" << sms;
+  return s.str();
+}
+
+int64_t tiles(int64_t m, int64_t n, int block_n) { return ((m + 127) / 128) * ((n + block_n - 1) / block_n); }
+
+struct Shape {
+  int64_t m, n, k;
+};
+const Shape kShapes[] = {{1, 1, 1},          {17, 24, 40},      {128, 128, 64},      {129, 257, 65},
+                         {256, 512, 128},    {2048, 4096, 128}, {512, 4096, 4096},   {4096, 5120, 4096},
+                         {8192, 8192, 8192}, {128, 16896, 512}, {16384, 8192, 1024}, {100000, 64, 64}};
+
+TEST(Sm90Config, ConstantsMatchTheDesign) {
+  EXPECT_EQ(kBlockM, 128);
+  EXPECT_EQ(kBlockK, 64);
+  EXPECT_EQ(kBlockK * 2, 128) << "BLOCK_K of 16-bit elements must fill one 128-byte swizzle row";
+  EXPECT_EQ(kThreads, 384);
+  EXPECT_EQ(kSmemLimit, kHopperSmemOptIn);
+  EXPECT_EQ(stage_bytes(256), (128 + 256) * 64 * 2);
+  EXPECT_EQ(stage_bytes(128), (128 + 128) * 64 * 2);
+}
+
+TEST(Sm90Config, OverrideIsRespected) {
+  for (const auto& s : kShapes)
+    for (int sms : {1, 78, 132})
+      for (int bn : {128, 256}) {
+        const Config c = select_config(s.m, s.n, s.k, sms, bn);
+        EXPECT_EQ(c.block_n, bn) << shape(s.m, s.n, s.k, sms) << " override=" << bn;
+      }
+}
+
+TEST(Sm90Config, InvalidOverrideFallsBackToAutomatic) {
+  for (int bad : {0, 64, 192, 512, -1}) {
+    const Config c = select_config(4096, 4096, 4096, 132, bad);
+    const Config automatic = select_config(4096, 4096, 4096, 132, 0);
+    EXPECT_TRUE(c.block_n == 128 || c.block_n == 256) << "override=" << bad << " gave block_n=" << c.block_n;
+    EXPECT_EQ(c.block_n, automatic.block_n) << "override=" << bad;
+  }
+}
+
+TEST(Sm90Config, PicksWideTilesFor8192CubedOnH200) {
+  const Config c = select_config(8192, 8192, 8192, 132);
+  EXPECT_EQ(c.block_n, 256) << shape(8192, 8192, 8192, 132);
+}
+
+TEST(Sm90Config, PicksNarrowTilesWhenWideTilesHalfFillTheWave) {
+  // One block-row, N = 132 * 128: 66 wide tiles fill half of 132 SMs, 132
+  // narrow tiles fill all of them, which beats the narrow tile's 10% handicap.
+  const Config c = select_config(128, 132 * 128, 4096, 132);
+  EXPECT_EQ(c.block_n, 128) << shape(128, 132 * 128, 4096, 132);
+}
+
+TEST(Sm90Config, PersistentGridIsMinOfTilesAndSms) {
+  for (const auto& s : kShapes)
+    for (int sms : {1, 78, 114, 132})
+      for (int bn : {0, 128, 256}) {
+        const Config c = select_config(s.m, s.n, s.k, sms, bn);
+        const int64_t t = tiles(s.m, s.n, c.block_n);
+        EXPECT_EQ(c.num_ctas, t < sms ? t : sms) << shape(s.m, s.n, s.k, sms) << " block_n=" << c.block_n;
+        EXPECT_GE(c.num_ctas, 1) << shape(s.m, s.n, s.k, sms);
+      }
+}
+
+TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
+  EXPECT_EQ(select_config(4096, 4096, 64, 0).num_ctas, 1);
+  EXPECT_EQ(select_config(4096, 4096, 64, -4).num_ctas, 1);
+}
+
+TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
+  for (const auto& s : kShapes)
+    for (int bn : {0, 128, 256}) {
+      const Config c = select_config(s.m, s.n, s.k, 132, bn);
+      EXPECT_GE(c.stages, 2) << "a ring needs two stages to overlap loads and MMAs";
+      EXPECT_LE(c.stages, max_stages(c.block_n));
+      EXPECT_LE(smem_bytes(c.block_n, c.stages), kHopperSmemOptIn) << shape(s.m, s.n, s.k, 132) << " " << describe(c);
+      EXPECT_GE(c.group_m, 1);
+    }
+  // Both tile widths, at the stage counts the kernel is built with.
+  EXPECT_LE(smem_bytes(256, select_config(8192, 8192, 8192, 132, 256).stages), kHopperSmemOptIn);
+  EXPECT_LE(smem_bytes(128, select_config(8192, 8192, 8192, 132, 128).stages), kHopperSmemOptIn);
+}
+
+TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
+  for (int bn : {128, 256}) {
+    const int s = max_stages(bn);
+    EXPECT_LE(smem_bytes(bn, s), kHopperSmemOptIn) << "block_n=" << bn;
+    EXPECT_GT(smem_bytes(bn, s + 1), kHopperSmemOptIn) << "block_n=" << bn;
+  }
+  // The shared-memory arithmetic written out: ring + epilogue panels + barriers + alignment slack.
+  EXPECT_EQ(smem_bytes(256, 4), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + (2 * 4 + 4) * 8);
+}
+
+TEST(Sm90Config, DescribeNamesTileAndStages) {
+  Config c{};
+  c.block_n = 256;
+  c.stages = 4;
+  EXPECT_EQ(describe(c), "128x256x64, 4 stages");
+  c.block_n = 128;
+  c.stages = 6;
+  EXPECT_EQ(describe(c), "128x128x64, 6 stages");
+}
+
+}  // namespace
+}  // namespace tcgemm::sm90

@@ -1,0 +1,120 @@
+// wgmma shared-memory descriptors and the 128-byte swizzle, checked against
+// the PTX ISA's bit layout ("Matrix Descriptor Format") and CUTLASS's
+// Swizzle<3,4,3>, written out here independently of the library's formulas.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+
+#include "sm90/smem_desc.hpp"
+
+namespace tcgemm::sm90 {
+namespace {
+
+uint64_t field(uint64_t desc, int lo, int hi) { return (desc >> lo) & ((uint64_t{1} << (hi - lo + 1)) - 1); }
+
+TEST(SmemDesc, BitFields) {
+  // A realistic address near the top of the 227 KiB window, and offsets that
+  // use many bits of their fields.
+  const uint32_t addr = 0x38F80, lbo = 0x2A30, sbo = 0x1C40;
+  const uint64_t d = make_smem_desc(addr, lbo, sbo);
+  EXPECT_EQ(field(d, 0, 13), addr >> 4) << "start address >> 4 in bits 0-13";
+  EXPECT_EQ(field(d, 14, 15), 0u);
+  EXPECT_EQ(field(d, 16, 29), lbo >> 4) << "leading byte offset >> 4 in bits 16-29";
+  EXPECT_EQ(field(d, 30, 31), 0u);
+  EXPECT_EQ(field(d, 32, 45), sbo >> 4) << "stride byte offset >> 4 in bits 32-45";
+  EXPECT_EQ(field(d, 46, 48), 0u);
+  EXPECT_EQ(field(d, 49, 51), 0u) << "base offset 0: tiles are 1024-byte aligned";
+  EXPECT_EQ(field(d, 52, 61), 0u);
+  EXPECT_EQ(field(d, 62, 63), 1u) << "swizzle mode 1 = 128-byte swizzle (bit 62)";
+}
+
+TEST(SmemDesc, ExactValue) {
+  // Written out by hand: (0x400 >> 4) | (16 >> 4) << 16 | (1024 >> 4) << 32 | 1 << 62.
+  EXPECT_EQ(make_smem_desc(0x400, 16, 1024), 0x4000004000010040ull);
+  EXPECT_EQ(make_smem_desc(0, 0, 0), 0x4000000000000000ull);
+}
+
+TEST(SmemDesc, KMajorOperand) {
+  for (uint32_t addr : {0x0u, 0x400u, 0x8000u, 0x30000u}) {
+    const uint64_t d = operand_desc(Major::K, addr, 64);
+    EXPECT_EQ(field(d, 0, 13), addr >> 4);
+    EXPECT_EQ(field(d, 16, 29), 1u) << "LBO is unused with 128B swizzle; 1 by convention";
+    EXPECT_EQ(field(d, 32, 45), 1024u >> 4) << "SBO: 8 rows of 128 bytes";
+    EXPECT_EQ(field(d, 62, 63), 1u);
+  }
+}
+
+TEST(SmemDesc, MNMajorOperand) {
+  for (uint32_t block_k : {64u, 32u}) {
+    const uint64_t d = operand_desc(Major::MN, 0x8000, block_k);
+    EXPECT_EQ(field(d, 0, 13), 0x8000u >> 4);
+    EXPECT_EQ(field(d, 16, 29), (block_k * 128) >> 4) << "LBO: distance between 64-element panels, block_k=" << block_k;
+    EXPECT_EQ(field(d, 32, 45), 1024u >> 4) << "SBO: next 8 lines of K";
+    EXPECT_EQ(field(d, 62, 63), 1u);
+  }
+  EXPECT_EQ(field(operand_desc(Major::MN, 0, 64), 16, 29), 8192u >> 4);
+}
+
+TEST(SmemDesc, KStepBytes) {
+  EXPECT_EQ(k_step_bytes(Major::K), 32u) << "16 elements of 2 bytes along the 128-byte line";
+  EXPECT_EQ(k_step_bytes(Major::MN), 2048u) << "16 lines of 128 bytes";
+}
+
+// The kernel advances a descriptor by adding (k_step_bytes >> 4) to its low
+// word; that must equal building a fresh descriptor at the advanced address
+// for every k16 step of a 64-wide BLOCK_K.
+TEST(SmemDesc, AdvancingTheStartAddressIsAddition) {
+  for (Major major : {Major::K, Major::MN}) {
+    const uint32_t base = 0x10400;
+    const uint64_t d0 = operand_desc(major, base, 64);
+    for (uint32_t step = 0; step < 4; ++step) {
+      const uint32_t offset = step * k_step_bytes(major);
+      EXPECT_EQ(operand_desc(major, base + offset, 64), d0 + (offset >> 4))
+          << "major=" << static_cast<int>(major) << " step=" << step;
+    }
+  }
+}
+
+// CUTLASS Swizzle<3,4,3> on byte offsets: bits 4-6 ^= bits 7-9.
+uint32_t swizzle_343(uint32_t byte_offset) { return byte_offset ^ (((byte_offset >> 7) & 7) << 4); }
+
+TEST(Swizzle, MatchesSwizzle343) {
+  for (uint32_t row = 0; row < 256; ++row)
+    for (uint32_t col = 0; col < 64; ++col)
+      ASSERT_EQ(swizzled_offset(row, col), swizzle_343(row * 128 + col * 2)) << "row=" << row << " col=" << col;
+}
+
+TEST(Swizzle, KnownValues) {
+  EXPECT_EQ(swizzled_offset(0, 0), 0u);
+  EXPECT_EQ(swizzled_offset(0, 8), 16u);                  // chunk 1 of line 0 stays
+  EXPECT_EQ(swizzled_offset(1, 0), 128u + 16u);           // chunk 0 of line 1 -> chunk 1
+  EXPECT_EQ(swizzled_offset(1, 8), 128u);                 // chunk 1 of line 1 -> chunk 0
+  EXPECT_EQ(swizzled_offset(7, 63), 7 * 128u + 14u);      // chunk 7 ^ 7 = 0, last element
+  EXPECT_EQ(swizzled_offset(8, 9), 8 * 128u + 16u + 2u);  // the pattern repeats every 8 lines
+}
+
+// Each 8-line (1024-byte) pattern is a permutation of its own bytes: no two
+// elements collide and nothing leaves the pattern.
+TEST(Swizzle, EachPatternIsAPermutation) {
+  for (uint32_t first = 0; first < 64; first += 8) {
+    std::set<uint32_t> seen;
+    for (uint32_t row = first; row < first + 8; ++row)
+      for (uint32_t col = 0; col < 64; ++col) {
+        const uint32_t off = swizzled_offset(row, col);
+        ASSERT_EQ(off % 2, 0u);
+        ASSERT_GE(off, first * 128);
+        ASSERT_LT(off, (first + 8) * 128);
+        ASSERT_TRUE(seen.insert(off).second) << "row=" << row << " col=" << col;
+      }
+    EXPECT_EQ(seen.size(), 512u);
+  }
+}
+
+TEST(Swizzle, Constants) {
+  EXPECT_EQ(kSwizzleBytes, 128u);
+  EXPECT_EQ(kPatternBytes, 1024u);
+}
+
+}  // namespace
+}  // namespace tcgemm::sm90

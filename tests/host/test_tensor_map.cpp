@@ -1,0 +1,149 @@
+// TMA map parameters for every layout, and the alignment rules that send a
+// call to the cuBLAS fallback.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/tensor_map.hpp"
+#include "common/validate.hpp"
+#include "sm90/sm90_config.hpp"
+
+namespace tcgemm::detail {
+namespace {
+
+// Distinct sizes (M not a multiple of 8) and leading dimensions larger than
+// the rows, so a swapped dimension or a stride from the wrong field shows.
+constexpr int64_t kM = 300, kN = 200, kK = 136;
+constexpr int64_t kPadA = 16, kPadB = 24, kPadC = 8;
+
+// Leading dimension: the row rounded up to 8 elements (16 bytes), plus padding.
+constexpr int64_t ld_for(int64_t cols, int64_t pad) { return (cols + 7) / 8 * 8 + pad; }
+
+const void* const kAligned = reinterpret_cast<const void*>(uintptr_t{0x7f0000001000});
+
+GemmArgs args_for(Op op_a, Op op_b) {
+  GemmArgs g;
+  g.op_a = op_a;
+  g.op_b = op_b;
+  g.m = kM;
+  g.n = kN;
+  g.k = kK;
+  g.lda = ld_for(op_a == Op::N ? kK : kM, kPadA);
+  g.ldb = ld_for(op_b == Op::N ? kN : kK, kPadB);
+  g.ldc = ld_for(kN, kPadC);
+  g.a = kAligned;
+  g.b = kAligned;
+  g.c = const_cast<void*>(kAligned);
+  return g;
+}
+
+std::string layout(Op a, Op b) { return std::string(to_string(a)) + to_string(b); }
+
+void expect_map(const Tma2D& t, uint64_t cols, uint64_t rows, uint64_t ld, uint32_t box_cols, uint32_t box_rows) {
+  EXPECT_EQ(t.dims[0], cols) << "inner (contiguous) dimension";
+  EXPECT_EQ(t.dims[1], rows) << "outer dimension";
+  EXPECT_EQ(t.row_stride, ld * 2) << "row stride in bytes of 16-bit elements";
+  EXPECT_EQ(t.box[0], box_cols) << "box columns";
+  EXPECT_EQ(t.box[1], box_rows) << "box rows";
+}
+
+TEST(TensorMap, OperandAForBothOps) {
+  for (Op ob : {Op::N, Op::T}) {
+    GemmArgs g = args_for(Op::N, ob);
+    SCOPED_TRACE("layout=" + layout(Op::N, ob));
+    // M x K, K contiguous: one 64-wide (128-byte) box of BLOCK_M rows.
+    expect_map(tma_operand_a(g, 128, 64), kK, kM, ld_for(kK, kPadA), 64, 128);
+    g = args_for(Op::T, ob);
+    SCOPED_TRACE("layout=" + layout(Op::T, ob));
+    // K x M, M contiguous: 64-wide panels of M, BLOCK_K rows of K.
+    expect_map(tma_operand_a(g, 128, 64), kM, kK, ld_for(kM, kPadA), 64, 64);
+  }
+}
+
+TEST(TensorMap, OperandBForBothOps) {
+  for (Op oa : {Op::N, Op::T})
+    for (int block_n : {128, 256}) {
+      SCOPED_TRACE("block_n=" + std::to_string(block_n));
+      GemmArgs g = args_for(oa, Op::N);
+      SCOPED_TRACE("layout=" + layout(oa, Op::N));
+      // K x N, N contiguous: 64-wide panels of N, BLOCK_K rows.
+      expect_map(tma_operand_b(g, block_n, 64), kN, kK, ld_for(kN, kPadB), 64, 64);
+      g = args_for(oa, Op::T);
+      SCOPED_TRACE("layout=" + layout(oa, Op::T));
+      // N x K, K contiguous: one box of BLOCK_N rows.
+      expect_map(tma_operand_b(g, block_n, 64), kK, kN, ld_for(kK, kPadB), 64, static_cast<uint32_t>(block_n));
+    }
+}
+
+TEST(TensorMap, OutputC) {
+  for (Op oa : {Op::N, Op::T})
+    for (Op ob : {Op::N, Op::T}) {
+      SCOPED_TRACE("layout=" + layout(oa, ob));
+      expect_map(tma_output_c(args_for(oa, ob), 64), kN, kM, ld_for(kN, kPadC), 64, 64);
+    }
+}
+
+// Every map the shipped configurations build for aligned arguments is one TMA
+// accepts: boxes within 256 rows and a 128-byte swizzle row.
+TEST(TensorMap, ShippedConfigsProduceValidMaps) {
+  for (Op oa : {Op::N, Op::T})
+    for (Op ob : {Op::N, Op::T})
+      for (int block_n : {128, 256}) {
+        const GemmArgs g = args_for(oa, ob);
+        SCOPED_TRACE("layout=" + layout(oa, ob) + " block_n=" + std::to_string(block_n));
+        EXPECT_EQ(tma_unsupported_reason(g.a, tma_operand_a(g, sm90::kBlockM, sm90::kBlockK)), "");
+        EXPECT_EQ(tma_unsupported_reason(g.b, tma_operand_b(g, block_n, sm90::kBlockK)), "");
+        EXPECT_EQ(tma_unsupported_reason(g.c, tma_output_c(g, sm90::kEpiPanel)), "");
+      }
+}
+
+TEST(TensorMapUnsupported, MisalignedBaseByOneElement) {
+  const GemmArgs g = args_for(Op::N, Op::N);
+  const auto* base = static_cast<const char*>(kAligned);
+  const Tma2D map = tma_operand_a(g, 128, 64);
+  for (int offset : {2, 8, 14}) {
+    const std::string why = tma_unsupported_reason(base + offset, map);
+    EXPECT_NE(why.find("16-byte aligned"), std::string::npos) << "offset " << offset << ": '" << why << "'";
+  }
+  EXPECT_EQ(tma_unsupported_reason(base + 16, map), "");
+  EXPECT_EQ(tma_unsupported_reason(base + 1024, map), "");
+}
+
+TEST(TensorMapUnsupported, LeadingDimensionNotAMultipleOf8) {
+  for (int64_t extra : {1, 2, 4, 7}) {
+    GemmArgs g = args_for(Op::T, Op::N);
+    g.lda = kM + extra;  // kM = 300 is not a multiple of 8 either, but 300 + 4 = 304 is
+    const Tma2D map = tma_operand_a(g, 128, 64);
+    const std::string why = tma_unsupported_reason(g.a, map);
+    if (g.lda % 8 == 0) {
+      EXPECT_EQ(why, "") << "lda=" << g.lda;
+    } else {
+      EXPECT_NE(why.find("multiple of 8"), std::string::npos) << "lda=" << g.lda << ": '" << why << "'";
+      EXPECT_NE(why.find(std::to_string(g.lda * 2)), std::string::npos) << "names the stride in bytes: " << why;
+    }
+  }
+}
+
+TEST(TensorMapUnsupported, StrideAndDimensionLimits) {
+  Tma2D t{};
+  t.dims[0] = 64;
+  t.dims[1] = 64;
+  t.row_stride = uint64_t{1} << 40;
+  t.box[0] = 64;
+  t.box[1] = 64;
+  EXPECT_NE(tma_unsupported_reason(kAligned, t).find("2^40"), std::string::npos);
+  t.row_stride = 128;
+  EXPECT_EQ(tma_unsupported_reason(kAligned, t), "");
+  t.dims[1] = 0;  // an empty matrix cannot be described
+  EXPECT_NE(tma_unsupported_reason(kAligned, t).find("outside"), std::string::npos);
+  t.dims[1] = 64;
+  t.box[0] = 128;  // 256 bytes: wider than the 128-byte swizzle
+  EXPECT_NE(tma_unsupported_reason(kAligned, t).find("swizzle"), std::string::npos);
+  t.box[0] = 64;
+  t.box[1] = 512;  // more than 256 rows per box
+  EXPECT_FALSE(tma_unsupported_reason(kAligned, t).empty());
+}
+
+}  // namespace
+}  // namespace tcgemm::detail

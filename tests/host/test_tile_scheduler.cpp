@@ -1,0 +1,138 @@
+// GroupedRaster: the persistent kernel trusts it to visit every tile exactly
+// once; a tile visited twice is a race on C, a tile never visited stays NaN.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sm90/tile_scheduler.hpp"
+
+namespace tcgemm::sm90 {
+namespace {
+
+std::string describe(const GroupedRaster& r) {
+  std::ostringstream s;
+  s << "m_blocks=" << r.num_m_blocks << " n_blocks=" << r.num_n_blocks << " group_m=" << r.group_m;
+  return s.str();
+}
+
+// Grids with ragged last groups (m_blocks not a multiple of group_m), single
+// rows and columns, group_m larger than the grid, and realistic sizes.
+std::vector<GroupedRaster> grids() {
+  std::vector<GroupedRaster> out;
+  for (int mb = 1; mb <= 19; ++mb)
+    for (int nb = 1; nb <= 13; ++nb)
+      for (int g : {1, 2, 3, 5, 8, 16}) out.push_back({mb, nb, g});
+  out.push_back({64, 32, 8});   // 8192 x 8192 with 128 x 256 tiles
+  out.push_back({64, 64, 8});   // 8192 x 8192 with 128 x 128 tiles
+  out.push_back({1000, 3, 8});  // tall
+  out.push_back({3, 1000, 8});  // wide
+  out.push_back({129, 67, 7});  // both ragged
+  return out;
+}
+
+TEST(GroupedRaster, IsABijectionOntoTheTileGrid) {
+  for (const auto& r : grids()) {
+    SCOPED_TRACE(describe(r));
+    ASSERT_EQ(r.num_tiles(), r.num_m_blocks * r.num_n_blocks);
+    std::vector<int> visits(static_cast<size_t>(r.num_tiles()), 0);
+    for (int i = 0; i < r.num_tiles(); ++i) {
+      const TileCoord t = r.tile(i);
+      ASSERT_GE(t.m_block, 0) << "index " << i;
+      ASSERT_LT(t.m_block, r.num_m_blocks) << "index " << i;
+      ASSERT_GE(t.n_block, 0) << "index " << i;
+      ASSERT_LT(t.n_block, r.num_n_blocks) << "index " << i;
+      ++visits[static_cast<size_t>(t.m_block * r.num_n_blocks + t.n_block)];
+    }
+    for (int m = 0; m < r.num_m_blocks; ++m)
+      for (int n = 0; n < r.num_n_blocks; ++n)
+        ASSERT_EQ(visits[static_cast<size_t>(m * r.num_n_blocks + n)], 1) << "tile m_block=" << m << " n_block=" << n;
+  }
+}
+
+// The documented order, enumerated independently: groups of group_m
+// block-rows in turn; inside a group n_block outer, m_block inner.
+TEST(GroupedRaster, MatchesTheDocumentedOrder) {
+  for (const auto& r : grids()) {
+    SCOPED_TRACE(describe(r));
+    int index = 0;
+    for (int first_m = 0; first_m < r.num_m_blocks; first_m += r.group_m) {
+      const int last_m = std::min(first_m + r.group_m, r.num_m_blocks);
+      for (int n = 0; n < r.num_n_blocks; ++n)
+        for (int m = first_m; m < last_m; ++m, ++index) {
+          const TileCoord t = r.tile(index);
+          ASSERT_EQ(t.m_block, m) << "index " << index;
+          ASSERT_EQ(t.n_block, n) << "index " << index;
+        }
+    }
+    ASSERT_EQ(index, r.num_tiles());
+  }
+}
+
+TEST(GroupedRaster, MVariesFastestWithinAGroup) {
+  for (const auto& r : grids()) {
+    SCOPED_TRACE(describe(r));
+    for (int i = 0; i + 1 < r.num_tiles(); ++i) {
+      const TileCoord a = r.tile(i), b = r.tile(i + 1);
+      const int group_a = a.m_block / r.group_m, group_b = b.m_block / r.group_m;
+      if (group_a != group_b) {
+        // Moving to the next group: it starts at its first row, first column.
+        ASSERT_EQ(group_b, group_a + 1) << "index " << i;
+        ASSERT_EQ(b.m_block, group_b * r.group_m) << "index " << i;
+        ASSERT_EQ(b.n_block, 0) << "index " << i;
+        ASSERT_EQ(a.n_block, r.num_n_blocks - 1) << "index " << i;
+      } else if (b.n_block == a.n_block) {
+        ASSERT_EQ(b.m_block, a.m_block + 1) << "index " << i;
+      } else {
+        // Next column of the group: back to the group's first row.
+        ASSERT_EQ(b.n_block, a.n_block + 1) << "index " << i;
+        ASSERT_EQ(b.m_block, group_a * r.group_m) << "index " << i;
+      }
+    }
+  }
+}
+
+// A wave of consecutive tiles stays inside one group's group_m block-rows
+// (except where it crosses into the next group), which is the L2 argument.
+TEST(GroupedRaster, ConsecutiveTilesStayWithinGroupRows) {
+  for (const auto& r : grids()) {
+    SCOPED_TRACE(describe(r));
+    const int tiles_per_group = r.group_m * r.num_n_blocks;
+    for (int i = 0; i < r.num_tiles(); ++i) {
+      const int group = i / tiles_per_group;
+      const TileCoord t = r.tile(i);
+      ASSERT_GE(t.m_block, group * r.group_m) << "index " << i;
+      ASSERT_LT(t.m_block, (group + 1) * r.group_m) << "index " << i;
+    }
+  }
+}
+
+// The persistent loop: CTA c takes tiles c, c + num_ctas, ... Together the
+// CTAs cover each tile once for any grid size.
+TEST(GroupedRaster, PersistentStridesCoverEveryTileOnce) {
+  const GroupedRaster r{37, 11, 8};
+  for (int num_ctas : {1, 7, 132, 407, 500}) {
+    SCOPED_TRACE("num_ctas=" + std::to_string(num_ctas));
+    std::vector<int> visits(static_cast<size_t>(r.num_tiles()), 0);
+    for (int cta = 0; cta < num_ctas; ++cta)
+      for (int i = cta; i < r.num_tiles(); i += num_ctas) {
+        const TileCoord t = r.tile(i);
+        ++visits[static_cast<size_t>(t.m_block * r.num_n_blocks + t.n_block)];
+      }
+    for (int v : visits) ASSERT_EQ(v, 1);
+  }
+}
+
+TEST(CeilDiv, RoundsUp) {
+  EXPECT_EQ(ceil_div(0, 128), 0);
+  EXPECT_EQ(ceil_div(1, 128), 1);
+  EXPECT_EQ(ceil_div(128, 128), 1);
+  EXPECT_EQ(ceil_div(129, 128), 2);
+  EXPECT_EQ(ceil_div(8192, 256), 32);
+  EXPECT_EQ(ceil_div(int64_t{1} << 31, 128), 1 << 24);
+}
+
+}  // namespace
+}  // namespace tcgemm::sm90
