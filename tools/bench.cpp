@@ -25,10 +25,13 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "cuda_check.hpp"
-#include "device_buffers.hpp"
 #include "device_info.hpp"
 #include "json_writer.hpp"
 #include "suites.hpp"
+#include "support/compare.hpp"
+#include "support/device_buffer.hpp"
+#include "support/fill.hpp"
+#include "support/half_bits.hpp"
 #include "tcgemm/diagnostics.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -48,12 +51,12 @@ struct BenchCase {
 
 struct BenchRow {
   BenchCase c;
-  Plan plan;                  // ours, from the verification call
-  std::string error;          // a failed call: no timings
+  Plan plan;                        // ours, from the verification call
+  std::string error;                // a failed call: no timings
   std::vector<double> ours_us, cublas_us;
-  CompareStats vs_cublas;     // the worst round (lowest identical fraction)
+  support::CompareStats vs_cublas;  // the worst round (lowest identical fraction)
   bool inputs_ok = true;
-  double peak = -1.0;         // TFLOP/s ceiling for the dtype, < 0 if unknown
+  double peak = -1.0;               // TFLOP/s ceiling for the dtype, < 0 if unknown
 
   bool timed() const { return error.empty() && !ours_us.empty(); }
   double ours_median() const { return median(ours_us); }
@@ -77,7 +80,7 @@ class CaseRunner {
  public:
   CaseRunner(cudaStream_t stream, int repeats, int rounds, bool flush, uint64_t seed)
       : stream_(stream), repeats_(repeats), rounds_(rounds), seed_(seed) {
-    if (flush) flusher_ = std::make_unique<L2Flusher>();
+    if (flush) flusher_ = std::make_unique<support::L2Flusher>();
     events_.resize(4 * static_cast<size_t>(repeats));
     for (cudaEvent_t& e : events_) CHECK_CUDA(cudaEventCreate(&e));
   }
@@ -92,11 +95,10 @@ class CaseRunner {
   void run(BenchRow& row, size_t case_index) {
     const BenchCase& c = row.c;
     const Operands ops = operands_for(c.shape, c.layout);
-    DeviceBuffer a(ops.a_elems * kElementBytes), b(ops.b_elems * kElementBytes);
-    DeviceBuffer c_ours(ops.c_elems * kElementBytes), c_cublas(ops.c_elems * kElementBytes);
-    const GemmArgs ours_args = make_args(c.dtype, c.layout, c.shape, ops, a.get(), b.get(), c_ours.get(), 1.0f, 0.0f,
-                                         stream_);
-    const GemmArgs cublas_args = make_args(c.dtype, c.layout, c.shape, ops, a.get(), b.get(), c_cublas.get(), 1.0f,
+    ElementBuffer a(ops.a_elems), b(ops.b_elems), c_ours(ops.c_elems), c_cublas(ops.c_elems);
+    const GemmArgs ours_args = make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), c_ours.data(), 1.0f,
+                                         0.0f, stream_);
+    const GemmArgs cublas_args = make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), c_cublas.data(), 1.0f,
                                            0.0f, stream_);
     const Options ours_options{Prefer::automatic, 0};
     const Options cublas_options{Prefer::cublas_only, 0};
@@ -105,16 +107,15 @@ class CaseRunner {
       // Fresh inputs every round (the leaderboard re-seeds before every call):
       // nothing may be cached on pointers or data between rounds.
       const uint64_t seed = seed_ + (static_cast<uint64_t>(case_index) << 20) + 2 * static_cast<uint64_t>(round);
-      fill_uniform(a.get(), c.dtype, ops.a_elems, seed, c.lo, c.hi, stream_);
-      fill_uniform(b.get(), c.dtype, ops.b_elems, seed + 1, c.lo, c.hi, stream_);
+      support::fill_random(c.dtype, a.data(), ops.a_elems, support::uniform(c.lo, c.hi), seed, stream_);
+      support::fill_random(c.dtype, b.data(), ops.b_elems, support::uniform(c.lo, c.hi), seed + 1, stream_);
       for (const auto& [buf, count] : {std::pair{&a, ops.a_elems}, std::pair{&b, ops.b_elems}}) {
-        const InputStats st = input_stats(buf->get(), c.dtype, count, stream_);
-        if (st.nonfinite > 0 || st.nonzero * 2 < st.count) row.inputs_ok = false;
+        if (!support::value_stats(c.dtype, buf->data(), count, stream_).usable_input()) row.inputs_ok = false;
       }
 
       // Verify once per round, before any timing.
-      fill_nan(c_ours.get(), ops.c_elems, stream_);
-      fill_nan(c_cublas.get(), ops.c_elems, stream_);
+      support::fill_bits(c_ours.data(), c_ours.size(), support::kNanAllOnes, stream_);
+      support::fill_bits(c_cublas.data(), c_cublas.size(), support::kNanAllOnes, stream_);
       const Plan ours = gemm(ours_args, ours_options);
       const Plan cublas = gemm(cublas_args, cublas_options);
       CHECK_CUDA(cudaStreamSynchronize(stream_));
@@ -129,8 +130,8 @@ class CaseRunner {
       }
       // The table shows the worst round: a mismatch seen once must not be
       // averaged away by later rounds that happened to agree.
-      const CompareStats st =
-          compare(c.dtype, c_ours.get(), ops.ldc, c_cublas.get(), ops.ldc, c.shape.m, c.shape.n, stream_);
+      const support::CompareStats st = support::compare(c.dtype, c_ours.data(), ops.ldc, c_cublas.data(), ops.ldc,
+                                                        c.shape.m, c.shape.n, stream_);
       if (round == 0 || st.identical_fraction() < row.vs_cublas.identical_fraction() || !st.finite() ||
           st.norm_rel > row.vs_cublas.norm_rel)
         row.vs_cublas = st;
@@ -175,7 +176,7 @@ class CaseRunner {
   cudaStream_t stream_;
   int repeats_, rounds_;
   uint64_t seed_;
-  std::unique_ptr<L2Flusher> flusher_;
+  std::unique_ptr<support::L2Flusher> flusher_;
   std::vector<cudaEvent_t> events_;
 };
 

@@ -21,9 +21,11 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "cuda_check.hpp"
-#include "device_buffers.hpp"
 #include "device_info.hpp"
 #include "suites.hpp"
+#include "support/compare.hpp"
+#include "support/fill.hpp"
+#include "support/half_bits.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::cli {
@@ -54,30 +56,30 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   CaseOutcome out;
   const Shape& s = cc.shape;
   const Operands ops = operands_for(s, layout, cc.pad);
-  const size_t c_bytes = static_cast<size_t>(ops.c_elems) * kElementBytes;
-  DeviceBuffer a(ops.a_elems * kElementBytes), b(ops.b_elems * kElementBytes);
-  DeviceBuffer c_ours(c_bytes), c_ref(c_bytes), c_cublas(c_bytes), c_init(cc.beta != 0.0f ? c_bytes : 0);
+  ElementBuffer a(ops.a_elems), b(ops.b_elems), c_init(cc.beta != 0.0f ? ops.c_elems : 0);
+  ElementBuffer c_ours(ops.c_elems), c_ref(ops.c_elems), c_cublas(ops.c_elems);
 
-  fill_uniform(a.get(), dtype, ops.a_elems, seed, -1.0f, 1.0f, stream);
-  fill_uniform(b.get(), dtype, ops.b_elems, seed + 1, -1.0f, 1.0f, stream);
-  if (cc.beta != 0.0f) fill_uniform(c_init.get(), dtype, ops.c_elems, seed + 2, -1.0f, 1.0f, stream);
+  const support::Distribution inputs = support::uniform(-1.0f, 1.0f);
+  support::fill_random(dtype, a.data(), ops.a_elems, inputs, seed, stream);
+  support::fill_random(dtype, b.data(), ops.b_elems, inputs, seed + 1, stream);
+  if (cc.beta != 0.0f) support::fill_random(dtype, c_init.data(), ops.c_elems, inputs, seed + 2, stream);
   // A generator bug that produced zeros would make every backend agree.
   for (const auto& [name, buf, count] : {std::tuple{"A", &a, ops.a_elems}, std::tuple{"B", &b, ops.b_elems}}) {
-    const InputStats st = input_stats(buf->get(), dtype, count, stream);
-    if (st.count > 0 && (st.nonfinite > 0 || st.nonzero * 2 < st.count))
+    const support::ValueStats st = support::value_stats(dtype, buf->data(), count, stream);
+    if (!st.usable_input())
       out.failures.push_back(format("input %s is not a usable random matrix (%lld of %lld non-zero, %lld non-finite)",
                                     name, static_cast<long long>(st.nonzero), static_cast<long long>(st.count),
                                     static_cast<long long>(st.nonfinite)));
   }
   // Every output starts from the same state: NaN when C must not be read.
-  auto prepare = [&](DeviceBuffer& c) {
+  auto prepare = [&](ElementBuffer& c) {
     if (cc.beta != 0.0f)
-      CHECK_CUDA(cudaMemcpyAsync(c.get(), c_init.get(), c_bytes, cudaMemcpyDeviceToDevice, stream));
+      CHECK_CUDA(cudaMemcpyAsync(c.data(), c_init.data(), c.bytes(), cudaMemcpyDeviceToDevice, stream));
     else
-      fill_nan(c.get(), ops.c_elems, stream);
+      support::fill_bits(c.data(), c.size(), support::kNanAllOnes, stream);
   };
-  auto args_for = [&](DeviceBuffer& c) {
-    return make_args(dtype, layout, s, ops, a.get(), b.get(), c.get(), cc.alpha, cc.beta, stream);
+  auto args_for = [&](ElementBuffer& c) {
+    return make_args(dtype, layout, s, ops, a.data(), b.data(), c.data(), cc.alpha, cc.beta, stream);
   };
 
   // All three run on one stream; one synchronize then surfaces any fault
@@ -100,7 +102,8 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     out.failures.push_back(format("reference_gemm failed (%s): %s", to_string(ref.status), ref.reason.c_str()));
 
   if (ours.status == Status::ok && ref.status == Status::ok) {
-    const CompareStats vs_ref = compare(dtype, c_ours.get(), ops.ldc, c_ref.get(), ops.ldc, s.m, s.n, stream);
+    const support::CompareStats vs_ref =
+        support::compare(dtype, c_ours.data(), ops.ldc, c_ref.data(), ops.ldc, s.m, s.n, stream);
     err = format("%.2e", vs_ref.norm_rel);
     elem = format("%.2e", vs_ref.max_elem_rel);
     if (vs_ref.nonfinite_x > 0)
@@ -117,15 +120,17 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     // cuBLAS's own error puts ours in scale: both round the same fp32 sums.
     if (ref.status == Status::ok)
       cublas_err = format(
-          "%.2e", compare(dtype, c_cublas.get(), ops.ldc, c_ref.get(), ops.ldc, s.m, s.n, stream).norm_rel);
-    if (ours.status == Status::ok)
-      same_as_cublas = percent(
-          compare(dtype, c_ours.get(), ops.ldc, c_cublas.get(), ops.ldc, s.m, s.n, stream).identical_fraction());
+          "%.2e", support::compare(dtype, c_cublas.data(), ops.ldc, c_ref.data(), ops.ldc, s.m, s.n, stream).norm_rel);
+    if (ours.status == Status::ok) {
+      const support::CompareStats vs_cublas =
+          support::compare(dtype, c_ours.data(), ops.ldc, c_cublas.data(), ops.ldc, s.m, s.n, stream);
+      same_as_cublas = percent(vs_cublas.identical_fraction());
+    }
   }
 
   // Tile invariance: the sm90 kernel with each tile width must give ours' bits.
   if (ours.status == Status::ok && ours.backend == Backend::sm90) {
-    DeviceBuffer c_tile(c_bytes);
+    ElementBuffer c_tile(ops.c_elems);
     tiles = "same";
     for (const int block_n : {128, 256}) {
       prepare(c_tile);
@@ -135,7 +140,8 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
         tiles = "-";
         continue;
       }
-      const CompareStats st = compare(dtype, c_tile.get(), ops.ldc, c_ours.get(), ops.ldc, s.m, s.n, stream);
+      const support::CompareStats st =
+          support::compare(dtype, c_tile.data(), ops.ldc, c_ours.data(), ops.ldc, s.m, s.n, stream);
       if (st.identical != st.count) {
         tiles = "DIFF";
         out.failures.push_back(format("block_n=%d (%s) differs from the automatic choice in %lld of %lld elements",

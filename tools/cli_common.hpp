@@ -1,6 +1,6 @@
 // What the subcommands share: shapes and layouts, option parsing into them,
-// GemmArgs for a packed (or padded) row-major case, device selection and the
-// exit codes.
+// GemmArgs for a packed (or padded) row-major case, device buffers, device
+// selection and the exit codes.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "support/device_buffer.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::cli {
@@ -49,6 +50,9 @@ struct Operands {
   int64_t a_elems = 0, b_elems = 0, c_elems = 0;
 };
 Operands operands_for(const Shape& shape, Layout layout, int64_t pad = 0);
+
+// Operands on the device: fp16 and bf16 both as raw 16-bit patterns.
+using ElementBuffer = support::DeviceBuffer<uint16_t>;
 
 GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operands& ops, const void* a,
                    const void* b, void* c, float alpha, float beta, cudaStream_t stream);

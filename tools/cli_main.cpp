@@ -13,6 +13,7 @@
 #include "arg_parser.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "support/cuda_error.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::cli {
@@ -89,7 +90,15 @@ int main(int argc, char** argv) {
       std::fputs(parser.usage().c_str(), stdout);
       return kExitOk;
     }
-    return c.run(parser);
+    try {
+      return c.run(parser);
+    } catch (const tcgemm::support::CudaError& e) {
+      // A CUDA failure inside a shared helper (buffers, fills, comparisons):
+      // exit as CHECK_CUDA does, since nothing measured after it can be trusted.
+      std::fflush(stdout);
+      std::fprintf(stderr, "tcgemm: %s\n", e.what());
+      return kExitFailure;
+    }
   }
   std::fprintf(stderr, "tcgemm: unknown command '%s'\n\n%s", word.c_str(), main_usage().c_str());
   return kExitUsage;

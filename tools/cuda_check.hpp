@@ -1,7 +1,8 @@
 // Error checks for the command line tool. Every CUDA and cuBLAS call in tools/
 // goes through one of these: a failure prints where it happened and what was
 // called, then exits, because a tool that carries on after a failed launch
-// prints numbers that mean nothing.
+// prints numbers that mean nothing. The shared helpers in support/ throw
+// support::CudaError instead; main() turns that into the same exit.
 #pragma once
 
 #include <cstdio>
@@ -41,7 +42,3 @@ namespace tcgemm::cli {
     if (check_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                   \
       ::tcgemm::cli::fail_cublas(check_cublas_status_, #expr, __FILE__, __LINE__);       \
   } while (0)
-
-// After a <<<>>> launch: catches bad configurations at once (the kernel's own
-// faults surface at the next synchronizing call, which is checked too).
-#define CHECK_LAUNCH() CHECK_CUDA(cudaGetLastError())

@@ -7,7 +7,6 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "cuda_check.hpp"
-#include "device_buffers.hpp"
 #include "device_info.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -48,9 +47,9 @@ int run_info(const ArgParser& parser) {
   const Shape shape{4096, 4096, 4096};
   const Layout layout{Op::N, Op::N};
   const Operands ops = operands_for(shape, layout);
-  DeviceBuffer a(ops.a_elems * kElementBytes), b(ops.b_elems * kElementBytes), c(ops.c_elems * kElementBytes);
+  const ElementBuffer a(ops.a_elems), b(ops.b_elems), c(ops.c_elems);
   for (const DType dtype : {DType::f16, DType::bf16}) {
-    const Plan p = plan(make_args(dtype, layout, shape, ops, a.get(), b.get(), c.get(), 1.0f, 0.0f, nullptr));
+    const Plan p = plan(make_args(dtype, layout, shape, ops, a.data(), b.data(), c.data(), 1.0f, 0.0f, nullptr));
     const std::string label = format("plan %s %s 4096^3", to_string(dtype), layout.str().c_str());
     if (p.status != Status::ok)
       row(label.c_str(), format("rejected (%s): %s", to_string(p.status), p.reason.c_str()));

@@ -64,6 +64,30 @@ class SkipMarker : public ::testing::Environment {
 // Cases and buffers
 // ---------------------------------------------------------------------------
 
+const char* to_string(Fill fill) {
+  switch (fill) {
+    case Fill::uniform_pm1:
+      return "uniform(-1,1)";
+    case Fill::uniform_01:
+      return "uniform(0,1)";
+    case Fill::small_int:
+      return "int[-2,2]";
+  }
+  return "?";
+}
+
+support::Distribution distribution(Fill fill) {
+  switch (fill) {
+    case Fill::uniform_pm1:
+      return support::uniform(-1.0f, 1.0f);
+    case Fill::uniform_01:
+      return support::uniform(0.0f, 1.0f);
+    case Fill::small_int:
+      return support::integers(-2, 2);
+  }
+  return support::uniform(-1.0f, 1.0f);
+}
+
 std::string layout_name(Layout layout) { return std::string(to_string(layout.a)) + to_string(layout.b); }
 
 std::string GemmCase::describe() const {
@@ -100,26 +124,30 @@ uint64_t seed_b(uint64_t s) { return s * 3 + 2; }
 
 void fill_operand(const char* name, DType dtype, uint16_t* p, int64_t rows, int64_t cols, int64_t ld, Fill fill,
                   uint64_t seed, const GemmCase& gc) {
-  fill_matrix(dtype, p, rows, cols, ld, fill, seed);
+  support::fill_random(dtype, p, rows, cols, ld, distribution(fill), seed, poison_bits(dtype));
   if (rows * cols == 0) return;
   // Never test on zeros: a kernel that reads nothing must not pass.
-  const ValueCounts v = count_values(dtype, p, rows, cols, ld);
-  if (v.nan != 0 || v.nonzero * 2 < rows * cols) {
+  const support::ValueStats v = support::value_stats(dtype, p, rows, cols, ld);
+  if (!v.usable_input()) {
     throw std::runtime_error(std::string("input ") + name + " has " + std::to_string(v.nonzero) + " non-zero and " +
-                             std::to_string(v.nan) + " NaN of " + std::to_string(rows * cols) + " elements (" +
+                             std::to_string(v.nonfinite) + " NaN of " + std::to_string(rows * cols) + " elements (" +
                              gc.describe() + ")");
   }
 }
+
+// The fills only enqueue work: wait, so a fault throws here, naming what
+// was being written, and a GEMM on a non-blocking stream sees the data.
+void wait_for_fills(const char* what) { check_cuda(cudaDeviceSynchronize(), what); }
 }  // namespace
 
 Problem::Problem(const GemmCase& gc) : case_(gc) {
   const int64_t rows_a = gc.op_a == Op::N ? gc.m : gc.k, cols_a = gc.op_a == Op::N ? gc.k : gc.m;
   const int64_t rows_b = gc.op_b == Op::N ? gc.k : gc.n, cols_b = gc.op_b == Op::N ? gc.n : gc.k;
-  a_ = DeviceBuffer(static_cast<size_t>(gc.offset_a + std::max<int64_t>(rows_a * gc.lda, 1)));
-  b_ = DeviceBuffer(static_cast<size_t>(gc.offset_b + std::max<int64_t>(rows_b * gc.ldb, 1)));
+  a_ = Buffer(static_cast<size_t>(gc.offset_a + std::max<int64_t>(rows_a * gc.lda, 1)));
+  b_ = Buffer(static_cast<size_t>(gc.offset_b + std::max<int64_t>(rows_b * gc.ldb, 1)));
   const size_t c_elems = static_cast<size_t>(gc.offset_c) + c_span();
-  c_ = DeviceBuffer(c_elems);
-  c_ref_ = DeviceBuffer(c_elems);
+  c_ = Buffer(c_elems);
+  c_ref_ = Buffer(c_elems);
   fill_bits(a_.data(), a_.size(), poison_bits(gc.dtype));
   fill_bits(b_.data(), b_.size(), poison_bits(gc.dtype));
   fill_operand("A", gc.dtype, a(), rows_a, cols_a, gc.lda, gc.fill, seed_a(gc.seed), gc);
@@ -150,13 +178,20 @@ GemmArgs Problem::args(uint16_t* c, cudaStream_t stream) const {
 void Problem::poison_outputs() const {
   fill_bits(c_.data(), c_.size(), poison_bits(case_.dtype));
   fill_bits(c_ref_.data(), c_ref_.size(), poison_bits(case_.dtype));
+  wait_for_fills("poisoning C");
 }
 
-void Problem::poison_c() const { fill_bits(c_.data(), c_.size(), poison_bits(case_.dtype)); }
+void Problem::poison_c() const {
+  fill_bits(c_.data(), c_.size(), poison_bits(case_.dtype));
+  wait_for_fills("poisoning C");
+}
 
 void Problem::fill_outputs(Fill fill, uint64_t seed) const {
   poison_outputs();
-  for (uint16_t* c : {this->c(), c_ref()}) fill_matrix(case_.dtype, c, case_.m, case_.n, case_.ldc, fill, seed);
+  for (uint16_t* c : {this->c(), c_ref()})
+    support::fill_random(case_.dtype, c, case_.m, case_.n, case_.ldc, distribution(fill), seed,
+                         poison_bits(case_.dtype));
+  wait_for_fills("filling C");
 }
 
 Plan run_gemm(const GemmArgs& args, const Options& options) {

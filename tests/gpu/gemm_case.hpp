@@ -9,10 +9,33 @@
 #include <string>
 #include <vector>
 
-#include "gpu_util.hpp"
+#include "support/cuda_error.hpp"
+#include "support/device_buffer.hpp"
+#include "support/fill.hpp"
+#include "support/half_bits.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::test {
+
+// The suites name these unqualified. Every helper throws on a CUDA error
+// (support::CudaError is a std::runtime_error), so a failure inside one
+// fails the test that called it with the CUDA error named.
+using support::check_cuda;
+using support::download;
+using support::fill_bits;
+using support::from_float;
+using support::is_nan_or_inf;
+using support::poison_bits;
+using support::to_float;
+
+// What to fill inputs with.
+//   uniform_pm1: uniform in (-1, 1), rounded to the dtype: numeric mode.
+//   uniform_01:  uniform in [0, 1), as matmul_v2's inputs (torch uniform_).
+//   small_int:   integers in [-2, 2]: every product and partial sum is exact
+//                in fp32, so any correct kernel equals the reference bit for bit.
+enum class Fill { uniform_pm1, uniform_01, small_int };
+const char* to_string(Fill fill);
+support::Distribution distribution(Fill fill);
 
 // Every GPU test derives from this: it skips, with the reason, unless the
 // current device has compute capability 9.x (the sm_90a kernels' target).
@@ -61,7 +84,9 @@ inline constexpr int64_t kGuardRows = 2;
 
 // The device buffers of a case. A and B are filled and checked to be mostly
 // non-zero and NaN-free at construction; C and the reference C are poisoned
-// (padding and guard rows included) by poison_outputs().
+// (padding and guard rows included) by poison_outputs(). Every method that
+// writes the buffers waits for the device, so a fill that faults throws there
+// and a GEMM on any stream (non-blocking ones too) sees the finished data.
 class Problem {
  public:
   explicit Problem(const GemmCase& gemm_case);
@@ -87,7 +112,8 @@ class Problem {
 
  private:
   GemmCase case_;
-  DeviceBuffer a_, b_, c_, c_ref_;
+  using Buffer = support::DeviceBuffer<uint16_t>;
+  Buffer a_, b_, c_, c_ref_;
 };
 
 // tcgemm::gemm / reference_gemm, then synchronize: a kernel fault throws

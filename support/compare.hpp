@@ -1,0 +1,35 @@
+// One fp16/bf16 matrix against another, on the GPU: checking a 16384 x 8192
+// output costs milliseconds, not a copy to the host. Waits for `stream`;
+// failures throw CudaError.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::support {
+
+// x against ref over a rows x cols row-major window (leading dimensions ldx,
+// ld_ref). Sums skip pairs where either side is not finite; those are counted.
+struct CompareStats {
+  int64_t count = 0;
+  int64_t nonfinite_x = 0;    // NaN/Inf in x: unwritten (poisoned) output or overflow
+  int64_t nonfinite_ref = 0;
+  int64_t identical = 0;      // equal bit patterns
+  double norm_rel = 0.0;      // ||x - ref||_F / ||ref||_F
+  double max_elem_rel = 0.0;  // max |x - ref| / (|ref| + eps), eps = kElemEps * rms(ref)
+  double max_abs = 0.0;       // max |x - ref|
+
+  bool finite() const { return nonfinite_x == 0 && nonfinite_ref == 0; }
+  double identical_fraction() const { return count ? static_cast<double>(identical) / count : 1.0; }
+};
+// The floor under |ref| in the elementwise ratio, relative to ref's RMS: with
+// random signs some outputs land near zero, and a ratio against ~0 says
+// nothing about the kernel.
+inline constexpr double kElemEps = 1e-3;
+CompareStats compare(DType dtype, const uint16_t* x, int64_t ldx, const uint16_t* ref, int64_t ld_ref, int64_t rows,
+                     int64_t cols, cudaStream_t stream = nullptr);
+
+}  // namespace tcgemm::support
