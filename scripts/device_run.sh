@@ -7,13 +7,17 @@
 #   check.log      tcgemm check (sweep against the reference and cuBLAS)
 #   large.txt/json tcgemm bench --suite large  (fp16 and bf16)
 #   mv2.txt/json   tcgemm bench --suite matmul_v2
-# STEPS (default "test check large mv2") picks the parts; BENCH_ARGS adds
-# arguments to every bench. The build folder survives while the machine is warm.
+# STEPS (default "check test large mv2") picks the parts, in order; BENCH_ARGS
+# adds arguments to every bench (e.g. "--configs all"). Each step is bounded by
+# STEP_TIMEOUT seconds (default 300), and a failing `check` (the quickest
+# sign of a broken or hanging kernel) stops the run before the long steps.
+# The build folder survives while the machine is warm.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-STEPS=${STEPS:-test check large mv2}
+STEPS=${STEPS:-check test large mv2}
+STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 BENCH_ARGS=${BENCH_ARGS:-}
 export BUILD_DIR=${BUILD_DIR:-build-device}
 source scripts/env.sh
@@ -30,13 +34,17 @@ tcgemm="$BUILD_DIR/tools/tcgemm"
 status=0
 for step in $STEPS; do
   case $step in
-    test)  ctest --test-dir "$BUILD_DIR" --output-on-failure > "$OUT/ctest.log" 2>&1 || status=1
+    test)  timeout "$STEP_TIMEOUT" ctest --test-dir "$BUILD_DIR" --output-on-failure > "$OUT/ctest.log" 2>&1 || status=1
            tail -5 "$OUT/ctest.log" ;;
-    check) "$tcgemm" check > "$OUT/check.log" 2>&1 || status=1
+    check) if ! timeout "$STEP_TIMEOUT" "$tcgemm" check > "$OUT/check.log" 2>&1; then
+             tail -20 "$OUT/check.log"; exit 1
+           fi
            tail -3 "$OUT/check.log" ;;
-    large) "$tcgemm" bench --suite large --dtype both --json "$OUT/large.json" $BENCH_ARGS > "$OUT/large.txt" 2>&1 || status=1
+    large) timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite large --dtype both --json "$OUT/large.json" $BENCH_ARGS \
+             > "$OUT/large.txt" 2>&1 || status=1
            cat "$OUT/large.txt" ;;
-    mv2)   "$tcgemm" bench --suite matmul_v2 --json "$OUT/mv2.json" $BENCH_ARGS > "$OUT/mv2.txt" 2>&1 || status=1
+    mv2)   timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite matmul_v2 --json "$OUT/mv2.json" $BENCH_ARGS \
+             > "$OUT/mv2.txt" 2>&1 || status=1
            cat "$OUT/mv2.txt" ;;
     *)     echo "unknown step '$step'"; status=1 ;;
   esac

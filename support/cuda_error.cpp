@@ -3,8 +3,12 @@
 namespace tcgemm::support {
 
 namespace {
+// Appended piece by piece: GCC 12's -Wrestrict misfires on a chain of
+// operator+ over string temporaries at -O3.
 std::string describe(cudaError_t err, std::string_view what) {
-  return std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
+  std::string s(what);
+  s.append(": ").append(cudaGetErrorName(err)).append(" (").append(cudaGetErrorString(err)).append(")");
+  return s;
 }
 }  // namespace
 

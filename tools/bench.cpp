@@ -47,6 +47,7 @@ struct BenchCase {
   Layout layout;
   float lo, hi;        // input distribution
   std::string source;  // suite name or "--shape"
+  Options options{};   // ours: automatic, or one forced configuration (--configs all)
 };
 
 struct BenchRow {
@@ -56,6 +57,8 @@ struct BenchRow {
   std::vector<double> ours_us, cublas_us;
   support::CompareStats vs_cublas;  // the worst round (lowest identical fraction)
   bool inputs_ok = true;
+  size_t group = 0;                 // rows of one (shape, dtype, layout) share it
+  bool heuristic = false;           // this configuration is what the automatic choice runs
   double peak = -1.0;               // TFLOP/s ceiling for the dtype, < 0 if unknown
 
   bool timed() const { return error.empty() && !ours_us.empty(); }
@@ -100,8 +103,10 @@ class CaseRunner {
                                          0.0f, stream_);
     const GemmArgs cublas_args = make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), c_cublas.data(), 1.0f,
                                            0.0f, stream_);
-    const Options ours_options{Prefer::automatic, 0};
+    const Options ours_options = c.options;
     const Options cublas_options{Prefer::cublas_only, 0};
+    // Which kernel the automatic choice would run, to mark it among forced configs.
+    row.heuristic = plan(ours_args, Options{}).kernel == plan(ours_args, ours_options).kernel;
 
     for (int round = 0; round < rounds_; ++round) {
       // Fresh inputs every round (the leaderboard re-seeds before every call):
@@ -192,11 +197,13 @@ std::string now_iso8601() {
 // Times in microseconds, TFLOP/s from the medians; the last column is empty
 // unless something needs a second look.
 void print_table(const std::vector<BenchRow>& rows) {
-  const char* head = "%-16s %-5s %-3s %-20s %10s %10s %8s %8s %6s %8s %8s  %s\n";
+  const char* head = "%-16s %-5s %-3s %-28s %10s %10s %8s %8s %6s %8s %8s  %s\n";
   std::printf(head, "shape", "dtype", "lay", "kernel", "ours us", "cuBLAS us", "ours TF", "cuBLAS TF", "%peak",
               "speedup", "=cuBLAS", "");
   for (const BenchRow& r : rows) {
-    const std::string kernel = r.plan.status == Status::ok ? short_kernel(r.plan) : "rejected";
+    std::string kernel = r.plan.status == Status::ok ? short_kernel(r.plan) : "rejected";
+    // With --configs all, '*' marks the configuration the heuristic picks.
+    if (r.c.options.block_n != 0) kernel = (r.heuristic ? "*" : " ") + kernel;
     if (!r.timed()) {
       std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(), "-",
                   "-", "-", "-", "-", "-", "-", r.warning().c_str());
@@ -211,17 +218,47 @@ void print_table(const std::vector<BenchRow>& rows) {
   }
 }
 
-// Geometric mean of cuBLAS time / ours, per dtype.
+// Geometric mean of cuBLAS time / ours, per dtype, over what users get: the
+// automatic choice (with --configs all, the rows the heuristic picks).
 std::map<std::string, std::pair<double, int>> geomeans(const std::vector<BenchRow>& rows) {
   std::map<std::string, std::pair<double, int>> logs;
   for (const BenchRow& r : rows) {
-    if (!r.timed()) continue;
+    if (!r.timed() || !r.heuristic) continue;
     auto& [sum, n] = logs[to_string(r.c.dtype)];
     sum += std::log(r.speedup());
     ++n;
   }
   for (auto& [dtype, entry] : logs) entry.first = std::exp(entry.first / entry.second);
   return logs;
+}
+
+// --configs all: per case, the heuristic's pick against the fastest config.
+// Configs are ranked by their speedup over the cuBLAS calls interleaved with
+// them, not by raw time: the rows of one case run one after another, and the
+// GPU's clock drifts between them by more than the configs differ.
+void print_config_summary(const std::vector<BenchRow>& rows) {
+  std::printf("\nheuristic vs best configuration (best speedup / speedup of the pick):\n");
+  double worst = 1.0;
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i;
+    const BenchRow* best = nullptr;
+    const BenchRow* pick = nullptr;
+    for (; j < rows.size() && rows[j].group == rows[i].group; ++j) {
+      const BenchRow& r = rows[j];
+      if (!r.timed()) continue;
+      if (best == nullptr || r.speedup() > best->speedup()) best = &r;
+      if (r.heuristic) pick = &r;
+    }
+    if (best != nullptr && pick != nullptr) {
+      const double ratio = best->speedup() / pick->speedup();
+      worst = std::max(worst, ratio);
+      std::printf("  %-16s %-5s %-3s pick %-26s best %-26s %.3f%s\n", rows[i].c.shape.str().c_str(),
+                  to_string(rows[i].c.dtype), rows[i].c.layout.str().c_str(), short_kernel(pick->plan).c_str(),
+                  short_kernel(best->plan).c_str(), ratio, ratio > 1.03 ? "  > 3%" : "");
+    }
+    i = j;
+  }
+  std::printf("worst best/pick: %.3f\n", worst);
 }
 
 void write_json(std::ofstream& file, const DeviceInfo& d, const std::map<std::string, double>& peaks,
@@ -268,7 +305,9 @@ void write_json(std::ofstream& file, const DeviceInfo& d, const std::map<std::st
     j.member("dtype", to_string(r.c.dtype)).member("layout", r.c.layout.str());
     j.member("input_low", static_cast<double>(r.c.lo)).member("input_high", static_cast<double>(r.c.hi));
     j.member("backend", to_string(r.plan.backend)).member("kernel", r.plan.kernel).member("reason", r.plan.reason);
-    j.member("error", r.error);
+    j.member("grid_ctas", r.plan.grid_ctas);
+    j.member("error", r.error).member("group", static_cast<uint64_t>(r.group)).member("heuristic", r.heuristic);
+    j.member("forced_block_n", r.c.options.block_n).member("forced_cluster_m", r.c.options.cluster_m);
     if (r.timed()) {
       j.member("ours_us_median", r.ours_median()).member("cublas_us_median", r.cublas_median());
       j.member("ours_us_min", *std::min_element(r.ours_us.begin(), r.ours_us.end()));
@@ -310,6 +349,9 @@ void add_bench_options(ArgParser& parser) {
   parser.add_option("json", "FILE", "also write every number, with GPU, clocks and versions, to FILE");
   parser.add_option("seed", "N", "base seed of the random inputs (default " + std::to_string(kDefaultSeed) + ")");
   parser.add_option("device", "N", "CUDA device index (default 0)");
+  parser.add_option("configs", "auto|all",
+                    "auto: the heuristic's choice (default); all: time every built-in sm90 configuration for each "
+                    "case and mark the heuristic's pick with '*'");
   std::string epilog =
       "Times are medians of CUDA-event intervals around single calls, ours and cuBLAS interleaved.\n"
       "speedup = cuBLAS time / ours; %peak = ours against the wgmma ceiling measured at start\n"
@@ -356,6 +398,8 @@ int run_bench(const ArgParser& parser) {
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
   if (!device) return usage_error(parser, "--device wants a device index");
   const bool flush = !parser.has("no-flush");
+  const std::string configs = parser.get("configs", "auto");
+  if (configs != "auto" && configs != "all") return usage_error(parser, "--configs must be auto or all");
 
   // Open the JSON file now, so a bad path fails before minutes of timing.
   std::ofstream json;
@@ -404,15 +448,26 @@ int run_bench(const ArgParser& parser) {
   // Shape-major order: the dtypes and layouts of one shape run back to back,
   // which keeps their rows together in the table.
   std::vector<BenchRow> rows;
+  std::vector<Options> variants{Options{}};
+  if (configs == "all") {
+    variants.clear();
+    for (const TileConfig tc : kTileConfigs) variants.push_back(Options{Prefer::tcgemm_only, tc.block_n, tc.cluster_m});
+  }
+  size_t group = 0;
   for (const BenchCase& t : templates)
     for (const DType dtype : dtypes)
       for (const Layout layout : layouts) {
-        BenchRow row;
-        row.c = t;
-        row.c.dtype = dtype;
-        row.c.layout = layout;
-        row.peak = peaks[to_string(dtype)];
-        rows.push_back(std::move(row));
+        for (const Options& o : variants) {
+          BenchRow row;
+          row.c = t;
+          row.c.dtype = dtype;
+          row.c.layout = layout;
+          row.c.options = o;
+          row.group = group;
+          row.peak = peaks[to_string(dtype)];
+          rows.push_back(std::move(row));
+        }
+        ++group;
       }
 
   cudaStream_t stream;
@@ -424,8 +479,11 @@ int run_bench(const ArgParser& parser) {
     flush_bytes = runner.flush_bytes();
     for (size_t i = 0; i < rows.size(); ++i) {
       BenchRow& row = rows[i];
-      std::fprintf(stderr, "[%zu/%zu] %s %s %s ... ", i + 1, rows.size(), row.c.shape.str().c_str(),
-                   to_string(row.c.dtype), row.c.layout.str().c_str());
+      std::fprintf(stderr, "[%zu/%zu] %s %s %s%s ... ", i + 1, rows.size(), row.c.shape.str().c_str(),
+                   to_string(row.c.dtype), row.c.layout.str().c_str(),
+                   row.c.options.block_n ? format(" block_n=%d cluster_m=%d", row.c.options.block_n,
+                                                  row.c.options.cluster_m).c_str()
+                                         : "");
       std::fflush(stderr);
       runner.run(row, i);
       if (row.timed())
@@ -441,6 +499,7 @@ int run_bench(const ArgParser& parser) {
   bool all_ok = true;
   // Slow is not a failure; a failed call or a NaN in our output is.
   for (const BenchRow& r : rows) all_ok = all_ok && r.error.empty() && r.vs_cublas.nonfinite_x == 0;
+  if (configs == "all") print_config_summary(rows);
   for (const auto& [dtype, entry] : geomeans(rows))
     std::printf("geomean speedup %s: %.3fx over %d case(s)\n", dtype.c_str(), entry.first, entry.second);
   if (json.is_open()) {

@@ -71,11 +71,26 @@ struct GemmArgs {
   cudaStream_t stream = nullptr;  // null: the default stream
 };
 
+// The tile widths (BLOCK_N) the sm90 kernel is built for; the tile height is
+// always 128 rows (two consumer warpgroups of 64).
+inline constexpr int kTileWidths[] = {64, 128, 192, 256};
+
+// The sm90 kernel configurations built in: a tile width and the number of
+// CTAs (1 or 2, stacked along M) in a cluster that shares B by TMA multicast.
+struct TileConfig {
+  int block_n;
+  int cluster_m;
+};
+inline constexpr TileConfig kTileConfigs[] = {{64, 1}, {128, 1}, {128, 2}, {192, 1}, {256, 1}, {256, 2}};
+
 struct Options {
   Prefer prefer = Prefer::automatic;
-  // Tile width override for the sm90 kernel: 0 chooses automatically, else 128
-  // or 256. Results are bit-identical for every choice (tests rely on it).
+  // Configuration override for the sm90 kernel: 0 chooses automatically; a
+  // non-zero pair must be one of kTileConfigs (block_n alone picks that width
+  // with the cluster size chosen automatically). Results are bit-identical
+  // for every choice (tests rely on it).
   int block_n = 0;
+  int cluster_m = 0;
 };
 
 // The plan for a call: which backend and kernel, and why.
@@ -84,6 +99,7 @@ struct Plan {
   Backend backend = Backend::none;
   std::string kernel;  // e.g. "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
   std::string reason;  // why this backend (or why the call is rejected)
+  int grid_ctas = 0;   // CTAs the sm90 kernel was launched with (set by gemm(), not plan())
 };
 
 // Decides what gemm() would do with these arguments, without launching.

@@ -27,9 +27,9 @@ Tma2D tma_operand_a(const GemmArgs& a, int block_m, int block_k) {
                          : make(stored_shape_a(a), a.lda, 64, block_k);
 }
 
-Tma2D tma_operand_b(const GemmArgs& a, int block_n, int block_k) {
+Tma2D tma_operand_b(const GemmArgs& a, int block_n, int block_k, int cluster_m) {
   return a.op_b == Op::N ? make(stored_shape_b(a), a.ldb, 64, block_k)
-                         : make(stored_shape_b(a), a.ldb, block_k, block_n);
+                         : make(stored_shape_b(a), a.ldb, block_k, block_n / cluster_m);
 }
 
 Tma2D tma_output_c(const GemmArgs& a, int panel) {

@@ -24,10 +24,11 @@ struct Tma2D {
 //   A op N (M x K, K contiguous):  box {BLOCK_K, BLOCK_M}          one load per stage
 //   A op T (K x M, M contiguous):  box {64, BLOCK_K}               BLOCK_M / 64 loads
 //   B op N (K x N, N contiguous):  box {64, BLOCK_K}               BLOCK_N / 64 loads
-//   B op T (N x K, K contiguous):  box {BLOCK_K, BLOCK_N}          one load
+//   B op T (N x K, K contiguous):  box {BLOCK_K, BLOCK_N / cluster} one load (a cluster's
+//                                                                  CTAs load a half each)
 //   C       (M x N):               box {64, 64}                    epilogue panels
 Tma2D tma_operand_a(const GemmArgs& args, int block_m, int block_k);
-Tma2D tma_operand_b(const GemmArgs& args, int block_n, int block_k);
+Tma2D tma_operand_b(const GemmArgs& args, int block_n, int block_k, int cluster_m = 1);
 Tma2D tma_output_c(const GemmArgs& args, int panel);
 
 // Why TMA cannot describe this matrix, or empty. (Base 16-byte aligned, row

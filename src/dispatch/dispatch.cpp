@@ -32,9 +32,13 @@ Plan make_plan(const GemmArgs& args, const Options& options) {
   const int prefer = static_cast<int>(options.prefer);
   if (prefer < 0 || prefer > 2)
     return reject(Status::invalid_argument, "unknown Options::prefer " + std::to_string(prefer));
-  if (options.block_n != 0 && options.block_n != 128 && options.block_n != 256)
-    return reject(Status::invalid_argument,
-                  "Options::block_n must be 0 (automatic), 128 or 256, not " + std::to_string(options.block_n));
+  if (options.block_n != 0 && !sm90::is_tile_width(options.block_n))
+    return reject(Status::invalid_argument, "Options::block_n must be 0 (automatic) or one of 64, 128, 192, 256, not " +
+                                                std::to_string(options.block_n));
+  if (options.cluster_m != 0 && !sm90::is_tile_config(options.block_n, options.cluster_m))
+    return reject(Status::invalid_argument, "Options::cluster_m=" + std::to_string(options.cluster_m) +
+                                                " with block_n=" + std::to_string(options.block_n) +
+                                                " is not a built-in configuration (kTileConfigs)");
 
   Plan plan;
   if (args.m == 0 || args.n == 0) {
@@ -84,7 +88,7 @@ Plan make_plan(const GemmArgs& args, const Options& options) {
     why_not = sm90::can_implement(args);
   }
   if (why_not.empty()) {
-    const sm90::Config cfg = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n);
+    const sm90::Config cfg = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m);
     plan.backend = Backend::sm90;
     plan.kernel = sm90::kernel_name(args, cfg);
     plan.reason = "sm_90 device, operands TMA-compatible";
@@ -112,7 +116,8 @@ Plan execute(const GemmArgs& args, const Options& options, Plan plan) {
       std::string e;
       const DeviceInfo* dev = current_device(&e);
       if (dev == nullptr) return reject(Status::no_device, e);
-      error = sm90::run(args, sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n));
+      error = sm90::run(args, sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m),
+                        &plan.grid_ctas);
       break;
     }
     case Backend::cublas:

@@ -4,8 +4,8 @@
 #include "tcgemm/diagnostics.hpp"
 
 namespace tcgemm::sm90 {
-std::string run_f16(const GemmArgs&, const Config&) { return "built without sm_90a"; }
-std::string run_bf16(const GemmArgs&, const Config&) { return "built without sm_90a"; }
+std::string run_f16(const GemmArgs&, const Config&, int*) { return "built without sm_90a"; }
+std::string run_bf16(const GemmArgs&, const Config&, int*) { return "built without sm_90a"; }
 }  // namespace tcgemm::sm90
 
 namespace tcgemm {

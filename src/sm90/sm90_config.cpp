@@ -1,18 +1,28 @@
 #include "sm90/sm90_config.hpp"
 
+#include <iterator>
+
 #include "sm90/tile_scheduler.hpp"
 
 namespace tcgemm::sm90 {
 
-static_assert(max_stages(256) >= 4, "128x256 tiles need a ring of at least 4 stages to hide TMA latency");
-static_assert(max_stages(128) >= 6, "128x128 tiles need a ring of at least 6 stages");
+static_assert(stages_for(256) >= 4 && stages_for(192) >= 4,
+              "wide tiles need a ring of at least 4 stages to hide TMA latency");
+static_assert(stages_for(128) >= 6 && stages_for(64) >= 6, "narrow tiles consume stages faster: at least 6");
 
 namespace {
 
-// Relative throughput of a full wave of tiles of each width (measured order of
-// magnitude on H100/H200 class parts: the 128x128 tile loses ~10% to operand
-// bandwidth and per-tile overhead).
-double tile_width_factor(int block_n) { return block_n == 256 ? 1.0 : 0.9; }
+// Relative throughput of a full wave of tiles of each width: narrower tiles
+// lose to operand bandwidth (shared memory and L2 bytes per FLOP grow as
+// 1/128 + 1/BLOCK_N) and to per-tile overhead (epilogue, pipeline fill).
+double tile_width_factor(int block_n) {
+  switch (block_n) {
+    case 256: return 1.0;
+    case 192: return 0.97;
+    case 128: return 0.9;
+    default: return 0.75;
+  }
+}
 
 double wave_efficiency(int64_t tiles, int num_sms) {
   const int64_t waves = (tiles + num_sms - 1) / num_sms;
@@ -21,27 +31,43 @@ double wave_efficiency(int64_t tiles, int num_sms) {
 
 }  // namespace
 
-Config select_config(int64_t m, int64_t n, int64_t /*k*/, int num_sms, int block_n_override) {
+Config select_config(int64_t m, int64_t n, int64_t /*k*/, int num_sms, int block_n_override,
+                     int cluster_m_override) {
   if (num_sms < 1) num_sms = 1;
+  const int64_t m_blocks = ceil_div(m, kBlockM);
   int block_n = block_n_override;
-  if (block_n != 128 && block_n != 256) {
-    const int64_t m_blocks = ceil_div(m, kBlockM);
-    const double e256 = wave_efficiency(m_blocks * ceil_div(n, 256), num_sms) * tile_width_factor(256);
-    const double e128 = wave_efficiency(m_blocks * ceil_div(n, 128), num_sms) * tile_width_factor(128);
-    block_n = e128 > e256 ? 128 : 256;
+  if (!is_tile_width(block_n)) {
+    // Widest first, so that ties go to the wider tile.
+    double best = -1.0;
+    for (int i = static_cast<int>(std::size(kTileWidths)) - 1; i >= 0; --i) {
+      const int w = kTileWidths[i];
+      const double score = wave_efficiency(m_blocks * ceil_div(n, w), num_sms) * tile_width_factor(w);
+      if (score > best) {
+        best = score;
+        block_n = w;
+      }
+    }
   }
+  // 2-CTA clusters (B shared by multicast) are built and selectable, but not
+  // chosen automatically: on the H200 they measured 0-2% slower than the same
+  // tile without a cluster on every shape of the large and matmul_v2 suites
+  // (docs/PERF.md): B's L2->SM traffic is not what limits this kernel.
+  int cluster_m = cluster_m_override;
+  if (!is_tile_config(block_n, cluster_m)) cluster_m = 1;
   Config c{};
   c.block_n = block_n;
-  c.stages = block_n == 256 ? 4 : 6;
-  c.group_m = 8;
-  const int64_t tiles = static_cast<int64_t>(ceil_div(m, kBlockM)) * ceil_div(n, block_n);
-  c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
+  c.cluster_m = cluster_m;
+  c.stages = stages_for(block_n);
+  c.group_m = 8 / cluster_m;
+  const int64_t clusters = ceil_div(m_blocks, cluster_m) * static_cast<int64_t>(ceil_div(n, block_n));
+  const int64_t max_clusters = num_sms / cluster_m > 0 ? num_sms / cluster_m : 1;
+  c.num_ctas = static_cast<int>((clusters < max_clusters ? clusters : max_clusters) * cluster_m);
   return c;
 }
 
 std::string describe(const Config& c) {
   return std::to_string(kBlockM) + "x" + std::to_string(c.block_n) + "x" + std::to_string(kBlockK) + ", " +
-         std::to_string(c.stages) + " stages";
+         std::to_string(c.stages) + " stages" + (c.cluster_m > 1 ? ", cluster 2x1 (B multicast)" : "");
 }
 
 }  // namespace tcgemm::sm90

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tcgemm/tcgemm.hpp"
+
 namespace tcgemm::sm90 {
 
 // One CTA = 1 producer warpgroup + 2 consumer warpgroups. Each consumer owns
@@ -32,18 +34,39 @@ constexpr int max_stages(int block_n) {
   return s;
 }
 
+// Ring depth per tile width: as deep as 227 KiB allows, at most 8 (a deeper
+// ring hides no more latency and only delays the first tile's start).
+constexpr int stages_for(int block_n) { return max_stages(block_n) < 8 ? max_stages(block_n) : 8; }
+
+// Whether block_n is one of the widths the kernel is instantiated for.
+constexpr bool is_tile_width(int block_n) {
+  for (int w : kTileWidths)
+    if (w == block_n) return true;
+  return false;
+}
+
+// Whether (block_n, cluster_m) is one of kTileConfigs.
+constexpr bool is_tile_config(int block_n, int cluster_m) {
+  for (TileConfig c : kTileConfigs)
+    if (c.block_n == block_n && c.cluster_m == cluster_m) return true;
+  return false;
+}
+
 struct Config {
-  int block_n;   // 128 or 256
-  int stages;    // operand ring depth
-  int group_m;   // raster group (block-rows)
-  int num_ctas;  // persistent grid size
+  int block_n;    // one of kTileWidths
+  int cluster_m;  // CTAs per cluster along M (B shared by multicast)
+  int stages;     // operand ring depth
+  int group_m;    // raster group, in cluster block-rows
+  int num_ctas;   // persistent grid size: an upper bound; the launcher caps it
+                  // at the number of clusters that can be resident at once
 };
 
-// Picks BLOCK_N (unless `block_n_override` is 128 or 256) by the expected
-// efficiency of the last wave: tiles / (waves * num_sms), weighted by how
-// well each tile width keeps the tensor cores fed (a 128-wide tile moves 33%
-// more operand bytes per FLOP than a 256-wide one).
-Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0);
+// Picks BLOCK_N (unless `block_n_override` is one of kTileWidths) by the
+// expected efficiency of the last wave: tiles / (waves * num_sms), weighted by
+// how well each tile width keeps the tensor cores fed (narrower tiles move
+// more operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does).
+Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
+                     int cluster_m_override = 0);
 
 // "128x256x64, 4 stages": for plans and tables.
 std::string describe(const Config& config);

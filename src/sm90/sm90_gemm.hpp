@@ -18,11 +18,13 @@ std::string can_implement(const GemmArgs& args);
 std::string kernel_name(const GemmArgs& args, const Config& config);
 
 // Encodes the tensor maps and launches on args.stream. Empty on success,
-// otherwise the reason (a CUDA or driver error, with its name).
-std::string run(const GemmArgs& args, const Config& config);
+// otherwise the reason (a CUDA or driver error, with its name). *grid_ctas
+// gets the persistent grid's size: config.num_ctas capped at the clusters
+// that can be resident at once.
+std::string run(const GemmArgs& args, const Config& config, int* grid_ctas);
 
 // Per-dtype entry points, one translation unit each (sm90_gemm_f16.cu, ...).
-std::string run_f16(const GemmArgs& args, const Config& config);
-std::string run_bf16(const GemmArgs& args, const Config& config);
+std::string run_f16(const GemmArgs& args, const Config& config, int* grid_ctas);
+std::string run_bf16(const GemmArgs& args, const Config& config, int* grid_ctas);
 
 }  // namespace tcgemm::sm90

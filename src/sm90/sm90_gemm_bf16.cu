@@ -2,5 +2,7 @@
 #include "sm90/sm90_gemm_launch.cuh"
 
 namespace tcgemm::sm90 {
-std::string run_bf16(const GemmArgs& args, const Config& config) { return run_typed<__nv_bfloat16>(args, config); }
+std::string run_bf16(const GemmArgs& args, const Config& config, int* grid_ctas) {
+  return run_typed<__nv_bfloat16>(args, config, grid_ctas);
+}
 }  // namespace tcgemm::sm90

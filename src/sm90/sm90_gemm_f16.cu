@@ -2,5 +2,7 @@
 #include "sm90/sm90_gemm_launch.cuh"
 
 namespace tcgemm::sm90 {
-std::string run_f16(const GemmArgs& args, const Config& config) { return run_typed<__half>(args, config); }
+std::string run_f16(const GemmArgs& args, const Config& config, int* grid_ctas) {
+  return run_typed<__half>(args, config, grid_ctas);
+}
 }  // namespace tcgemm::sm90

@@ -26,8 +26,8 @@ std::string kernel_name(const GemmArgs& args, const Config& config) {
          to_string(args.op_b) + "," + describe(config) + ">";
 }
 
-std::string run(const GemmArgs& args, const Config& config) {
-  return args.dtype == DType::f16 ? run_f16(args, config) : run_bf16(args, config);
+std::string run(const GemmArgs& args, const Config& config, int* grid_ctas) {
+  return args.dtype == DType::f16 ? run_f16(args, config, grid_ctas) : run_bf16(args, config, grid_ctas);
 }
 
 }  // namespace tcgemm::sm90

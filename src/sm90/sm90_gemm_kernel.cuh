@@ -21,6 +21,12 @@
 // k-blocks load while the consumers run the epilogue of the current one, and
 // TMA stores drain while the next tile's wgmmas run.
 //
+// CLUSTER_M = 2: two CTAs of a cluster take vertically adjacent tiles (same
+// n_block, m_blocks 2p and 2p+1) and share B: each loads half of the B
+// k-block and multicasts it into both CTAs' rings, halving B's L2->SM
+// traffic. A stage may then be refilled only when the consumers of both CTAs
+// released it, so every consumer warp arrives on smem_empty[s] of both CTAs.
+//
 // Numerics: each consumer issues its k16 steps in K order into one fp32
 // accumulator and rounds once (cvt.rn) in the epilogue. Nothing about the
 // order depends on M, N, the tile shape or the CTA that owns the tile.
@@ -88,15 +94,17 @@ __device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const 
   }
 }
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR>
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M>
 __global__ void __launch_bounds__(kThreads, 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                          const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
                          const int num_k_blocks, const EpilogueParams epi) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(BLOCK_N == 128 || BLOCK_N == 256, "BLOCK_N is 128 or 256");
+  static_assert(is_tile_width(BLOCK_N), "BLOCK_N must be one of kTileWidths");
   static_assert(kBlockK * sizeof(Element) == kSwizzleBytes, "a k-block is one 128-byte swizzle line");
   static_assert(smem_bytes(BLOCK_N, NUM_STAGES) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
+  static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && BLOCK_N % 128 == 0),
+                "a 2-CTA cluster splits B into two halves of whole 64-wide panels");
 
   constexpr int kABytes = kBlockM * kBlockK * 2;      // 16 KiB
   constexpr int kBBytes = BLOCK_N * kBlockK * 2;      // 16 or 32 KiB
@@ -119,17 +127,33 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
+  // Tiles are handed out per cluster; this CTA takes row `cta_rank` of the
+  // cluster's CLUSTER_M block-rows.
+  const uint32_t cta_rank = CLUSTER_M > 1 ? cuda::ptx::get_sreg_cluster_ctarank() : 0;
+  const int cluster_id = blockIdx.x / CLUSTER_M;
+  const int num_clusters = gridDim.x / CLUSTER_M;
 
   if (threadIdx.x == 0) {
+    prefetch_tensormap(&tmap_a);
+    prefetch_tensormap(&tmap_b);
+    prefetch_tensormap(&tmap_c);
     for (int s = 0; s < NUM_STAGES; ++s) {
       cuda::ptx::mbarrier_init(&smem_full[s], 1);  // the producer's arrive + TMA bytes
-      cuda::ptx::mbarrier_init(&smem_empty[s], kNumConsumers * 4);  // one arrive per consumer warp
+      // One arrive per consumer warp of every CTA that reads the stage.
+      cuda::ptx::mbarrier_init(&smem_empty[s], kNumConsumers * 4 * CLUSTER_M);
     }
     for (int i = 0; i < kNumConsumers * kEpiBuffers; ++i) cuda::ptx::mbarrier_init(&c_loaded[i], 1);
-    // Make the initialized barriers visible to the async (TMA) proxy.
+    // Make the initialized barriers visible to the async (TMA) proxy and,
+    // in a cluster, to the peer CTA (its multicasts and arrivals land here).
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    if constexpr (CLUSTER_M > 1) cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
-  __syncthreads();
+  if constexpr (CLUSTER_M > 1) {
+    cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
+    cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
+  } else {
+    __syncthreads();
+  }
 
   if (warpgroup == 0) {
     // ======================= producer =======================
@@ -137,9 +161,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (wg_thread < 32 && elect_one()) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < raster.num_tiles(); tile += gridDim.x) {
+      for (int tile = cluster_id; tile < raster.num_tiles(); tile += num_clusters) {
         const TileCoord t = raster.tile(tile);
-        const int m0 = t.m_block * kBlockM;
+        const int m0 = (t.m_block * CLUSTER_M + cta_rank) * kBlockM;
         const int n0 = t.n_block * BLOCK_N;
         for (int kb = 0; kb < num_k_blocks; ++kb) {
           detail::wait_barrier(&smem_empty[stage], phase ^ 1, "smem_empty", stage);
@@ -162,15 +186,38 @@ __global__ void __launch_bounds__(kThreads, 1)
                                               a_dst + p * (kABytes / (kBlockM / 64)), &tmap_a, c, full);
             }
           }
-          if constexpr (B_MAJOR == Major::K) {
-            const int32_t c[2] = {k0, n0};
-            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst, &tmap_b, c, full);
-          } else {
+          if constexpr (CLUSTER_M == 1) {
+            if constexpr (B_MAJOR == Major::K) {
+              const int32_t c[2] = {k0, n0};
+              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst, &tmap_b, c,
+                                              full);
+            } else {
 #pragma unroll
-            for (int p = 0; p < BLOCK_N / 64; ++p) {
-              const int32_t c[2] = {n0 + 64 * p, k0};
+              for (int p = 0; p < BLOCK_N / 64; ++p) {
+                const int32_t c[2] = {n0 + 64 * p, k0};
+                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                                b_dst + p * (kBBytes / (BLOCK_N / 64)), &tmap_b, c, full);
+              }
+            }
+          } else {
+            // This CTA's half of B, written at the same offset into both
+            // CTAs' rings; each destination's full barrier counts the bytes.
+            constexpr uint16_t kBothCtas = 0b11;
+            constexpr int kHalfBytes = kBBytes / 2;
+            if constexpr (B_MAJOR == Major::K) {
+              // Rows (of N) [n0 + rank * BLOCK_N/2, +BLOCK_N/2): the map's box is BLOCK_N/2 rows.
+              const int32_t c[2] = {k0, n0 + static_cast<int>(cta_rank) * (BLOCK_N / 2)};
               cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                              b_dst + p * (kBBytes / (BLOCK_N / 64)), &tmap_b, c, full);
+                                              b_dst + cta_rank * kHalfBytes, &tmap_b, c, full, kBothCtas);
+            } else {
+#pragma unroll
+              for (int p = 0; p < BLOCK_N / 128; ++p) {
+                const int panel = static_cast<int>(cta_rank) * (BLOCK_N / 128) + p;
+                const int32_t c[2] = {n0 + 64 * panel, k0};
+                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                                b_dst + panel * (kBBytes / (BLOCK_N / 64)), &tmap_b, c, full,
+                                                kBothCtas);
+              }
             }
           }
           if (++stage == NUM_STAGES) {
@@ -204,11 +251,22 @@ __global__ void __launch_bounds__(kThreads, 1)
     int stage = 0;
     uint32_t phase = 0;
     int panel_use = 0;              // panels stored so far by this consumer
-    uint32_t c_phase[kEpiBuffers] = {0, 0};
+    // Bit b: phase of c_loaded[consumer][b]. A bitmask, not an array: the
+    // buffer index is only known at run time when a tile has an odd number
+    // of panels, and a run-time-indexed array would live in local memory.
+    uint32_t c_phases = 0;
 
-    for (int tile = blockIdx.x; tile < raster.num_tiles(); tile += gridDim.x) {
+    // The peer CTA's smem_empty barriers (cluster only), as shared::cluster addresses.
+    uint32_t peer_empty = 0;
+    if constexpr (CLUSTER_M > 1) peer_empty = map_to_cta(smem_empty, cta_rank ^ 1);
+    auto release = [&](int s) {
+      cuda::ptx::mbarrier_arrive(&smem_empty[s]);
+      if constexpr (CLUSTER_M > 1) mbarrier_arrive_remote(peer_empty + s * sizeof(uint64_t));
+    };
+
+    for (int tile = cluster_id; tile < raster.num_tiles(); tile += num_clusters) {
       const TileCoord t = raster.tile(tile);
-      const int m0 = t.m_block * kBlockM + consumer * kConsumerRows;
+      const int m0 = (t.m_block * CLUSTER_M + cta_rank) * kBlockM + consumer * kConsumerRows;
       const int n0 = t.n_block * BLOCK_N;
 
       // ---- mainloop: k-blocks in order, one wgmma group in flight
@@ -230,7 +288,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // The group before this one has finished reading its stage.
         wgmma_wait_group<1>();
         fence_accumulators(acc);
-        if (prev_stage >= 0 && lane == 0) cuda::ptx::mbarrier_arrive(&smem_empty[prev_stage]);
+        if (prev_stage >= 0 && lane == 0) release(prev_stage);
         prev_stage = stage;
         if (++stage == NUM_STAGES) {
           stage = 0;
@@ -239,18 +297,21 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       wgmma_wait_group<0>();
       fence_accumulators(acc);
-      if (lane == 0) cuda::ptx::mbarrier_arrive(&smem_empty[prev_stage]);
+      if (lane == 0) release(prev_stage);
 
       // ---- epilogue: 64 x BLOCK_N in 64x64 panels, double buffered
 #pragma unroll
       for (int p = 0; p < kPanelsPerTile; ++p) {
+        const int panel_n0 = n0 + p * kEpiPanel;
+        // Nothing of this panel is inside C (the tile hangs over M or N).
+        if (m0 >= epi.m || panel_n0 >= epi.n) continue;
         const int buf = panel_use % kEpiBuffers;
         const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
         // The store that last used this buffer must have finished reading it
         // (bulk groups complete in order; allow the other buffer's store).
         if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
         named_barrier_sync(barrier_id, 128);
-        const int32_t c_coord[2] = {n0 + p * kEpiPanel, m0};
+        const int32_t c_coord[2] = {panel_n0, m0};
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = epi.beta != 0.0f;
@@ -261,8 +322,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, buf_ptr, &tmap_c,
                                             c_coord, loaded);
           }
-          detail::wait_barrier(loaded, c_phase[buf], "c_loaded", buf);
-          c_phase[buf] ^= 1;
+          detail::wait_barrier(loaded, (c_phases >> buf) & 1, "c_loaded", buf);
+          c_phases ^= 1u << buf;
         }
 #pragma unroll
         for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
@@ -285,7 +346,6 @@ __global__ void __launch_bounds__(kThreads, 1)
           stmatrix_x4(addr, pack2<Element>(v[0], v[1]), pack2<Element>(v[2], v[3]), pack2<Element>(v[4], v[5]),
                       pack2<Element>(v[6], v[7]));
         }
-        const int panel_n0 = n0 + p * kEpiPanel;
         if ((epi.n % 8) == 0 || panel_n0 + kEpiPanel <= epi.n) {
           // Generic-proxy writes must be visible to the TMA engine's reads.
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
@@ -302,8 +362,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         ++panel_use;
       }
     }
-    // Shared memory must outlive the reads of the last stores.
-    if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+    // Shared memory must outlive the reads of the last stores; the writes
+    // themselves complete before the grid does.
+    if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+  }
+  if constexpr (CLUSTER_M > 1) {
+    // Neither CTA may exit while its peer can still multicast into its ring
+    // or arrive on its barriers. Every thread of both CTAs gets here.
+    cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
+    cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
   }
 #endif
 }

@@ -3,6 +3,7 @@
 // sets of kernels compile in parallel.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <string>
@@ -15,48 +16,95 @@
 
 namespace tcgemm::sm90 {
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR>
+// How many clusters of `cluster_m` CTAs of this kernel can be resident at
+// once on the current device: the persistent grid. Not num_sms / cluster_m:
+// clusters must fit inside a GPC, and the GPCs' SM counts differ.
+template <typename Kernel>
+int max_resident_clusters(Kernel kernel, int cluster_m, int smem, int num_sms, cudaError_t* err) {
+  if (cluster_m == 1) return num_sms;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(cluster_m * (num_sms / cluster_m));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cluster_m;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  *err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+  return clusters;
+}
+
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M>
 std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
-                   const Config& config) {
-  auto* kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR>;
+                   const Config& config, int* grid_ctas) {
+  auto* kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M>;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES);
-  // Opt in to more than 48 KiB of dynamic shared memory, once per kernel and
-  // device (the attribute is per device).
-  static std::array<std::once_flag, 64> once;
-  static std::array<cudaError_t, 64> opt_in{};
+  // Once per kernel and device (attributes are per device): opt in to more
+  // than 48 KiB of dynamic shared memory and count the resident clusters.
+  struct PerDevice {
+    std::once_flag once;
+    cudaError_t err = cudaSuccess;
+    int clusters = 0;
+  };
+  static std::array<PerDevice, 64> per_device;
   int device = 0;
   cudaGetDevice(&device);
   if (device < 0 || device >= 64) return "device index " + std::to_string(device) + " is beyond the 64 supported";
-  std::call_once(once[device], [&] {
-    opt_in[device] = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  PerDevice& d = per_device[device];
+  std::call_once(d.once, [&] {
+    d.err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    int sms = 0;
+    if (d.err == cudaSuccess) d.err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (d.err == cudaSuccess) d.clusters = max_resident_clusters(kernel, CLUSTER_M, kSmem, sms, &d.err);
   });
-  if (opt_in[device] != cudaSuccess)
-    return std::string("cudaFuncSetAttribute(max dynamic shared memory) failed: ") + cudaGetErrorString(opt_in[device]);
+  if (d.err != cudaSuccess)
+    return std::string("kernel setup (shared memory opt-in, cluster occupancy) failed: ") + cudaGetErrorString(d.err);
+  if (d.clusters < 1) return "no cluster of " + std::to_string(CLUSTER_M) + " CTAs of this kernel fits on the device";
 
-  const GroupedRaster raster{ceil_div(args.m, kBlockM), ceil_div(args.n, BLOCK_N), config.group_m};
+  const GroupedRaster raster{ceil_div(ceil_div(args.m, kBlockM), CLUSTER_M), ceil_div(args.n, BLOCK_N),
+                             config.group_m};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   const EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m), static_cast<int>(args.n)};
-  kernel<<<config.num_ctas, kThreads, kSmem, args.stream>>>(ta, tb, tc, raster, num_k_blocks, epi);
-  const cudaError_t err = cudaGetLastError();
+  const int clusters = std::min(config.num_ctas / CLUSTER_M, d.clusters);
+
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(clusters * CLUSTER_M);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = kSmem;
+  cfg.stream = args.stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = CLUSTER_M;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = CLUSTER_M > 1 ? 1 : 0;
+  *grid_ctas = clusters * CLUSTER_M;
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }
 
-template <typename Element, int BLOCK_N, int NUM_STAGES>
+template <typename Element, int BLOCK_N, int CLUSTER_M>
 std::string launch_layout(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
-                          const Config& config) {
+                          const Config& config, int* grid_ctas) {
+  constexpr int S = stages_for(BLOCK_N);
   // op_a = N: A is M x K (K contiguous); op_b = N: B is K x N (N contiguous).
   if (args.op_a == Op::N && args.op_b == Op::N)
-    return launch<Element, BLOCK_N, NUM_STAGES, Major::K, Major::MN>(ta, tb, tc, args, config);
+    return launch<Element, BLOCK_N, S, Major::K, Major::MN, CLUSTER_M>(ta, tb, tc, args, config, grid_ctas);
   if (args.op_a == Op::N && args.op_b == Op::T)
-    return launch<Element, BLOCK_N, NUM_STAGES, Major::K, Major::K>(ta, tb, tc, args, config);
+    return launch<Element, BLOCK_N, S, Major::K, Major::K, CLUSTER_M>(ta, tb, tc, args, config, grid_ctas);
   if (args.op_a == Op::T && args.op_b == Op::N)
-    return launch<Element, BLOCK_N, NUM_STAGES, Major::MN, Major::MN>(ta, tb, tc, args, config);
-  return launch<Element, BLOCK_N, NUM_STAGES, Major::MN, Major::K>(ta, tb, tc, args, config);
+    return launch<Element, BLOCK_N, S, Major::MN, Major::MN, CLUSTER_M>(ta, tb, tc, args, config, grid_ctas);
+  return launch<Element, BLOCK_N, S, Major::MN, Major::K, CLUSTER_M>(ta, tb, tc, args, config, grid_ctas);
 }
 
 template <typename Element>
-std::string run_typed(const GemmArgs& args, const Config& config) {
+std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
   CUtensorMap ta, tb, tc;
   struct Map {
@@ -66,19 +114,25 @@ std::string run_typed(const GemmArgs& args, const Config& config) {
     const char* name;
   };
   const Map maps[] = {{&ta, args.a, tma_operand_a(args, kBlockM, kBlockK), "A"},
-                      {&tb, args.b, tma_operand_b(args, config.block_n, kBlockK), "B"},
+                      {&tb, args.b, tma_operand_b(args, config.block_n, kBlockK, config.cluster_m), "B"},
                       {&tc, args.c, tma_output_c(args, kEpiPanel), "C"}};
   for (const auto& m : maps) {
     const CUresult r = encode_tma_2d(m.out, args.dtype, m.base, m.params);
     if (r != CUDA_SUCCESS)
       return std::string("cuTensorMapEncodeTiled failed for ") + m.name + " (CUresult " + std::to_string(r) + ")";
   }
-  if (config.block_n == 256) {
-    static_assert(smem_bytes(256, 4) <= kSmemLimit);
-    return launch_layout<Element, 256, 4>(ta, tb, tc, args, config);
+  // The instantiated configurations: kTileConfigs.
+  const int key = config.block_n * 10 + config.cluster_m;
+  switch (key) {
+    case 641: return launch_layout<Element, 64, 1>(ta, tb, tc, args, config, grid_ctas);
+    case 1281: return launch_layout<Element, 128, 1>(ta, tb, tc, args, config, grid_ctas);
+    case 1282: return launch_layout<Element, 128, 2>(ta, tb, tc, args, config, grid_ctas);
+    case 1921: return launch_layout<Element, 192, 1>(ta, tb, tc, args, config, grid_ctas);
+    case 2561: return launch_layout<Element, 256, 1>(ta, tb, tc, args, config, grid_ctas);
+    case 2562: return launch_layout<Element, 256, 2>(ta, tb, tc, args, config, grid_ctas);
   }
-  static_assert(smem_bytes(128, 6) <= kSmemLimit);
-  return launch_layout<Element, 128, 6>(ta, tb, tc, args, config);
+  return "no sm90 kernel for block_n=" + std::to_string(config.block_n) +
+         " cluster_m=" + std::to_string(config.cluster_m);
 }
 
 }  // namespace tcgemm::sm90

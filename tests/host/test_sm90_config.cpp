@@ -20,7 +20,6 @@ std::string shape(int64_t m, int64_t n, int64_t k, int sms) {
   return s.str();
 }
 
-int64_t tiles(int64_t m, int64_t n, int block_n) { return ((m + 127) / 128) * ((n + block_n - 1) / block_n); }
 
 struct Shape {
   int64_t m, n, k;
@@ -41,19 +40,42 @@ TEST(Sm90Config, ConstantsMatchTheDesign) {
 
 TEST(Sm90Config, OverrideIsRespected) {
   for (const auto& s : kShapes)
-    for (int sms : {1, 78, 132})
-      for (int bn : {128, 256}) {
+    for (int sms : {1, 78, 132}) {
+      for (int bn : kTileWidths) {
         const Config c = select_config(s.m, s.n, s.k, sms, bn);
         EXPECT_EQ(c.block_n, bn) << shape(s.m, s.n, s.k, sms) << " override=" << bn;
+        EXPECT_TRUE(is_tile_config(c.block_n, c.cluster_m)) << shape(s.m, s.n, s.k, sms) << " " << describe(c);
       }
+      for (TileConfig tc : kTileConfigs) {
+        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m);
+        EXPECT_EQ(c.block_n, tc.block_n) << shape(s.m, s.n, s.k, sms);
+        EXPECT_EQ(c.cluster_m, tc.cluster_m) << shape(s.m, s.n, s.k, sms);
+      }
+    }
 }
 
 TEST(Sm90Config, InvalidOverrideFallsBackToAutomatic) {
-  for (int bad : {0, 64, 192, 512, -1}) {
+  for (int bad : {0, 32, 96, 512, -1}) {
     const Config c = select_config(4096, 4096, 4096, 132, bad);
     const Config automatic = select_config(4096, 4096, 4096, 132, 0);
-    EXPECT_TRUE(c.block_n == 128 || c.block_n == 256) << "override=" << bad << " gave block_n=" << c.block_n;
+    EXPECT_TRUE(is_tile_width(c.block_n)) << "override=" << bad << " gave block_n=" << c.block_n;
     EXPECT_EQ(c.block_n, automatic.block_n) << "override=" << bad;
+    EXPECT_EQ(c.cluster_m, automatic.cluster_m) << "override=" << bad;
+  }
+  // A cluster size the width is not built with falls back to the automatic one.
+  const Config c = select_config(4096, 4096, 4096, 132, 64, 2);
+  EXPECT_EQ(c.block_n, 64);
+  EXPECT_EQ(c.cluster_m, 1);
+}
+
+TEST(Sm90Config, EveryTileConfigIsAnInstantiatedWidth) {
+  for (TileConfig tc : kTileConfigs) {
+    EXPECT_TRUE(is_tile_width(tc.block_n)) << tc.block_n;
+    EXPECT_TRUE(tc.cluster_m == 1 || tc.cluster_m == 2) << tc.cluster_m;
+    // A cluster splits B into two halves of whole 64-wide panels.
+    if (tc.cluster_m == 2) {
+      EXPECT_EQ(tc.block_n % 128, 0) << tc.block_n;
+    }
   }
 }
 
@@ -67,16 +89,29 @@ TEST(Sm90Config, PicksNarrowTilesWhenWideTilesHalfFillTheWave) {
   // narrow tiles fill all of them, which beats the narrow tile's 10% handicap.
   const Config c = select_config(128, 132 * 128, 4096, 132);
   EXPECT_EQ(c.block_n, 128) << shape(128, 132 * 128, 4096, 132);
+  // 1024^3: 128x64 tiles are the only ones that fill a wave (128 of 132 SMs).
+  EXPECT_EQ(select_config(1024, 1024, 1024, 132).block_n, 64);
 }
 
-TEST(Sm90Config, PersistentGridIsMinOfTilesAndSms) {
+TEST(Sm90Config, ClustersOnlyWhenAsked) {
+  // Measured no faster on the H200 (docs/PERF.md), so never automatic...
+  for (const auto& s : kShapes) EXPECT_EQ(select_config(s.m, s.n, s.k, 132).cluster_m, 1) << shape(s.m, s.n, s.k, 132);
+  // ...but an explicit request for a built configuration is honoured.
+  EXPECT_EQ(select_config(8192, 8192, 8192, 132, 256, 2).cluster_m, 2);
+  EXPECT_EQ(select_config(8192, 8192, 8192, 132, 128, 2).cluster_m, 2);
+}
+
+TEST(Sm90Config, PersistentGridIsMinOfClustersAndResidentClusters) {
   for (const auto& s : kShapes)
     for (int sms : {1, 78, 114, 132})
-      for (int bn : {0, 128, 256}) {
-        const Config c = select_config(s.m, s.n, s.k, sms, bn);
-        const int64_t t = tiles(s.m, s.n, c.block_n);
-        EXPECT_EQ(c.num_ctas, t < sms ? t : sms) << shape(s.m, s.n, s.k, sms) << " block_n=" << c.block_n;
-        EXPECT_GE(c.num_ctas, 1) << shape(s.m, s.n, s.k, sms);
+      for (TileConfig tc : kTileConfigs) {
+        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m);
+        const int64_t clusters = ((s.m + 127) / 128 + c.cluster_m - 1) / c.cluster_m * ((s.n + c.block_n - 1) / c.block_n);
+        const int64_t resident = sms / c.cluster_m > 0 ? sms / c.cluster_m : 1;
+        EXPECT_EQ(c.num_ctas, (clusters < resident ? clusters : resident) * c.cluster_m)
+            << shape(s.m, s.n, s.k, sms) << " " << describe(c);
+        EXPECT_GE(c.num_ctas, c.cluster_m) << shape(s.m, s.n, s.k, sms);
+        EXPECT_EQ(c.num_ctas % c.cluster_m, 0) << shape(s.m, s.n, s.k, sms);
       }
 }
 
@@ -87,20 +122,22 @@ TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
 
 TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
   for (const auto& s : kShapes)
-    for (int bn : {0, 128, 256}) {
+    for (int bn : {0, 64, 128, 192, 256}) {
       const Config c = select_config(s.m, s.n, s.k, 132, bn);
       EXPECT_GE(c.stages, 2) << "a ring needs two stages to overlap loads and MMAs";
       EXPECT_LE(c.stages, max_stages(c.block_n));
       EXPECT_LE(smem_bytes(c.block_n, c.stages), kHopperSmemOptIn) << shape(s.m, s.n, s.k, 132) << " " << describe(c);
       EXPECT_GE(c.group_m, 1);
     }
-  // Both tile widths, at the stage counts the kernel is built with.
-  EXPECT_LE(smem_bytes(256, select_config(8192, 8192, 8192, 132, 256).stages), kHopperSmemOptIn);
-  EXPECT_LE(smem_bytes(128, select_config(8192, 8192, 8192, 132, 128).stages), kHopperSmemOptIn);
+  // Every tile width, at the stage count the kernel is built with.
+  for (int bn : kTileWidths) {
+    EXPECT_LE(smem_bytes(bn, stages_for(bn)), kHopperSmemOptIn) << "block_n=" << bn;
+    EXPECT_EQ(select_config(8192, 8192, 8192, 132, bn).stages, stages_for(bn)) << "block_n=" << bn;
+  }
 }
 
 TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
-  for (int bn : {128, 256}) {
+  for (int bn : kTileWidths) {
     const int s = max_stages(bn);
     EXPECT_LE(smem_bytes(bn, s), kHopperSmemOptIn) << "block_n=" << bn;
     EXPECT_GT(smem_bytes(bn, s + 1), kHopperSmemOptIn) << "block_n=" << bn;
@@ -117,6 +154,8 @@ TEST(Sm90Config, DescribeNamesTileAndStages) {
   c.block_n = 128;
   c.stages = 6;
   EXPECT_EQ(describe(c), "128x128x64, 6 stages");
+  c.cluster_m = 2;
+  EXPECT_EQ(describe(c), "128x128x64, 6 stages, cluster 2x1 (B multicast)");
 }
 
 }  // namespace

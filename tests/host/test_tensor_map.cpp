@@ -73,6 +73,10 @@ TEST(TensorMap, OperandBForBothOps) {
       SCOPED_TRACE("layout=" + layout(oa, Op::T));
       // N x K, K contiguous: one box of BLOCK_N rows.
       expect_map(tma_operand_b(g, block_n, 64), kK, kN, ld_for(kK, kPadB), 64, static_cast<uint32_t>(block_n));
+      // In a 2-CTA cluster each CTA loads half of the rows and multicasts them.
+      expect_map(tma_operand_b(g, block_n, 64, 2), kK, kN, ld_for(kK, kPadB), 64, static_cast<uint32_t>(block_n / 2));
+      // N-contiguous panels are split between the CTAs whole: the box is unchanged.
+      expect_map(tma_operand_b(args_for(oa, Op::N), block_n, 64, 2), kN, kK, ld_for(kN, kPadB), 64, 64);
     }
 }
 
