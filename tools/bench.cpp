@@ -308,6 +308,7 @@ void write_json(std::ofstream& file, const DeviceInfo& d, const std::map<std::st
     j.member("grid_ctas", r.plan.grid_ctas);
     j.member("error", r.error).member("group", static_cast<uint64_t>(r.group)).member("heuristic", r.heuristic);
     j.member("forced_block_n", r.c.options.block_n).member("forced_cluster_m", r.c.options.cluster_m);
+    j.member("forced_pingpong", r.c.options.pingpong);
     if (r.timed()) {
       j.member("ours_us_median", r.ours_median()).member("cublas_us_median", r.cublas_median());
       j.member("ours_us_min", *std::min_element(r.ours_us.begin(), r.ours_us.end()));
@@ -451,7 +452,8 @@ int run_bench(const ArgParser& parser) {
   std::vector<Options> variants{Options{}};
   if (configs == "all") {
     variants.clear();
-    for (const TileConfig tc : kTileConfigs) variants.push_back(Options{Prefer::tcgemm_only, tc.block_n, tc.cluster_m});
+    for (const TileConfig tc : kTileConfigs)
+      variants.push_back(Options{Prefer::tcgemm_only, tc.block_n, tc.cluster_m, tc.pingpong});
   }
   size_t group = 0;
   for (const BenchCase& t : templates)
@@ -481,8 +483,9 @@ int run_bench(const ArgParser& parser) {
       BenchRow& row = rows[i];
       std::fprintf(stderr, "[%zu/%zu] %s %s %s%s ... ", i + 1, rows.size(), row.c.shape.str().c_str(),
                    to_string(row.c.dtype), row.c.layout.str().c_str(),
-                   row.c.options.block_n ? format(" block_n=%d cluster_m=%d", row.c.options.block_n,
-                                                  row.c.options.cluster_m).c_str()
+                   row.c.options.block_n ? format(" block_n=%d cluster_m=%d%s", row.c.options.block_n,
+                                                  row.c.options.cluster_m, row.c.options.pingpong ? " pingpong" : "")
+                                               .c_str()
                                          : "");
       std::fflush(stderr);
       runner.run(row, i);

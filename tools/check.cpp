@@ -134,22 +134,22 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     bool differs = false;
     for (const TileConfig tc : kTileConfigs) {
       prepare(c_tile);
-      const Plan p = gemm(args_for(c_tile), Options{Prefer::tcgemm_only, tc.block_n, tc.cluster_m});
+      const Plan p = gemm(args_for(c_tile), Options{Prefer::tcgemm_only, tc.block_n, tc.cluster_m, tc.pingpong});
       CHECK_CUDA(cudaStreamSynchronize(stream));
       // The automatic choice ran the sm90 kernel, so every configuration of it must run too.
       if (p.status != Status::ok) {
         differs = true;
-        out.failures.push_back(format("block_n=%d cluster_m=%d failed: %s", tc.block_n, tc.cluster_m,
-                                      p.reason.c_str()));
+        out.failures.push_back(format("block_n=%d cluster_m=%d pingpong=%d failed: %s", tc.block_n, tc.cluster_m,
+                                      tc.pingpong ? 1 : 0, p.reason.c_str()));
         continue;
       }
       const support::CompareStats st =
           support::compare(dtype, c_tile.data(), ops.ldc, c_ours.data(), ops.ldc, s.m, s.n, stream);
       if (st.identical != st.count) {
         differs = true;
-        out.failures.push_back(format("block_n=%d cluster_m=%d (%s) differs from the automatic choice in %lld of "
-                                      "%lld elements",
-                                      tc.block_n, tc.cluster_m, short_kernel(p).c_str(),
+        out.failures.push_back(format("block_n=%d cluster_m=%d pingpong=%d (%s) differs from the automatic choice in "
+                                      "%lld of %lld elements",
+                                      tc.block_n, tc.cluster_m, tc.pingpong ? 1 : 0, short_kernel(p).c_str(),
                                       static_cast<long long>(st.count - st.identical),
                                       static_cast<long long>(st.count)));
       }

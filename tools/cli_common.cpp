@@ -117,6 +117,7 @@ std::string short_kernel(const Plan& plan) {
   if (std::regex_search(plan.kernel, m, tile)) out += " " + m.str(1);
   if (std::regex_search(plan.kernel, m, stages)) out += "/" + m.str(1) + "st";
   if (plan.kernel.find("cluster 2x1") != std::string::npos) out += "/c2";
+  if (plan.kernel.find("ping-pong") != std::string::npos) out += "/pp";
   if (plan.grid_ctas > 0) out += " g" + std::to_string(plan.grid_ctas);
   return out;
 }

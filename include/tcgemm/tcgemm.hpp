@@ -75,22 +75,28 @@ struct GemmArgs {
 // always 128 rows (two consumer warpgroups of 64).
 inline constexpr int kTileWidths[] = {64, 128, 192, 256};
 
-// The sm90 kernel configurations built in: a tile width and the number of
-// CTAs (1 or 2, stacked along M) in a cluster that shares B by TMA multicast.
+// The sm90 kernel configurations built in: a tile width, the number of CTAs
+// (1 or 2, stacked along M) in a cluster that shares B by TMA multicast, and
+// the consumer schedule: cooperative (both consumer warpgroups on one tile,
+// 64 rows each) or ping-pong (alternate tiles, one's epilogue overlapping
+// the other's mainloop).
 struct TileConfig {
   int block_n;
   int cluster_m;
+  bool pingpong = false;
 };
-inline constexpr TileConfig kTileConfigs[] = {{64, 1}, {128, 1}, {128, 2}, {192, 1}, {256, 1}, {256, 2}};
+inline constexpr TileConfig kTileConfigs[] = {{64, 1},  {128, 1}, {128, 1, true}, {128, 2},
+                                              {192, 1}, {256, 1}, {256, 2}};
 
 struct Options {
   Prefer prefer = Prefer::automatic;
   // Configuration override for the sm90 kernel: 0 chooses automatically; a
-  // non-zero pair must be one of kTileConfigs (block_n alone picks that width
-  // with the cluster size chosen automatically). Results are bit-identical
-  // for every choice (tests rely on it).
+  // non-zero (block_n, cluster_m, pingpong) must be one of kTileConfigs
+  // (block_n alone picks that width, the rest chosen automatically). Results
+  // are bit-identical for every choice (tests rely on it).
   int block_n = 0;
   int cluster_m = 0;
+  bool pingpong = false;  // with block_n and cluster_m: the ping-pong variant
 };
 
 // The plan for a call: which backend and kernel, and why.

@@ -15,13 +15,14 @@ std::array<std::once_flag, kMaxDevices> g_once;
 
 const DeviceInfo* current_device(std::string* error) {
   int dev = -1;
-  cudaError_t err = cudaGetDevice(&dev);
-  int count = 0;
-  if (err == cudaSuccess) err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
+  // cudaGetDevice fails without a usable driver or device; only then is the
+  // device count asked for, to say which (this runs on every call).
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
     cudaGetLastError();  // do not leave a sticky-looking error behind
     *error = std::string("no CUDA device is visible (") +
-             (err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount returned 0") + ")";
+             (err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDevice failed") + ")";
     return nullptr;
   }
   if (dev < 0 || dev >= kMaxDevices) {

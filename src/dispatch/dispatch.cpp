@@ -35,9 +35,11 @@ Plan make_plan(const GemmArgs& args, const Options& options) {
   if (options.block_n != 0 && !sm90::is_tile_width(options.block_n))
     return reject(Status::invalid_argument, "Options::block_n must be 0 (automatic) or one of 64, 128, 192, 256, not " +
                                                 std::to_string(options.block_n));
-  if (options.cluster_m != 0 && !sm90::is_tile_config(options.block_n, options.cluster_m))
-    return reject(Status::invalid_argument, "Options::cluster_m=" + std::to_string(options.cluster_m) +
-                                                " with block_n=" + std::to_string(options.block_n) +
+  if ((options.cluster_m != 0 || options.pingpong) &&
+      !sm90::is_tile_config(options.block_n, options.cluster_m, options.pingpong))
+    return reject(Status::invalid_argument, "Options block_n=" + std::to_string(options.block_n) +
+                                                " cluster_m=" + std::to_string(options.cluster_m) +
+                                                " pingpong=" + (options.pingpong ? "true" : "false") +
                                                 " is not a built-in configuration (kTileConfigs)");
 
   Plan plan;
@@ -88,7 +90,7 @@ Plan make_plan(const GemmArgs& args, const Options& options) {
     why_not = sm90::can_implement(args);
   }
   if (why_not.empty()) {
-    const sm90::Config cfg = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m);
+    const sm90::Config cfg = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m, options.pingpong);
     plan.backend = Backend::sm90;
     plan.kernel = sm90::kernel_name(args, cfg);
     plan.reason = "sm_90 device, operands TMA-compatible";
@@ -116,7 +118,7 @@ Plan execute(const GemmArgs& args, const Options& options, Plan plan) {
       std::string e;
       const DeviceInfo* dev = current_device(&e);
       if (dev == nullptr) return reject(Status::no_device, e);
-      error = sm90::run(args, sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m),
+      error = sm90::run(args, sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m, options.pingpong),
                         &plan.grid_ctas);
       break;
     }

@@ -29,22 +29,42 @@ double wave_efficiency(int64_t tiles, int num_sms) {
   return static_cast<double>(tiles) / static_cast<double>(waves * num_sms);
 }
 
+// Ping-pong 128x128 against the cooperative tiles: it hides each tile's
+// epilogue behind the other consumer's mainloop, so it gains most where the
+// epilogue is a large share of a tile's time, i.e. at short K (measured on
+// the H200: 1.11-1.14x of the cooperative 128x256 at K = 1024, 1.01-1.02x at
+// K = 4096-8192, even at K = 12288). Its consumers alternate tiles, so below
+// two tiles per CTA one of them idles: not a candidate there.
+double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<double>(k > 1024 ? k : 1024); }
+
 }  // namespace
 
-Config select_config(int64_t m, int64_t n, int64_t /*k*/, int num_sms, int block_n_override,
-                     int cluster_m_override) {
+Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, int cluster_m_override,
+                     bool pingpong_override) {
   if (num_sms < 1) num_sms = 1;
   const int64_t m_blocks = ceil_div(m, kBlockM);
   int block_n = block_n_override;
+  bool pingpong = pingpong_override;
   if (!is_tile_width(block_n)) {
     // Widest first, so that ties go to the wider tile.
     double best = -1.0;
+    pingpong = false;
     for (int i = static_cast<int>(std::size(kTileWidths)) - 1; i >= 0; --i) {
       const int w = kTileWidths[i];
-      const double score = wave_efficiency(m_blocks * ceil_div(n, w), num_sms) * tile_width_factor(w);
+      const int64_t tiles = m_blocks * ceil_div(n, w);
+      const double score = wave_efficiency(tiles, num_sms) * tile_width_factor(w);
       if (score > best) {
         best = score;
         block_n = w;
+        pingpong = false;
+      }
+      if (is_tile_config(w, 1, true) && tiles >= 2 * static_cast<int64_t>(num_sms)) {
+        const double pp = wave_efficiency(tiles, num_sms) * pingpong_factor(k);
+        if (pp > best) {
+          best = pp;
+          block_n = w;
+          pingpong = true;
+        }
       }
     }
   }
@@ -53,10 +73,14 @@ Config select_config(int64_t m, int64_t n, int64_t /*k*/, int num_sms, int block
   // tile without a cluster on every shape of the large and matmul_v2 suites
   // (docs/PERF.md): B's L2->SM traffic is not what limits this kernel.
   int cluster_m = cluster_m_override;
-  if (!is_tile_config(block_n, cluster_m)) cluster_m = 1;
+  if (!is_tile_config(block_n, cluster_m, pingpong)) {
+    cluster_m = 1;
+    if (!is_tile_config(block_n, cluster_m, pingpong)) pingpong = false;
+  }
   Config c{};
   c.block_n = block_n;
   c.cluster_m = cluster_m;
+  c.pingpong = pingpong;
   c.stages = stages_for(block_n);
   c.group_m = 8 / cluster_m;
   const int64_t clusters = ceil_div(m_blocks, cluster_m) * static_cast<int64_t>(ceil_div(n, block_n));
@@ -67,7 +91,8 @@ Config select_config(int64_t m, int64_t n, int64_t /*k*/, int num_sms, int block
 
 std::string describe(const Config& c) {
   return std::to_string(kBlockM) + "x" + std::to_string(c.block_n) + "x" + std::to_string(kBlockK) + ", " +
-         std::to_string(c.stages) + " stages" + (c.cluster_m > 1 ? ", cluster 2x1 (B multicast)" : "");
+         std::to_string(c.stages) + " stages" + (c.cluster_m > 1 ? ", cluster 2x1 (B multicast)" : "") +
+         (c.pingpong ? ", ping-pong" : "");
 }
 
 }  // namespace tcgemm::sm90

@@ -23,7 +23,9 @@ inline constexpr int kSmemLimit = 227 * 1024;   // per-block opt-in maximum on s
 // operand ring, the epilogue panels, barriers, and 1 KiB to align the base.
 constexpr int stage_bytes(int block_n) { return (kBlockM + block_n) * kBlockK * 2; }
 constexpr int epilogue_bytes() { return kNumConsumers * kEpiBuffers * kEpiPanel * kEpiPanel * 2; }
-constexpr int barrier_bytes(int stages) { return (2 * stages + kNumConsumers * kEpiBuffers) * 8; }
+// smem_full + smem_empty per stage, c_loaded per consumer buffer, and one
+// math_turn per consumer (the ping-pong hand-over).
+constexpr int barrier_bytes(int stages) { return (2 * stages + kNumConsumers * kEpiBuffers + kNumConsumers) * 8; }
 constexpr int smem_bytes(int block_n, int stages) {
   return 1024 + stages * stage_bytes(block_n) + epilogue_bytes() + barrier_bytes(stages);
 }
@@ -45,28 +47,30 @@ constexpr bool is_tile_width(int block_n) {
   return false;
 }
 
-// Whether (block_n, cluster_m) is one of kTileConfigs.
-constexpr bool is_tile_config(int block_n, int cluster_m) {
+// Whether (block_n, cluster_m, pingpong) is one of kTileConfigs.
+constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false) {
   for (TileConfig c : kTileConfigs)
-    if (c.block_n == block_n && c.cluster_m == cluster_m) return true;
+    if (c.block_n == block_n && c.cluster_m == cluster_m && c.pingpong == pingpong) return true;
   return false;
 }
 
 struct Config {
   int block_n;    // one of kTileWidths
   int cluster_m;  // CTAs per cluster along M (B shared by multicast)
+  bool pingpong;  // consumers alternate tiles instead of splitting them
   int stages;     // operand ring depth
   int group_m;    // raster group, in cluster block-rows
   int num_ctas;   // persistent grid size: an upper bound; the launcher caps it
                   // at the number of clusters that can be resident at once
 };
 
-// Picks BLOCK_N (unless `block_n_override` is one of kTileWidths) by the
+// Picks the configuration (unless overridden by one of kTileConfigs) by the
 // expected efficiency of the last wave: tiles / (waves * num_sms), weighted by
-// how well each tile width keeps the tensor cores fed (narrower tiles move
-// more operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does).
+// how well each tile keeps the tensor cores fed (narrower tiles move more
+// operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does) and, for the
+// ping-pong 128x128, by how much epilogue it hides (more at short K).
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
-                     int cluster_m_override = 0);
+                     int cluster_m_override = 0, bool pingpong_override = false);
 
 // "128x256x64, 4 stages": for plans and tables.
 std::string describe(const Config& config);

@@ -27,6 +27,18 @@
 // traffic. A stage may then be refilled only when the consumers of both CTAs
 // released it, so every consumer warp arrives on smem_empty[s] of both CTAs.
 //
+// PINGPONG: instead of splitting each tile's rows, the two consumers take
+// alternate tiles of the CTA's sequence, each computing all 128 rows (two
+// m64 accumulators). The producer still fills the ring tile after tile, so
+// consumer 1's k-blocks arrive just as consumer 0's run out: the mainloops
+// take turns on the tensor cores and each epilogue overlaps the other
+// consumer's mainloop (the Hopper analog of the seed's double-buffered
+// tensor memory). Ring position of k-block kb of the CTA's j-th tile:
+// j * num_k_blocks + kb, whichever consumer takes it. A consumer starts a
+// tile's mainloop only when the other has issued all of its previous tile
+// (math_turn[c]): mbarrier waits are by phase parity, so a consumer must
+// never wait on a stage more than one fill ahead of where the ring is.
+//
 // Numerics: each consumer issues its k16 steps in K order into one fp32
 // accumulator and rounds once (cvt.rn) in the epilogue. Nothing about the
 // order depends on M, N, the tile shape or the CTA that owns the tile.
@@ -94,7 +106,7 @@ __device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const 
   }
 }
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M>
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG>
 __global__ void __launch_bounds__(kThreads, 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                          const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
@@ -105,13 +117,17 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(smem_bytes(BLOCK_N, NUM_STAGES) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
   static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && BLOCK_N % 128 == 0),
                 "a 2-CTA cluster splits B into two halves of whole 64-wide panels");
+  static_assert(!PINGPONG || (BLOCK_N == 128 && CLUSTER_M == 1),
+                "ping-pong holds 2 x 64 accumulators per thread: 128-wide tiles, no cluster");
 
   constexpr int kABytes = kBlockM * kBlockK * 2;      // 16 KiB
   constexpr int kBBytes = BLOCK_N * kBlockK * 2;      // 16 or 32 KiB
   constexpr int kStageBytes = kABytes + kBBytes;
   constexpr int kPanelBytes = kEpiPanel * kEpiPanel * 2;  // 8 KiB
   constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64
-  constexpr int kAccRegs = BLOCK_N / 2;
+  constexpr int kAccRegs = BLOCK_N / 2;                   // per m64 accumulator
+  constexpr int kMmaRows = PINGPONG ? 2 : 1;              // m64 accumulators per consumer
+  constexpr int kStageReaders = (PINGPONG ? 1 : kNumConsumers) * 4 * CLUSTER_M;  // warps that read a stage
   constexpr int kPanelsPerTile = BLOCK_N / kEpiPanel;
   static_assert(kConsumerRows == 64, "one wgmma m64 per consumer warpgroup");
 
@@ -124,6 +140,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* smem_full = reinterpret_cast<uint64_t*>(panels + kNumConsumers * kEpiBuffers * kPanelBytes);
   uint64_t* smem_empty = smem_full + NUM_STAGES;
   uint64_t* c_loaded = smem_empty + NUM_STAGES;  // [consumer][buffer]
+  uint64_t* math_turn = c_loaded + kNumConsumers * kEpiBuffers;  // [consumer], ping-pong only
 
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
@@ -139,10 +156,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     prefetch_tensormap(&tmap_c);
     for (int s = 0; s < NUM_STAGES; ++s) {
       cuda::ptx::mbarrier_init(&smem_full[s], 1);  // the producer's arrive + TMA bytes
-      // One arrive per consumer warp of every CTA that reads the stage.
-      cuda::ptx::mbarrier_init(&smem_empty[s], kNumConsumers * 4 * CLUSTER_M);
+      // One arrive per consumer warp (of every CTA) that reads the stage.
+      cuda::ptx::mbarrier_init(&smem_empty[s], kStageReaders);
     }
     for (int i = 0; i < kNumConsumers * kEpiBuffers; ++i) cuda::ptx::mbarrier_init(&c_loaded[i], 1);
+    for (int i = 0; i < kNumConsumers; ++i) cuda::ptx::mbarrier_init(&math_turn[i], 1);
     // Make the initialized barriers visible to the async (TMA) proxy and,
     // in a cluster, to the peer CTA (its multicasts and arrivals land here).
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
@@ -237,24 +255,27 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t ring_addr = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
     const uint32_t panel_addr =
         static_cast<uint32_t>(__cvta_generic_to_shared(panels)) + consumer * kEpiBuffers * kPanelBytes;
-    // This consumer's 64 rows: the second half of a K-major A tile, or the
-    // second 64-wide panel of an M-major one; both start 8 KiB in.
-    const uint32_t a_offset = consumer * (kABytes / kNumConsumers);
+    // A's m64 row blocks sit 8 KiB apart in a stage (the second half of a
+    // K-major tile, or the second 64-wide panel of an M-major one). This
+    // consumer's first row block: its half of the tile, or (ping-pong) row 0.
+    constexpr uint32_t kRowBlockBytes = kABytes / 2;
+    const uint32_t a_offset = PINGPONG ? 0 : consumer * kRowBlockBytes;
 
     // Where this lane's stmatrix/ldmatrix row lives in a 64x64 panel.
     const int frag_row = warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
     const int frag_col = 8 * (lane / 16);
 
-    float acc[kAccRegs];
+    float acc[kMmaRows][kAccRegs];
 #pragma unroll
-    for (int i = 0; i < kAccRegs; ++i) acc[i] = 0.0f;
-    int stage = 0;
-    uint32_t phase = 0;
+    for (int r = 0; r < kMmaRows; ++r)
+#pragma unroll
+      for (int i = 0; i < kAccRegs; ++i) acc[r][i] = 0.0f;
     int panel_use = 0;              // panels stored so far by this consumer
     // Bit b: phase of c_loaded[consumer][b]. A bitmask, not an array: the
     // buffer index is only known at run time when a tile has an odd number
     // of panels, and a run-time-indexed array would live in local memory.
     uint32_t c_phases = 0;
+    int turns = 0;  // ping-pong: hand-overs this consumer has waited for
 
     // The peer CTA's smem_empty barriers (cluster only), as shared::cluster addresses.
     uint32_t peer_empty = 0;
@@ -264,10 +285,22 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (CLUSTER_M > 1) mbarrier_arrive_remote(peer_empty + s * sizeof(uint64_t));
     };
 
-    for (int tile = cluster_id; tile < raster.num_tiles(); tile += num_clusters) {
+    // The CTA's j-th tile is tile cluster_id + j * num_clusters; cooperative
+    // consumers take every j, ping-pong consumers alternate.
+    for (int j = PINGPONG ? consumer : 0;; j += PINGPONG ? 2 : 1) {
+      const int tile = cluster_id + j * num_clusters;
+      if (tile >= raster.num_tiles()) break;
       const TileCoord t = raster.tile(tile);
-      const int m0 = (t.m_block * CLUSTER_M + cta_rank) * kBlockM + consumer * kConsumerRows;
+      const int m0 = (t.m_block * CLUSTER_M + cta_rank) * kBlockM + (PINGPONG ? 0 : consumer * kConsumerRows);
       const int n0 = t.n_block * BLOCK_N;
+      const int64_t ring_pos = static_cast<int64_t>(j) * num_k_blocks;
+      int stage = static_cast<int>(ring_pos % NUM_STAGES);
+      uint32_t phase = static_cast<uint32_t>((ring_pos / NUM_STAGES) & 1);
+
+      // ---- ping-pong: wait for the other consumer to have issued its tile
+      if constexpr (PINGPONG) {
+        if (j > 0) detail::wait_barrier(&math_turn[consumer], turns++ & 1, "math_turn", consumer);
+      }
 
       // ---- mainloop: k-blocks in order, one wgmma group in flight
       int prev_stage = -1;
@@ -275,19 +308,25 @@ __global__ void __launch_bounds__(kThreads, 1)
         detail::wait_barrier(&smem_full[stage], phase, "smem_full", stage);
         const uint32_t a_base = ring_addr + stage * kStageBytes + a_offset;
         const uint32_t b_base = ring_addr + stage * kStageBytes + kABytes;
-        fence_accumulators(acc);
+#pragma unroll
+        for (int r = 0; r < kMmaRows; ++r) fence_accumulators(acc[r]);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < kBlockK / 16; ++ks) {
-          const uint64_t da = operand_desc(A_MAJOR, a_base + ks * k_step_bytes(A_MAJOR), kBlockK);
           const uint64_t db = operand_desc(B_MAJOR, b_base + ks * k_step_bytes(B_MAJOR), kBlockK);
-          wgmma_m64nNk16<Element, BLOCK_N, A_MAJOR == Major::MN, B_MAJOR == Major::MN>(acc, da, db,
-                                                                                       (kb > 0 || ks > 0) ? 1 : 0);
+#pragma unroll
+          for (int r = 0; r < kMmaRows; ++r) {
+            const uint64_t da =
+                operand_desc(A_MAJOR, a_base + r * kRowBlockBytes + ks * k_step_bytes(A_MAJOR), kBlockK);
+            wgmma_m64nNk16<Element, BLOCK_N, A_MAJOR == Major::MN, B_MAJOR == Major::MN>(
+                acc[r], da, db, (kb > 0 || ks > 0) ? 1 : 0);
+          }
         }
         wgmma_commit_group();
         // The group before this one has finished reading its stage.
         wgmma_wait_group<1>();
-        fence_accumulators(acc);
+#pragma unroll
+        for (int r = 0; r < kMmaRows; ++r) fence_accumulators(acc[r]);
         if (prev_stage >= 0 && lane == 0) release(prev_stage);
         prev_stage = stage;
         if (++stage == NUM_STAGES) {
@@ -295,23 +334,32 @@ __global__ void __launch_bounds__(kThreads, 1)
           phase ^= 1;
         }
       }
+      // ping-pong: every full barrier of this tile has been waited for, so the
+      // other consumer's next tile is at most one ring fill ahead: its turn.
+      if constexpr (PINGPONG) {
+        if (wg_thread == 0) cuda::ptx::mbarrier_arrive(&math_turn[consumer ^ 1]);
+      }
       wgmma_wait_group<0>();
-      fence_accumulators(acc);
+#pragma unroll
+      for (int r = 0; r < kMmaRows; ++r) fence_accumulators(acc[r]);
       if (lane == 0) release(prev_stage);
 
-      // ---- epilogue: 64 x BLOCK_N in 64x64 panels, double buffered
+      // ---- epilogue: (64 rows x BLOCK_N) per accumulator, in 64x64 panels, double buffered
+#pragma unroll
+      for (int r = 0; r < kMmaRows; ++r)
 #pragma unroll
       for (int p = 0; p < kPanelsPerTile; ++p) {
+        const int row0 = m0 + r * kConsumerRows;
         const int panel_n0 = n0 + p * kEpiPanel;
         // Nothing of this panel is inside C (the tile hangs over M or N).
-        if (m0 >= epi.m || panel_n0 >= epi.n) continue;
+        if (row0 >= epi.m || panel_n0 >= epi.n) continue;
         const int buf = panel_use % kEpiBuffers;
         const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
         // The store that last used this buffer must have finished reading it
         // (bulk groups complete in order; allow the other buffer's store).
         if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
         named_barrier_sync(barrier_id, 128);
-        const int32_t c_coord[2] = {panel_n0, m0};
+        const int32_t c_coord[2] = {panel_n0, row0};
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = epi.beta != 0.0f;
@@ -328,10 +376,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
           // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
-          const int j = p * (kEpiPanel / 8) + 2 * jj;
+          const int jc = p * (kEpiPanel / 8) + 2 * jj;
           float v[8];
 #pragma unroll
-          for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[4 * j + i];
+          for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[r][4 * jc + i];
           const uint32_t addr = buf_addr + swizzled_offset(frag_row, 16 * jj + frag_col);
           if (read_c) {
             uint32_t c[4];
@@ -357,7 +405,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         } else {
           named_barrier_sync(barrier_id, 128);
-          store_panel_clipped<Element>(buf_ptr, epi, m0, panel_n0, wg_thread);
+          store_panel_clipped<Element>(buf_ptr, epi, row0, panel_n0, wg_thread);
         }
         ++panel_use;
       }

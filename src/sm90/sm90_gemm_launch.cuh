@@ -38,10 +38,10 @@ int max_resident_clusters(Kernel kernel, int cluster_m, int smem, int num_sms, c
   return clusters;
 }
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M>
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG>
 std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
                    const Config& config, int* grid_ctas) {
-  auto* kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M>;
+  auto* kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, PINGPONG>;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES);
   // Once per kernel and device (attributes are per device): opt in to more
   // than 48 KiB of dynamic shared memory and count the resident clusters.
@@ -89,18 +89,18 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   return {};
 }
 
-template <typename Element, int BLOCK_N, int CLUSTER_M>
+template <typename Element, int BLOCK_N, int CLUSTER_M, bool PINGPONG = false>
 std::string launch_layout(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
                           const Config& config, int* grid_ctas) {
   constexpr int S = stages_for(BLOCK_N);
   // op_a = N: A is M x K (K contiguous); op_b = N: B is K x N (N contiguous).
   if (args.op_a == Op::N && args.op_b == Op::N)
-    return launch<Element, BLOCK_N, S, Major::K, Major::MN, CLUSTER_M>(ta, tb, tc, args, config, grid_ctas);
+    return launch<Element, BLOCK_N, S, Major::K, Major::MN, CLUSTER_M, PINGPONG>(ta, tb, tc, args, config, grid_ctas);
   if (args.op_a == Op::N && args.op_b == Op::T)
-    return launch<Element, BLOCK_N, S, Major::K, Major::K, CLUSTER_M>(ta, tb, tc, args, config, grid_ctas);
+    return launch<Element, BLOCK_N, S, Major::K, Major::K, CLUSTER_M, PINGPONG>(ta, tb, tc, args, config, grid_ctas);
   if (args.op_a == Op::T && args.op_b == Op::N)
-    return launch<Element, BLOCK_N, S, Major::MN, Major::MN, CLUSTER_M>(ta, tb, tc, args, config, grid_ctas);
-  return launch<Element, BLOCK_N, S, Major::MN, Major::K, CLUSTER_M>(ta, tb, tc, args, config, grid_ctas);
+    return launch<Element, BLOCK_N, S, Major::MN, Major::MN, CLUSTER_M, PINGPONG>(ta, tb, tc, args, config, grid_ctas);
+  return launch<Element, BLOCK_N, S, Major::MN, Major::K, CLUSTER_M, PINGPONG>(ta, tb, tc, args, config, grid_ctas);
 }
 
 template <typename Element>
@@ -122,17 +122,17 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       return std::string("cuTensorMapEncodeTiled failed for ") + m.name + " (CUresult " + std::to_string(r) + ")";
   }
   // The instantiated configurations: kTileConfigs.
-  const int key = config.block_n * 10 + config.cluster_m;
+  const int key = config.block_n * 100 + config.cluster_m * 10 + (config.pingpong ? 1 : 0);
   switch (key) {
-    case 641: return launch_layout<Element, 64, 1>(ta, tb, tc, args, config, grid_ctas);
-    case 1281: return launch_layout<Element, 128, 1>(ta, tb, tc, args, config, grid_ctas);
-    case 1282: return launch_layout<Element, 128, 2>(ta, tb, tc, args, config, grid_ctas);
-    case 1921: return launch_layout<Element, 192, 1>(ta, tb, tc, args, config, grid_ctas);
-    case 2561: return launch_layout<Element, 256, 1>(ta, tb, tc, args, config, grid_ctas);
-    case 2562: return launch_layout<Element, 256, 2>(ta, tb, tc, args, config, grid_ctas);
+    case 6410: return launch_layout<Element, 64, 1>(ta, tb, tc, args, config, grid_ctas);
+    case 12810: return launch_layout<Element, 128, 1>(ta, tb, tc, args, config, grid_ctas);
+    case 12811: return launch_layout<Element, 128, 1, true>(ta, tb, tc, args, config, grid_ctas);
+    case 12820: return launch_layout<Element, 128, 2>(ta, tb, tc, args, config, grid_ctas);
+    case 19210: return launch_layout<Element, 192, 1>(ta, tb, tc, args, config, grid_ctas);
+    case 25610: return launch_layout<Element, 256, 1>(ta, tb, tc, args, config, grid_ctas);
+    case 25620: return launch_layout<Element, 256, 2>(ta, tb, tc, args, config, grid_ctas);
   }
-  return "no sm90 kernel for block_n=" + std::to_string(config.block_n) +
-         " cluster_m=" + std::to_string(config.cluster_m);
+  return "no sm90 kernel for " + describe(config);
 }
 
 }  // namespace tcgemm::sm90

@@ -91,7 +91,10 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
     int64_t m, n, k;
   };
   uint64_t seed = 12000;
-  for (const Shape& s : {Shape{384, 640, 512}, Shape{1000, 1000, 1000}, Shape{129, 257, 65}})
+  // 1024x4096x1024: ~2 tiles per CTA for every width and more k-blocks than
+  // ring stages, so a ping-pong consumer's second tile starts several ring
+  // fills after its first (the hand-over between consumers is exercised).
+  for (const Shape& s : {Shape{384, 640, 512}, Shape{1000, 1000, 1000}, Shape{129, 257, 65}, Shape{1024, 4096, 1024}})
     for (const Layout& layout : kLayouts)
       for (DType dt : {DType::f16, DType::bf16}) {
         const GemmCase gc = make_case(dt, layout, s.m, s.n, s.k, Fill::uniform_pm1, ++seed);
@@ -104,14 +107,17 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
         std::vector<std::vector<uint16_t>> results;
         std::vector<std::string> kernels;
         for (TileConfig tc : kTileConfigs) {
-          const std::string cfg = " block_n=" + std::to_string(tc.block_n) + " cluster_m=" + std::to_string(tc.cluster_m);
+          const std::string cfg = " block_n=" + std::to_string(tc.block_n) + " cluster_m=" + std::to_string(tc.cluster_m) +
+                                  (tc.pingpong ? " pingpong" : "");
           prob.poison_c();
-          const Plan p = run_gemm(prob.args(prob.c()), Options{Prefer::automatic, tc.block_n, tc.cluster_m});
+          const Plan p =
+              run_gemm(prob.args(prob.c()), Options{Prefer::automatic, tc.block_n, tc.cluster_m, tc.pingpong});
           TCGEMM_ASSERT_OK(p, what + cfg);
           EXPECT_EQ(p.backend, Backend::sm90) << p.reason;
           // The override really took effect: the kernel names its tile and cluster.
           EXPECT_TRUE(contains(p.kernel, "128x" + std::to_string(tc.block_n) + "x")) << p.kernel;
           EXPECT_EQ(contains(p.kernel, "cluster 2x1"), tc.cluster_m == 2) << p.kernel;
+          EXPECT_EQ(contains(p.kernel, "ping-pong"), tc.pingpong) << p.kernel;
           kernels.push_back(p.kernel);
           results.push_back(prob.download_c());
           if (results.size() == 1)
