@@ -22,7 +22,7 @@ Plan out_of_memory() {
 
 Plan plan(const GemmArgs& args, const Options& options) noexcept {
   try {
-    return detail::make_plan(args, options);
+    return detail::make_plan(args, options).plan;
   } catch (const std::exception&) {
     return out_of_memory();
   }
@@ -30,7 +30,7 @@ Plan plan(const GemmArgs& args, const Options& options) noexcept {
 
 Plan gemm(const GemmArgs& args, const Options& options) noexcept {
   try {
-    return detail::execute(args, options, detail::make_plan(args, options));
+    return detail::execute(args, detail::make_plan(args, options));
   } catch (const std::exception&) {
     return out_of_memory();
   }

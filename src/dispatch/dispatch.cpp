@@ -10,11 +10,11 @@ namespace tcgemm::detail {
 
 namespace {
 
-Plan reject(Status status, std::string reason) {
-  Plan p;
-  p.status = status;
-  p.reason = "tcgemm: " + std::move(reason);
-  return p;
+Decision reject(Status status, std::string reason) {
+  Decision d;
+  d.plan.status = status;
+  d.plan.reason = "tcgemm: " + std::move(reason);
+  return d;
 }
 
 #if defined(TCGEMM_HAS_SM90)
@@ -27,7 +27,7 @@ std::string arch_name(const DeviceInfo& d) { return "sm_" + std::to_string(d.cc_
 
 }  // namespace
 
-Plan make_plan(const GemmArgs& args, const Options& options) {
+Decision make_plan(const GemmArgs& args, const Options& options) {
   if (std::string why = check_args(args); !why.empty()) return reject(Status::invalid_argument, why);
   const int prefer = static_cast<int>(options.prefer);
   if (prefer < 0 || prefer > 2)
@@ -42,12 +42,13 @@ Plan make_plan(const GemmArgs& args, const Options& options) {
                                                 " pingpong=" + (options.pingpong ? "true" : "false") +
                                                 " is not a built-in configuration (kTileConfigs)");
 
-  Plan plan;
+  Decision decision;
+  Plan& plan = decision.plan;
   if (args.m == 0 || args.n == 0) {
     plan.backend = Backend::none;
     plan.kernel = "none";
     plan.reason = "M or N is 0: nothing to compute, C is untouched";
-    return plan;
+    return decision;
   }
 
   std::string error;
@@ -71,14 +72,14 @@ Plan make_plan(const GemmArgs& args, const Options& options) {
     plan.backend = Backend::none;
     plan.kernel = "scale_c";
     plan.reason = args.beta == 0.0f ? "K is 0: C = 0 (beta is 0, C is not read)" : "K is 0: C = beta * C";
-    return plan;
+    return decision;
   }
 
   if (options.prefer == Prefer::cublas_only) {
     plan.backend = Backend::cublas;
     plan.kernel = "cublasGemmEx";
     plan.reason = "cuBLAS requested";
-    return plan;
+    return decision;
   }
 
   std::string why_not;
@@ -90,21 +91,23 @@ Plan make_plan(const GemmArgs& args, const Options& options) {
     why_not = sm90::can_implement(args);
   }
   if (why_not.empty()) {
-    const sm90::Config cfg = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m, options.pingpong);
+    decision.config = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m,
+                                          options.pingpong);
     plan.backend = Backend::sm90;
-    plan.kernel = sm90::kernel_name(args, cfg);
+    plan.kernel = sm90::kernel_name(args, decision.config);
     plan.reason = "sm_90 device, operands TMA-compatible";
-    return plan;
+    return decision;
   }
   if (options.prefer == Prefer::tcgemm_only)
     return reject(Status::unsupported, "no tcgemm kernel can take this call: " + why_not + " (" + describe(args) + ")");
   plan.backend = Backend::cublas;
   plan.kernel = "cublasGemmEx";
   plan.reason = "fallback: " + why_not;
-  return plan;
+  return decision;
 }
 
-Plan execute(const GemmArgs& args, const Options& options, Plan plan) {
+Plan execute(const GemmArgs& args, Decision decision) {
+  Plan& plan = decision.plan;
   if (plan.status != Status::ok) return plan;
   std::string error;
   switch (plan.backend) {
@@ -114,14 +117,9 @@ Plan execute(const GemmArgs& args, const Options& options, Plan plan) {
         if (err != cudaSuccess) error = std::string("scale kernel failed: ") + cudaGetErrorString(err);
       }
       break;
-    case Backend::sm90: {
-      std::string e;
-      const DeviceInfo* dev = current_device(&e);
-      if (dev == nullptr) return reject(Status::no_device, e);
-      error = sm90::run(args, sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m, options.pingpong),
-                        &plan.grid_ctas);
+    case Backend::sm90:
+      error = sm90::run(args, decision.config, &plan.grid_ctas);
       break;
-    }
     case Backend::cublas:
       error = cublas_gemm(args);
       break;

@@ -2,13 +2,20 @@
 // kernel, why) and executes it. Host code only.
 #pragma once
 
+#include "sm90/sm90_config.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::detail {
 
-Plan make_plan(const GemmArgs& args, const Options& options);
-// Runs a plan made by make_plan for the same arguments; returns it with the
-// status and reason of the execution.
-Plan execute(const GemmArgs& args, const Options& options, Plan plan);
+// A plan and what executing it needs, decided once per call.
+struct Decision {
+  Plan plan;
+  sm90::Config config{};  // when plan.backend == Backend::sm90
+};
+
+Decision make_plan(const GemmArgs& args, const Options& options);
+// Runs a decision made by make_plan for the same arguments; returns its plan
+// with the status and reason of the execution.
+Plan execute(const GemmArgs& args, Decision decision);
 
 }  // namespace tcgemm::detail
