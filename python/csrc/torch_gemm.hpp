@@ -1,0 +1,193 @@
+// torch tensors -> tcgemm::gemm: the checks the library cannot make (ranks,
+// dtypes, shapes, devices), the stride -> op/ld mapping, the current stream,
+// and failures turned into Python exceptions. Shared by the torch op library
+// (ops.cpp) and the one-file submission (submission_binding.cpp), so both
+// take and refuse exactly the same calls.
+//
+// Exceptions: c10::TypeError -> TypeError (dtypes), c10::ValueError ->
+// ValueError (shapes, layouts, devices, and calls the library rejects as
+// invalid), c10::Error -> RuntimeError (CUDA failures). Every check runs
+// before anything is launched, and the library writes nothing to C when it
+// rejects a call, so a refused call leaves `out` untouched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/MemoryOverlap.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/util/Exception.h>
+
+#include "tcgemm/tcgemm.hpp"
+#include "torch_layout.hpp"
+
+namespace tcgemm::torch_glue {
+
+// A checked call: the library's arguments and the tensors they point into
+// (operands that had to be copied are the copies, kept alive until launch).
+struct Call {
+  GemmArgs args;
+  at::Tensor a, b, out;
+  bool a_copied = false, b_copied = false;
+};
+
+inline const char* dtype_name(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return "float16";
+    case at::kBFloat16: return "bfloat16";
+    case at::kFloat: return "float32";
+    case at::kDouble: return "float64";
+    default: return c10::toString(t);
+  }
+}
+
+// "[128, 64] float16 cuda:0 strides [64, 1]": a tensor as the messages show it.
+inline std::string describe(const at::Tensor& t) {
+  return c10::str(t.sizes(), " ", dtype_name(t.scalar_type()), " ", t.device(), " strides ", t.strides());
+}
+
+// The whole call, appended to every message (as the library does with m, n, k).
+inline std::string describe_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out) {
+  std::string s = "a: " + describe(a) + ", b: " + describe(b);
+  if (out != nullptr) s += ", out: " + describe(*out);
+  return s;
+}
+
+// Everything about the tensors that GemmArgs cannot express. `out` may be null
+// (the op allocates it).
+inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out) {
+  auto call = [&] { return describe_call(a, b, out); };
+  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "tcgemm: a and b must be 2-D matrices (", call(), ")");
+  TORCH_CHECK_TYPE(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
+                   "tcgemm: dtype ", dtype_name(a.scalar_type()), " is not supported: a, b and out must be all float16 or all bfloat16 (",
+                   call(), ")");
+  TORCH_CHECK_TYPE(b.scalar_type() == a.scalar_type(), "tcgemm: a and b must have the same dtype, got ",
+                   dtype_name(a.scalar_type()), " and ", dtype_name(b.scalar_type()), " (", call(), ")");
+  TORCH_CHECK_VALUE(a.size(1) == b.size(0), "tcgemm: shapes do not match for a @ b: a is ", a.sizes(), ", b is ",
+                    b.sizes(), " (", call(), ")");
+  if (out != nullptr) {
+    TORCH_CHECK_VALUE(out->dim() == 2, "tcgemm: out must be a 2-D matrix (", call(), ")");
+    TORCH_CHECK_TYPE(out->scalar_type() == a.scalar_type(), "tcgemm: out must have the dtype of a and b (",
+                     dtype_name(a.scalar_type()), "), got ", dtype_name(out->scalar_type()), " (", call(), ")");
+    TORCH_CHECK_VALUE(out->size(0) == a.size(0) && out->size(1) == b.size(1), "tcgemm: out must be [",
+                      a.size(0), ", ", b.size(1), "] for a @ b, got ", out->sizes(), " (", call(), ")");
+    TORCH_CHECK_VALUE(output_ld(out->size(0), out->size(1), out->stride(0), out->stride(1)) > 0,
+                      "tcgemm: out must be row-major (out.stride(1) == 1, out.stride(0) >= out.size(1)); "
+                      "pass out.contiguous() and copy back, or use the result of tcgemm.matmul(a, b) (",
+                      call(), ")");
+  }
+  // CPU tensors are refused here rather than handed to the library, whose
+  // verdict ("A is host memory") needs a GPU to reach and is silent for
+  // empty shapes.
+  const at::Tensor* tensors[] = {&a, &b, out};
+  const char* names[] = {"a", "b", "out"};
+  for (int i = 0; i < 3; ++i) {
+    if (tensors[i] == nullptr) continue;
+    TORCH_CHECK_VALUE(tensors[i]->is_cuda(), "tcgemm: ", names[i], " is on ", tensors[i]->device(),
+                      "; tcgemm computes on CUDA tensors only (", call(), ")");
+    TORCH_CHECK_VALUE(tensors[i]->device() == a.device(), "tcgemm: a, b and out must be on one CUDA device, got ",
+                      names[i], " on ", tensors[i]->device(), " and a on ", a.device(), " (", call(), ")");
+  }
+  if (out != nullptr) {
+    for (int i = 0; i < 2; ++i) {
+      const at::MemOverlapStatus overlap = at::get_overlap_status(*out, *tensors[i]);
+      TORCH_CHECK_VALUE(overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial,
+                        "tcgemm: out overlaps ", names[i], " in memory; results would depend on the order of "
+                        "writes (", call(), ")");
+    }
+  }
+}
+
+// Checked tensors -> GemmArgs. Operands whose strides tcgemm cannot describe
+// are copied (documented: an extra read and write of that operand).
+inline Call make_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta) {
+  Call c;
+  c.a = a;
+  c.b = b;
+  c.out = out;
+  OperandLayout la = operand_layout(a.size(0), a.size(1), a.stride(0), a.stride(1));
+  OperandLayout lb = operand_layout(b.size(0), b.size(1), b.stride(0), b.stride(1));
+  if (la.copy) {
+    c.a = a.contiguous();
+    c.a_copied = true;
+    la = operand_layout(c.a.size(0), c.a.size(1), c.a.stride(0), c.a.stride(1));
+  }
+  if (lb.copy) {
+    c.b = b.contiguous();
+    c.b_copied = true;
+    lb = operand_layout(c.b.size(0), c.b.size(1), c.b.stride(0), c.b.stride(1));
+  }
+  GemmArgs& g = c.args;
+  g.dtype = a.scalar_type() == at::kHalf ? DType::f16 : DType::bf16;
+  g.op_a = la.op;
+  g.op_b = lb.op;
+  g.m = a.size(0);
+  g.n = b.size(1);
+  g.k = a.size(1);
+  g.alpha = static_cast<float>(alpha);
+  g.beta = static_cast<float>(beta);
+  g.a = c.a.data_ptr();
+  g.lda = la.ld;
+  g.b = c.b.data_ptr();
+  g.ldb = lb.ld;
+  g.c = out.data_ptr();
+  g.ldc = output_ld(out.size(0), out.size(1), out.stride(0), out.stride(1));
+  return c;
+}
+
+// A rejected or failed call as the matching Python exception, with the
+// library's reason.
+[[noreturn]] inline void throw_error(const Plan& p) {
+  if (p.status == Status::invalid_argument) C10_THROW_ERROR(ValueError, p.reason);
+  C10_THROW_ERROR(Error, p.reason + " [status " + to_string(p.status) + "]");
+}
+
+// Runs the call on the current stream of the tensors' device.
+inline void run(const Call& c) {
+  const c10::cuda::CUDAGuard guard(c.out.device());
+  GemmArgs g = c.args;
+  g.stream = c10::cuda::getCurrentCUDAStream(c.out.device().index()).stream();
+  const Plan p = gemm(g);
+  if (p.status != Status::ok) throw_error(p);
+}
+
+// What the call would run, without running it: status, backend, kernel,
+// reason, and the layout handed to the library ("NT lda=.. ldb=.. ldc=..",
+// with "copied a" / "copied b" where an operand was copied).
+inline std::vector<std::string> plan_of(const Call& c) {
+  const c10::cuda::CUDAGuard guard(c.out.device());
+  const Plan p = plan(c.args);
+  std::string layout = std::string(to_string(c.args.op_a)) + to_string(c.args.op_b) + " lda=" +
+                       std::to_string(c.args.lda) + " ldb=" + std::to_string(c.args.ldb) +
+                       " ldc=" + std::to_string(c.args.ldc);
+  if (c.a_copied) layout += " copied a";
+  if (c.b_copied) layout += " copied b";
+  return {to_string(p.status), to_string(p.backend), p.kernel, p.reason, layout};
+}
+
+// out = alpha * a @ b + beta * out.
+inline void mm_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta) {
+  check_tensors(a, b, &out);
+  run(make_call(a, b, out, alpha, beta));
+}
+
+// alpha * a @ b into a new row-major tensor.
+inline at::Tensor mm(const at::Tensor& a, const at::Tensor& b, double alpha) {
+  check_tensors(a, b, nullptr);
+  at::Tensor out = at::empty({a.size(0), b.size(1)}, a.options());
+  run(make_call(a, b, out, alpha, 0.0));
+  return out;
+}
+
+// plan_of() for mm (out undefined: a new tensor, as mm would allocate) or mm_out.
+inline std::vector<std::string> plan_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out,
+                                          double alpha, double beta) {
+  check_tensors(a, b, out);
+  const at::Tensor c = out != nullptr ? *out : at::empty({a.size(0), b.size(1)}, a.options());
+  return plan_of(make_call(a, b, c, alpha, beta));
+}
+
+}  // namespace tcgemm::torch_glue

@@ -1,0 +1,78 @@
+"""tcgemm for PyTorch: the Hopper (sm_90a) tensor-core GEMM as torch operators.
+
+    import tcgemm
+    c = tcgemm.matmul(a, b)                          # a @ b, fp16 or bf16, 2-D CUDA tensors
+    tcgemm.matmul(a, b, out=c, alpha=1.0, beta=1.0)  # c = alpha * a @ b + beta * c, in place
+    torch.ops.tcgemm.mm(a, b)                        # the operator (torch.compile traces it)
+    tcgemm.plan(a, b)                                # which kernel would run, and why
+
+Transposed views (a.t(), w.t()) are passed as op T with their leading
+dimension, without copies; see `matmul` for the rules. The one-file
+submission generator is `python -m tcgemm.make_submission OUT.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from . import _ops
+
+__all__ = ["matmul", "plan", "Plan", "info", "__version__"]
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alpha: float = 1.0,
+           beta: float = 0.0) -> torch.Tensor:
+    """alpha * a @ b (+ beta * out), computed by tcgemm on the current CUDA stream.
+
+    a (M x K) and b (K x N) are 2-D CUDA tensors of one device and one dtype,
+    float16 or bfloat16; accumulation is fp32 in K order, one rounding.
+    Layouts: a tensor whose rows are contiguous (stride(1) == 1) is passed as
+    is (op N, leading dimension stride(0)); one whose columns are contiguous
+    (stride(0) == 1, e.g. w.t()) as op T with leading dimension stride(1); any
+    other strides (x[:, ::2], expanded views) are copied to a contiguous
+    tensor first. `out`, when given, must be an M x N row-major tensor of the
+    same dtype and device (stride(1) == 1); it is written in place and
+    returned, and `beta` scales its previous contents (beta == 0: not read).
+    Without `out` a new row-major tensor is returned, and beta must be 0.
+
+    Raises TypeError (dtypes), ValueError (ranks, shapes, devices, layouts of
+    out, and whatever the library rejects, with its reason) or RuntimeError
+    (CUDA failures). A refused call leaves `out` untouched.
+    """
+    if out is None:
+        if beta != 0.0:
+            raise ValueError(f"tcgemm.matmul: beta={beta} needs out (out = alpha * a @ b + beta * out)")
+        return _ops.mm(a, b, alpha)
+    _ops.mm_out(a, b, out, alpha, beta)
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What tcgemm runs for a call, and why (tcgemm::Plan plus the layout)."""
+
+    status: str   # "ok", or why the call would be refused: "invalid_argument", ...
+    backend: str  # "sm90" (tcgemm's kernel), "cublas" (the fallback), "none" (nothing to compute)
+    kernel: str   # e.g. "sm90_gemm_persistent<f16,NT,128x256x64, 4 stages>"
+    reason: str   # why this backend, or why the call is refused
+    layout: str   # ops and leading dimensions handed to the library, e.g. "NT lda=64 ldb=64 ldc=128",
+                  # with "copied a" / "copied b" where an operand had to be copied
+
+
+def plan(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alpha: float = 1.0,
+         beta: float = 0.0) -> Plan:
+    """The Plan of `matmul(a, b, out, alpha, beta)`, without running it.
+
+    Raises like matmul for tensors it refuses (dtypes, shapes, devices)."""
+    return Plan(*_ops.plan_op(a, b, out, alpha, beta))
+
+
+def info() -> dict[str, str]:
+    """The build: version, CUDA architectures, kernel families, CUDA runtime."""
+    version, archs, families, runtime = _ops.info_op()
+    return {"version": version, "cuda_archs": archs, "kernel_families": families, "cuda_runtime": runtime}
+
+
+__version__: str = info()["version"]

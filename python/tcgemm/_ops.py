@@ -1,0 +1,79 @@
+"""Loads the tcgemm operators (libtcgemm_torch.so) and registers what torch
+needs beyond the CUDA kernels: fake (meta) implementations, so torch.compile
+can trace the operators, and the autograd formula of `mm`.
+
+    torch.ops.tcgemm.mm(a, b, alpha=1.0) -> Tensor
+    torch.ops.tcgemm.mm_out(a, b, out, alpha=1.0, beta=0.0) -> None   (writes out)
+    torch.ops.tcgemm.plan(a, b, out=None, alpha=1.0, beta=0.0) -> list[str]
+    torch.ops.tcgemm.info() -> list[str]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+_LIBRARY = Path(__file__).resolve().parent / "libtcgemm_torch.so"
+
+
+def _load() -> None:
+    if not _LIBRARY.is_file():
+        raise ImportError(
+            f"tcgemm: {_LIBRARY} is missing: this copy of the package was not built. "
+            "Install it with `pip install --no-build-isolation .` from the tcgemm checkout.")
+    try:
+        torch.ops.load_library(str(_LIBRARY))
+    except OSError as error:
+        raise ImportError(f"tcgemm: cannot load {_LIBRARY}: {error} (built against another torch or CUDA?)") from error
+
+
+_load()
+
+
+def _check_fake_operands(a: torch.Tensor, b: torch.Tensor) -> None:
+    # The same verdicts as the CUDA kernel (python/csrc/torch_gemm.hpp), for
+    # what fake tensors can tell: ranks, dtypes and shapes.
+    torch._check_value(a.dim() == 2 and b.dim() == 2, lambda: "tcgemm: a and b must be 2-D matrices")
+    torch._check_type(a.dtype in (torch.float16, torch.bfloat16),
+                      lambda: f"tcgemm: dtype {a.dtype} is not supported: a, b and out must be all float16 or all bfloat16")
+    torch._check_type(b.dtype == a.dtype, lambda: f"tcgemm: a and b must have the same dtype, got {a.dtype} and {b.dtype}")
+    torch._check_value(a.shape[1] == b.shape[0],
+                       lambda: f"tcgemm: shapes do not match for a @ b: a is {list(a.shape)}, b is {list(b.shape)}")
+
+
+@torch.library.register_fake("tcgemm::mm")
+def _mm_fake(a: torch.Tensor, b: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
+    _check_fake_operands(a, b)
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+@torch.library.register_fake("tcgemm::mm_out")
+def _mm_out_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha: float = 1.0, beta: float = 0.0) -> None:
+    _check_fake_operands(a, b)
+    torch._check_value(out.dim() == 2 and out.shape[0] == a.shape[0] and out.shape[1] == b.shape[1],
+                       lambda: f"tcgemm: out must be [{a.shape[0]}, {b.shape[1]}] for a @ b, got {list(out.shape)}")
+    torch._check_type(out.dtype == a.dtype, lambda: f"tcgemm: out must have the dtype of a and b ({a.dtype}), got {out.dtype}")
+
+
+def _mm_setup_context(ctx: torch.autograd.function.FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:
+    a, b, alpha = inputs  # defaults filled in by torch
+    ctx.save_for_backward(a, b)
+    ctx.alpha = alpha
+
+
+def _mm_backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> tuple:
+    # d(alpha a @ b)/da = alpha grad @ b^T, d/db = alpha a^T @ grad: both run on
+    # tcgemm through transposed views (op T), without copies of a or b.
+    a, b = ctx.saved_tensors
+    grad_a = torch.ops.tcgemm.mm(grad, b.t(), ctx.alpha) if ctx.needs_input_grad[0] else None
+    grad_b = torch.ops.tcgemm.mm(a.t(), grad, ctx.alpha) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b, None
+
+
+torch.library.register_autograd("tcgemm::mm", _mm_backward, setup_context=_mm_setup_context)
+
+mm = torch.ops.tcgemm.mm.default
+mm_out = torch.ops.tcgemm.mm_out.default
+plan_op = torch.ops.tcgemm.plan.default
+info_op = torch.ops.tcgemm.info.default

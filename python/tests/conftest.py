@@ -1,0 +1,44 @@
+"""Shared helpers for the Python tests.
+
+Two kinds of tests live here:
+- no-GPU tests (test_make_submission.py): the generator's text; they need
+  neither torch nor the compiled package and run in CI;
+- GPU tests (test_ops.py, test_leaderboard.py, test_submission_file.py): they
+  need torch, an sm_90 device and the installed package (scripts/device_python.sh)
+  and skip, saying why, when torch or the device is missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = REPO / "python" / "tcgemm"
+
+
+def load_generator() -> ModuleType:
+    """make_submission.py loaded as a plain file: no package import, so no torch."""
+    if "make_submission" not in sys.modules:
+        sys.path.insert(0, str(PACKAGE_DIR))
+        spec = importlib.util.spec_from_file_location("make_submission", PACKAGE_DIR / "make_submission.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["make_submission"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["make_submission"]
+
+
+def gpu_skip_reason() -> str | None:
+    """Why the GPU tests cannot run here, or None when they can."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return "no CUDA device is visible"
+    major, minor = torch.cuda.get_device_capability()
+    if (major, minor) != (9, 0):
+        return f"needs an sm_90 GPU, found {torch.cuda.get_device_name()} (sm_{major}{minor})"
+    return None

@@ -1,0 +1,122 @@
+"""The one-file submission generator, without a GPU or torch (runs in CI).
+
+The generated file must be deterministic, valid Python, self-contained (no
+project include left), define custom_kernel, and its CUDA source must compile
+as one translation unit with the flags load_inline will use.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, load_generator
+
+gen = load_generator()
+
+
+@pytest.fixture(scope="module")
+def text() -> str:
+    return gen.render(REPO)
+
+
+def _constant(text: str, name: str) -> str:
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{name} is not assigned in the generated file")
+
+
+def test_deterministic(text: str) -> None:
+    assert gen.render(REPO) == text
+
+
+def test_is_python_defining_custom_kernel(text: str) -> None:
+    compile(text, "submission.py", "exec")
+    functions = {n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)}
+    assert "custom_kernel" in functions
+    assert "from task import input_t, output_t" in text
+    assert "load_inline(" in text
+
+
+def test_popcorn_header(text: str) -> None:
+    assert text.splitlines()[:2] == ["#!POPCORN leaderboard matmul_v2", "#!POPCORN gpu H100"]
+    bare = gen.render(REPO, leaderboard="", gpu="")
+    assert not bare.startswith("#!POPCORN")
+
+
+def test_sources_are_self_contained(text: str) -> None:
+    from _amalgamate import unresolved_project_includes
+
+    for name in ("CUDA_SOURCE", "CPP_SOURCE"):
+        source = _constant(text, name)
+        assert unresolved_project_includes(source) == [], name
+        assert "#pragma once" not in source, name
+    cuda = _constant(text, "CUDA_SOURCE")
+    # The library's pieces, each header once, and none of what a submission leaves out.
+    for path in ("src/api/gemm.cpp", "src/dispatch/dispatch.cpp", "src/sm90/sm90_gemm_f16.cu",
+                 "src/dispatch/cublas_fallback.cpp", "include/tcgemm/tcgemm.hpp", "src/sm90/sm90_gemm_kernel.cuh"):
+        assert cuda.count(f'#line 1 "{path}"') == 1, path
+    for path in ("src/api/c_api.cpp", "src/sm90/sm90_peak.cu", "src/sm90/sm90_absent.cpp", "src/sm90/sm90_gemm_bf16.cu"):
+        assert f'"{path}"' not in cuda, path
+    assert '#define TCGEMM_VERSION "' in cuda and "#define TCGEMM_HAS_SM90 1" in cuda
+    cpp = _constant(text, "CPP_SOURCE")
+    assert cpp.count('#line 1 "python/csrc/torch_gemm.hpp"') == 1
+    assert "PYBIND11_MODULE" in cpp
+
+
+def test_every_library_source_is_accounted_for() -> None:
+    # A source added to the library in CMakeLists.txt reaches the file unless
+    # it is one of the documented exclusions.
+    lib = gen.read_library_sources(REPO)
+    assert lib.version.count(".") == 2
+    on_disk = {p.relative_to(REPO).as_posix() for p in (REPO / "src").rglob("*") if p.suffix in (".cpp", ".cu")}
+    assert set(lib.sources) <= on_disk
+    assert {"src/api/gemm.cpp", "src/sm90/sm90_gemm_f16.cu", "src/sm90/sm90_gemm_bf16.cu"} <= set(lib.sources)
+
+
+def test_dtypes_option() -> None:
+    both = _constant(gen.render(REPO, dtypes=("f16", "bf16")), "CUDA_SOURCE")
+    assert '#line 1 "src/sm90/sm90_gemm_bf16.cu"' in both and "make_submission: stub" not in both
+    with pytest.raises(ValueError, match="unknown dtype"):
+        gen.render(REPO, dtypes=("f32",))
+
+
+def test_cli_writes_the_file(tmp_path: Path, text: str) -> None:
+    out = tmp_path / "submission.py"
+    assert gen.main([str(out), "--root", str(REPO)]) == 0
+    assert out.read_text(encoding="utf-8") == text
+    assert gen.main([str(tmp_path / "x.py"), "--root", str(tmp_path)]) == 1  # no sources there
+
+
+def test_script_entry_point(tmp_path: Path, text: str) -> None:
+    out = tmp_path / "submission.py"
+    subprocess.run(["python3", str(REPO / "scripts" / "make_submission.py"), str(out)], check=True)
+    assert out.read_text(encoding="utf-8") == text
+
+
+def _nvcc() -> str | None:
+    return shutil.which("nvcc") or next(
+        (p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
+
+
+@pytest.mark.skipif(_nvcc() is None, reason="nvcc not found")
+def test_cuda_source_compiles_as_one_unit(tmp_path: Path, text: str) -> None:
+    # What load_inline will run on the device machine, minus torch's include
+    # paths (the library's CUDA source does not include torch): torch's own
+    # nvcc flags (COMMON_NVCC_FLAGS in torch.utils.cpp_extension) + ours.
+    # Catches what only a single translation unit shows: clashing names of
+    # internal helpers in different files, a stub that no longer matches.
+    source = tmp_path / "cuda.cu"
+    source.write_text(_constant(text, "CUDA_SOURCE"), encoding="utf-8")
+    torch_flags = ["-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+                   "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr",
+                   "--compiler-options", "-fPIC"]
+    result = subprocess.run([_nvcc(), *torch_flags, *gen.CUDA_FLAGS, "-c", str(source), "-o", str(tmp_path / "cuda.o")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

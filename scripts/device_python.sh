@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One call on the GPU machine for the torch integration: build and install the
+# `tcgemm` package offline against the installed torch, run every Python test
+# (GPU ones included: operators, opcheck, torch.compile, errors, streams, the
+# matmul_v2 check, the generated one-file submission), then the per-call
+# overhead benchmark. Results land in $OUT, 3 files:
+#   python_build.log   environment, then `pip install` (its tail is printed on failure)
+#   python_tests.log   pytest -v, with skip reasons and the slowest tests
+#   python_bench.md    bench_overhead.py: leaderboard-style timings vs torch.matmul
+# The build folder (build-python/) and the compiled submission
+# (build-python/torch_extensions/) are reused while the machine stays warm.
+# PYTHON picks the interpreter (default python3); PYTEST_ARGS adds pytest
+# arguments (e.g. "-k leaderboard"); BENCH_ARGS adds benchmark arguments.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT" build-python
+PYTHON=${PYTHON:-python3}
+export PATH="/usr/local/cuda/bin:$PATH"
+export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-$PWD/build-python/torch_extensions}
+export MAX_JOBS=${MAX_JOBS:-$(nproc)}                        # load_inline's ninja
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+  "$PYTHON" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "abi", torch._C._GLIBCXX_USE_CXX11_ABI)'
+  "$PYTHON" -m pip --version
+  "$PYTHON" -c 'import scikit_build_core; print("scikit-build-core", scikit_build_core.__version__)'
+  cmake --version | head -1
+  nvcc --version | tail -1
+} > "$OUT/python_build.log" 2>&1
+cat "$OUT/python_build.log"
+
+# --no-index: nothing is fetched; --no-build-isolation: the installed torch and
+# scikit-build-core are used as they are.
+if ! timeout 600 "$PYTHON" -m pip install --no-build-isolation --no-deps --no-index -v . >> "$OUT/python_build.log" 2>&1; then
+  echo "pip install failed; the end of $OUT/python_build.log:"
+  tail -60 "$OUT/python_build.log"
+  exit 1
+fi
+echo "pip install: ok"
+# Import from outside the checkout, as a user would.
+(cd /tmp && "$PYTHON" -c 'import tcgemm; print("tcgemm", tcgemm.__version__, tcgemm.__file__, tcgemm.info())') 2>&1 |
+  tee -a "$OUT/python_build.log"
+
+status=0
+# The installed generator (from the sources shipped in the package) must
+# write what the checkout's writes.
+(cd /tmp && "$PYTHON" -m tcgemm.make_submission "$OLDPWD/build-python/submission.py") || status=1
+"$PYTHON" scripts/make_submission.py build-python/submission-checkout.py &&
+  cmp build-python/submission.py build-python/submission-checkout.py || { echo "installed and checkout generators differ"; status=1; }
+timeout 480 "$PYTHON" -m pytest -p no:cacheprovider python/tests -v -rs --durations=15 ${PYTEST_ARGS:-} > "$OUT/python_tests.log" 2>&1 ||
+  status=1
+grep -E "FAILED|ERROR" "$OUT/python_tests.log" | head -40
+tail -20 "$OUT/python_tests.log"
+
+timeout 240 "$PYTHON" python/bench/bench_overhead.py --submission build-python/submission.py ${BENCH_ARGS:-} \
+  > "$OUT/python_bench.md" 2>&1 || status=1
+cat "$OUT/python_bench.md"
+exit $status
