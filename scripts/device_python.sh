@@ -40,8 +40,11 @@ if ! timeout 600 "$PYTHON" -m pip install --no-build-isolation --no-deps --no-in
 fi
 echo "pip install: ok"
 # Import from outside the checkout, as a user would.
-(cd /tmp && "$PYTHON" -c 'import tcgemm; print("tcgemm", tcgemm.__version__, tcgemm.__file__, tcgemm.info())') 2>&1 |
-  tee -a "$OUT/python_build.log"
+if ! (cd /tmp && "$PYTHON" -c 'import tcgemm; print("tcgemm", tcgemm.__version__, tcgemm.__file__, tcgemm.info())') 2>&1 |
+  tee -a "$OUT/python_build.log"; then
+  echo "import tcgemm failed after the install (see above)"
+  exit 1
+fi
 
 status=0
 # The installed generator (from the sources shipped in the package) must
@@ -49,7 +52,10 @@ status=0
 (cd /tmp && "$PYTHON" -m tcgemm.make_submission "$OLDPWD/build-python/submission.py") || status=1
 "$PYTHON" scripts/make_submission.py build-python/submission-checkout.py &&
   cmp build-python/submission.py build-python/submission-checkout.py || { echo "installed and checkout generators differ"; status=1; }
-timeout 480 "$PYTHON" -m pytest -p no:cacheprovider python/tests -v -rs --durations=15 ${PYTEST_ARGS:-} > "$OUT/python_tests.log" 2>&1 ||
+# The standalone nvcc check of the generated CUDA source is for CI; here the
+# generated file itself is compiled by load_inline.
+timeout 480 "$PYTHON" -m pytest -p no:cacheprovider python/tests -v -rs --durations=15 \
+  --deselect python/tests/test_make_submission.py::test_cuda_source_compiles_as_one_unit ${PYTEST_ARGS:-} > "$OUT/python_tests.log" 2>&1 ||
   status=1
 grep -E "FAILED|ERROR" "$OUT/python_tests.log" | head -40
 tail -20 "$OUT/python_tests.log"

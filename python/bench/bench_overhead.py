@@ -57,7 +57,10 @@ def main() -> int:
         "matmul_v2": custom_kernel,
     }
     if args.submission:
-        calls["submission file"] = load_submission(args.submission)
+        try:
+            calls["submission file"] = load_submission(args.submission)
+        except Exception as error:  # the package's rows are still worth having
+            print(f"cannot load {args.submission}: {error}", file=sys.stderr)
 
     props = torch.cuda.get_device_properties(0)
     print(f"# {props.name}, torch {torch.__version__}, CUDA {torch.version.cuda}, tcgemm {tcgemm.__version__}; "

@@ -9,9 +9,10 @@ translation unit, and a small binding, compiled on first import through
 torch.utils.cpp_extension.load_inline. The kernel is the library's: the same
 dispatch, the same sm90 kernel, the same cuBLAS fallback.
 
-The sources are the ones CMakeLists.txt builds into libtcgemm (minus the C ABI,
-the peak-measurement kernel and, by default, the bf16 kernels, which matmul_v2
-never calls and which would double the compile time). The output depends only
+The sources are the ones CMakeLists.txt builds into libtcgemm, minus the C ABI,
+the peak-measurement kernel, other architectures' kernel families (src/smNN/)
+and, by default, the bf16 kernels, which matmul_v2 never calls and which would
+double the compile time. The output depends only
 on those sources: generating twice gives identical bytes.
 """
 
@@ -93,6 +94,12 @@ def read_library_sources(root: Path) -> LibrarySources:
     return LibrarySources(root=root, version=version.group(1), sources=tuple(dict.fromkeys(sources)))
 
 
+def _other_arch(source: str) -> bool:
+    # Kernel families of other architectures (src/sm100/...) cannot compile for sm_90a.
+    arch = re.match(r"src/sm(\d+)/", source)
+    return arch is not None and arch.group(1) != "90"
+
+
 def cuda_source(lib: LibrarySources, dtypes: tuple[str, ...]) -> str:
     """The library as one CUDA translation unit, with the dtypes' kernels."""
     tu = Amalgamator(lib.root, _INCLUDE_DIRS)
@@ -108,7 +115,7 @@ def cuda_source(lib: LibrarySources, dtypes: tuple[str, ...]) -> str:
     ]))
     left_out = [d for d in _DTYPE_UNITS if d not in dtypes]
     for source in lib.sources:
-        if source in _EXCLUDED or source in (_DTYPE_UNITS[d] for d in left_out):
+        if source in _EXCLUDED or source in (_DTYPE_UNITS[d] for d in left_out) or _other_arch(source):
             continue
         tu.add_file(source)
     for dtype in left_out:

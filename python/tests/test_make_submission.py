@@ -80,6 +80,11 @@ def test_every_library_source_is_accounted_for() -> None:
     assert {"src/api/gemm.cpp", "src/sm90/sm90_gemm_f16.cu", "src/sm90/sm90_gemm_bf16.cu"} <= set(lib.sources)
 
 
+def test_other_architectures_are_left_out() -> None:
+    assert gen._other_arch("src/sm100/sm100_gemm_f16.cu")
+    assert not gen._other_arch("src/sm90/sm90_gemm_f16.cu") and not gen._other_arch("src/api/gemm.cpp")
+
+
 def test_dtypes_option() -> None:
     both = _constant(gen.render(REPO, dtypes=("f16", "bf16")), "CUDA_SOURCE")
     assert '#line 1 "src/sm90/sm90_gemm_bf16.cu"' in both and "make_submission: stub" not in both

@@ -45,9 +45,10 @@ def expected(a: torch.Tensor, b: torch.Tensor, alpha: float = 1.0, beta: float =
 
 
 def assert_matches(out: torch.Tensor, ref: torch.Tensor, k: int, what: str) -> None:
-    """fp32 accumulation and one rounding: within an ulp or two of the exact result."""
+    """fp32 accumulation and one rounding: within an ulp or two of the exact
+    result, plus what fp32 accumulation can lose where terms cancel."""
     rtol = 2.0 ** -10 if out.dtype == torch.float16 else 2.0 ** -7
-    atol = 1e-5 * max(k, 1) ** 0.5
+    atol = 1e-3 * max(k, 1) ** 0.5
     err = (out.double() - ref).abs()
     bad = err > atol + rtol * ref.abs()
     assert not bad.any(), (f"{what}: {int(bad.sum())} of {out.numel()} elements off, max error "
