@@ -1,7 +1,7 @@
 #include "common/tensor_map.hpp"
 
+#include <cstdio>
 #include <mutex>
-#include <sstream>
 
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -36,21 +36,23 @@ Tma2D tma_output_c(const GemmArgs& a, int panel) {
   return make(StoredShape{a.m, a.n}, a.ldc, panel, panel);
 }
 
+// std::to_string and snprintf rather than iostreams: see validate.cpp.
 std::string tma_unsupported_reason(const void* base, const Tma2D& t) {
-  std::ostringstream s;
   const auto addr = reinterpret_cast<uintptr_t>(base);
   if (addr % 16 != 0) {
-    s << "base address " << base << " is not 16-byte aligned";
-  } else if (t.row_stride % 16 != 0) {
-    s << "row stride of " << t.row_stride << " bytes is not a multiple of 16 (leading dimension not a multiple of 8)";
-  } else if (t.row_stride >= (uint64_t{1} << 40)) {
-    s << "row stride of " << t.row_stride << " bytes is 2^40 or more";
-  } else if (t.dims[0] < 1 || t.dims[1] < 1 || t.dims[0] > (uint64_t{1} << 32) || t.dims[1] > (uint64_t{1} << 32)) {
-    s << "dimensions " << t.dims[0] << " x " << t.dims[1] << " are outside [1, 2^32]";
-  } else if (t.box[0] * 2 > 128 || t.box[0] == 0 || t.box[1] == 0 || t.box[1] > 256) {
-    s << "box " << t.box[0] << " x " << t.box[1] << " does not fit a 128-byte swizzle";
+    char ptr[32];
+    std::snprintf(ptr, sizeof ptr, "%p", base);
+    return "base address " + std::string(ptr) + " is not 16-byte aligned";
   }
-  return s.str();
+  if (t.row_stride % 16 != 0)
+    return "row stride of " + std::to_string(t.row_stride) +
+           " bytes is not a multiple of 16 (leading dimension not a multiple of 8)";
+  if (t.row_stride >= (uint64_t{1} << 40)) return "row stride of " + std::to_string(t.row_stride) + " bytes is 2^40 or more";
+  if (t.dims[0] < 1 || t.dims[1] < 1 || t.dims[0] > (uint64_t{1} << 32) || t.dims[1] > (uint64_t{1} << 32))
+    return "dimensions " + std::to_string(t.dims[0]) + " x " + std::to_string(t.dims[1]) + " are outside [1, 2^32]";
+  if (t.box[0] * 2 > 128 || t.box[0] == 0 || t.box[1] == 0 || t.box[1] > 256)
+    return "box " + std::to_string(t.box[0]) + " x " + std::to_string(t.box[1]) + " does not fit a 128-byte swizzle";
+  return {};
 }
 
 namespace {

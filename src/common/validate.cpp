@@ -1,21 +1,29 @@
 #include "common/validate.hpp"
 
-#include <sstream>
+#include <string>
 
 namespace tcgemm::detail {
 
+// Messages are built with std::to_string and concatenation, not iostreams:
+// the library is loaded into processes (PyTorch) whose iostream and locale
+// state it must not depend on.
+namespace {
+// An enum's name, or "<value>" for a value outside the enum.
+template <typename Enum>
+std::string enum_name(Enum e) {
+  const int v = static_cast<int>(e);
+  if (v == 0 || v == 1) return to_string(e);
+  std::string s("<");
+  s.append(std::to_string(v)).append(">");
+  return s;
+}
+}  // namespace
+
 std::string describe(const GemmArgs& a) {
-  std::ostringstream s;
-  s << "m=" << a.m << " n=" << a.n << " k=" << a.k << " dtype=";
-  const int dt = static_cast<int>(a.dtype);
-  if (dt == 0 || dt == 1) s << to_string(a.dtype); else s << "<" << dt << ">";
-  s << " layout=";
-  for (Op op : {a.op_a, a.op_b}) {
-    const int o = static_cast<int>(op);
-    if (o == 0 || o == 1) s << to_string(op); else s << "<" << o << ">";
-  }
-  s << " lda=" << a.lda << " ldb=" << a.ldb << " ldc=" << a.ldc;
-  return s.str();
+  std::string s = "m=" + std::to_string(a.m) + " n=" + std::to_string(a.n) + " k=" + std::to_string(a.k);
+  s.append(" dtype=").append(enum_name(a.dtype)).append(" layout=").append(enum_name(a.op_a)).append(enum_name(a.op_b));
+  s += " lda=" + std::to_string(a.lda) + " ldb=" + std::to_string(a.ldb) + " ldc=" + std::to_string(a.ldc);
+  return s;
 }
 
 StoredShape stored_shape_a(const GemmArgs& a) {
@@ -36,10 +44,10 @@ std::string fail(const std::string& what, const GemmArgs& a) {
 std::string check_ld(const char* name, int64_t ld, StoredShape s, const char* shape, const GemmArgs& a) {
   const int64_t need = s.cols > 1 ? s.cols : 1;
   if (ld < need) {
-    std::ostringstream m;
-    m << "leading dimension " << name << "=" << ld << " is smaller than the row length " << need << " of "
-      << shape << " (stored row-major as " << s.rows << " x " << s.cols << ")";
-    return fail(m.str(), a);
+    return fail("leading dimension " + std::string(name) + "=" + std::to_string(ld) +
+                    " is smaller than the row length " + std::to_string(need) + " of " + shape +
+                    " (stored row-major as " + std::to_string(s.rows) + " x " + std::to_string(s.cols) + ")",
+                a);
   }
   return {};
 }
