@@ -44,9 +44,32 @@ inline const char* dtype_name(at::ScalarType t) {
   }
 }
 
+// Messages are assembled with std::string, not c10::str / TORCH_CHECK's
+// formatting: those instantiate iostreams inside this library, and in the
+// PyTorch process an ostringstream built here crashed (seen on the H200 with
+// torch 2.11: every refused call segfaulted while formatting its message).
+// Throwing goes through C10_THROW_ERROR, whose constructors live in libc10.
+#define TCGEMM_REFUSE(kind, cond, message)              \
+  do {                                                   \
+    if (!(cond)) C10_THROW_ERROR(kind, (message));       \
+  } while (0)
+
+inline std::string dims(c10::IntArrayRef v) {
+  std::string s("[");
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) s.append(", ");
+    s.append(std::to_string(v[i]));
+  }
+  s.append("]");
+  return s;
+}
+
 // "[128, 64] float16 cuda:0 strides [64, 1]": a tensor as the messages show it.
 inline std::string describe(const at::Tensor& t) {
-  return c10::str(t.sizes(), " ", dtype_name(t.scalar_type()), " ", t.device(), " strides ", t.strides());
+  std::string s = dims(t.sizes());
+  s.append(" ").append(dtype_name(t.scalar_type())).append(" ").append(t.device().str());
+  s.append(" strides ").append(dims(t.strides()));
+  return s;
 }
 
 // The whole call, appended to every message (as the library does with m, n, k).
@@ -59,25 +82,29 @@ inline std::string describe_call(const at::Tensor& a, const at::Tensor& b, const
 // Everything about the tensors that GemmArgs cannot express. `out` may be null
 // (the op allocates it).
 inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out) {
-  auto call = [&] { return describe_call(a, b, out); };
-  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "tcgemm: a and b must be 2-D matrices (", call(), ")");
-  TORCH_CHECK_TYPE(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
-                   "tcgemm: dtype ", dtype_name(a.scalar_type()), " is not supported: a, b and out must be all float16 or all bfloat16 (",
-                   call(), ")");
-  TORCH_CHECK_TYPE(b.scalar_type() == a.scalar_type(), "tcgemm: a and b must have the same dtype, got ",
-                   dtype_name(a.scalar_type()), " and ", dtype_name(b.scalar_type()), " (", call(), ")");
-  TORCH_CHECK_VALUE(a.size(1) == b.size(0), "tcgemm: shapes do not match for a @ b: a is ", a.sizes(), ", b is ",
-                    b.sizes(), " (", call(), ")");
+  // Messages are only built when a check fails.
+  auto call = [&] { return " (" + describe_call(a, b, out) + ")"; };
+  TCGEMM_REFUSE(ValueError, a.dim() == 2 && b.dim() == 2, "tcgemm: a and b must be 2-D matrices" + call());
+  TCGEMM_REFUSE(TypeError, a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
+                std::string("tcgemm: dtype ") + dtype_name(a.scalar_type()) +
+                    " is not supported: a, b and out must be all float16 or all bfloat16" + call());
+  TCGEMM_REFUSE(TypeError, b.scalar_type() == a.scalar_type(),
+                std::string("tcgemm: a and b must have the same dtype, got ") + dtype_name(a.scalar_type()) + " and " +
+                    dtype_name(b.scalar_type()) + call());
+  TCGEMM_REFUSE(ValueError, a.size(1) == b.size(0),
+                "tcgemm: shapes do not match for a @ b: a is " + dims(a.sizes()) + ", b is " + dims(b.sizes()) + call());
   if (out != nullptr) {
-    TORCH_CHECK_VALUE(out->dim() == 2, "tcgemm: out must be a 2-D matrix (", call(), ")");
-    TORCH_CHECK_TYPE(out->scalar_type() == a.scalar_type(), "tcgemm: out must have the dtype of a and b (",
-                     dtype_name(a.scalar_type()), "), got ", dtype_name(out->scalar_type()), " (", call(), ")");
-    TORCH_CHECK_VALUE(out->size(0) == a.size(0) && out->size(1) == b.size(1), "tcgemm: out must be [",
-                      a.size(0), ", ", b.size(1), "] for a @ b, got ", out->sizes(), " (", call(), ")");
-    TORCH_CHECK_VALUE(output_ld(out->size(0), out->size(1), out->stride(0), out->stride(1)) > 0,
-                      "tcgemm: out must be row-major (out.stride(1) == 1, out.stride(0) >= out.size(1)); "
-                      "pass out.contiguous() and copy back, or use the result of tcgemm.matmul(a, b) (",
-                      call(), ")");
+    TCGEMM_REFUSE(ValueError, out->dim() == 2, "tcgemm: out must be a 2-D matrix" + call());
+    TCGEMM_REFUSE(TypeError, out->scalar_type() == a.scalar_type(),
+                  std::string("tcgemm: out must have the dtype of a and b (") + dtype_name(a.scalar_type()) +
+                      "), got " + dtype_name(out->scalar_type()) + call());
+    TCGEMM_REFUSE(ValueError, out->size(0) == a.size(0) && out->size(1) == b.size(1),
+                  "tcgemm: out must be [" + std::to_string(a.size(0)) + ", " + std::to_string(b.size(1)) +
+                      "] for a @ b, got " + dims(out->sizes()) + call());
+    TCGEMM_REFUSE(ValueError, output_ld(out->size(0), out->size(1), out->stride(0), out->stride(1)) > 0,
+                  "tcgemm: out must be row-major (out.stride(1) == 1, out.stride(0) >= out.size(1)); "
+                  "pass out.contiguous() and copy back, or use the result of tcgemm.matmul(a, b)" +
+                      call());
   }
   // CPU tensors are refused here rather than handed to the library, whose
   // verdict ("A is host memory") needs a GPU to reach and is silent for
@@ -86,17 +113,19 @@ inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Te
   const char* names[] = {"a", "b", "out"};
   for (int i = 0; i < 3; ++i) {
     if (tensors[i] == nullptr) continue;
-    TORCH_CHECK_VALUE(tensors[i]->is_cuda(), "tcgemm: ", names[i], " is on ", tensors[i]->device(),
-                      "; tcgemm computes on CUDA tensors only (", call(), ")");
-    TORCH_CHECK_VALUE(tensors[i]->device() == a.device(), "tcgemm: a, b and out must be on one CUDA device, got ",
-                      names[i], " on ", tensors[i]->device(), " and a on ", a.device(), " (", call(), ")");
+    TCGEMM_REFUSE(ValueError, tensors[i]->is_cuda(),
+                  std::string("tcgemm: ") + names[i] + " is on " + tensors[i]->device().str() +
+                      "; tcgemm computes on CUDA tensors only" + call());
+    TCGEMM_REFUSE(ValueError, tensors[i]->device() == a.device(),
+                  std::string("tcgemm: a, b and out must be on one CUDA device, got ") + names[i] + " on " +
+                      tensors[i]->device().str() + " and a on " + a.device().str() + call());
   }
   if (out != nullptr) {
     for (int i = 0; i < 2; ++i) {
       const at::MemOverlapStatus overlap = at::get_overlap_status(*out, *tensors[i]);
-      TORCH_CHECK_VALUE(overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial,
-                        "tcgemm: out overlaps ", names[i], " in memory; results would depend on the order of "
-                        "writes (", call(), ")");
+      TCGEMM_REFUSE(ValueError, overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial,
+                    std::string("tcgemm: out overlaps ") + names[i] +
+                        " in memory; results would depend on the order of writes" + call());
     }
   }
 }
