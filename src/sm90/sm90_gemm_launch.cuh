@@ -16,23 +16,32 @@
 
 namespace tcgemm::sm90 {
 
+// A launch of `ctas` CTAs of kThreads threads in clusters of `cluster_m`
+// along x. `attr` must outlive the launch configuration.
+inline cudaLaunchConfig_t launch_config(int ctas, int cluster_m, int smem, cudaStream_t stream,
+                                        cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(ctas);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster_m;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = cluster_m > 1 ? 1 : 0;
+  return cfg;
+}
+
 // How many clusters of `cluster_m` CTAs of this kernel can be resident at
 // once on the current device: the persistent grid. Not num_sms / cluster_m:
 // clusters must fit inside a GPC, and the GPCs' SM counts differ.
 template <typename Kernel>
 int max_resident_clusters(Kernel kernel, int cluster_m, int smem, int num_sms, cudaError_t* err) {
   if (cluster_m == 1) return num_sms;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(cluster_m * (num_sms / cluster_m));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = smem;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cluster_m;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cudaLaunchAttribute attr{};
+  const cudaLaunchConfig_t cfg = launch_config(cluster_m * (num_sms / cluster_m), cluster_m, smem, nullptr, attr);
   int clusters = 0;
   *err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
   return clusters;
@@ -71,18 +80,8 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   const EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m), static_cast<int>(args.n)};
   const int clusters = std::min(config.num_ctas / CLUSTER_M, d.clusters);
 
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(clusters * CLUSTER_M);
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = kSmem;
-  cfg.stream = args.stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = CLUSTER_M;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = CLUSTER_M > 1 ? 1 : 0;
+  cudaLaunchAttribute attr{};
+  const cudaLaunchConfig_t cfg = launch_config(clusters * CLUSTER_M, CLUSTER_M, kSmem, args.stream, attr);
   *grid_ctas = clusters * CLUSTER_M;
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);

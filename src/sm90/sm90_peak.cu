@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(kPeakThreads, 1) sm90_wgmma_peak(int iteration
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 4; ++ks)
-      wgmma_m64n256k16<Element, 0, 0>(acc, operand_desc(Major::K, a + 32 * ks, 64),
+      wgmma_m64nNk16<Element, kPeakN, 0, 0>(acc, operand_desc(Major::K, a + 32 * ks, 64),
                                       operand_desc(Major::K, b + 32 * ks, 64), 1);
     wgmma_commit_group();
     wgmma_wait_group<1>();
