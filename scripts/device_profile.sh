@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Nsight Compute figures for our kernel and cuBLAS's, side by side, on the
+# GPU machine: per shape, one warm-up and one timed call of each (tcgemm bench
+# --repeats 1), every kernel profiled (the summary keeps the GEMMs) with the sections below, L2 flushed
+# by ncu before each (--cache-control all), clocks at ncu's default (locked to
+# base, so the two kernels are compared at the same clock).
+# Writes $OUT/ncu_raw.tar.gz (per shape: raw metrics, one row per kernel) and
+# $OUT/ncu_summary.txt (the figures docs/PERF.md quotes).
+# SHAPES (default below) and DTYPE (f16) pick the cases; the build is reused
+# from scripts/device_run.sh (BUILD_DIR, default build-device).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+SHAPES=${SHAPES:-128x128x128 1024x1024x1024 4096x5120x4096 16384x8192x1024 8192x8192x8192}
+DTYPE=${DTYPE:-f16}
+export BUILD_DIR=${BUILD_DIR:-build-device}
+source scripts/env.sh
+if [ ! -x "$BUILD_DIR/tools/tcgemm" ] && ! configure_and_build > "$OUT/build.log" 2>&1; then
+  tail -50 "$OUT/build.log"
+  exit 1
+fi
+tcgemm="$BUILD_DIR/tools/tcgemm"
+sections=(--section SpeedOfLight --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis
+          --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats)
+for shape in $SHAPES; do
+  timeout 300 ncu --cache-control all "${sections[@]}" --csv --page raw --log-file "$OUT/ncu_$shape.csv" \
+    "$tcgemm" bench --shape "$shape" --dtype "$DTYPE" --repeats 1 --no-flush > "$OUT/ncu_$shape.log" 2>&1 \
+    || { echo "ncu failed for $shape"; tail -20 "$OUT/ncu_$shape.log"; }
+done
+python3 scripts/ncu_summary.py "$OUT"/ncu_*.csv > "$OUT/ncu_summary.txt" 2>&1
+cat "$OUT/ncu_summary.txt"
+# Few files come back from the machine: the raw logs travel as one archive.
+(cd "$OUT" && tar czf ncu_raw.tar.gz ncu_*.csv ncu_*.log && rm -f ncu_*.csv ncu_*.log)

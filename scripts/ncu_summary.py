@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Key figures from `ncu --csv --page raw` logs (scripts/device_profile.sh).
+
+One block per profiled kernel: time, launch shape, tensor-pipe utilization,
+L2 hit rate, DRAM and SM throughput, and the largest warp stall reasons.
+Usage: ncu_summary.py FILE.csv [FILE.csv ...]
+"""
+import csv
+import io
+import sys
+
+FIGURES = [
+    ("time us", "gpu__time_duration.sum", 1e-3),
+    ("SM clock MHz", "sm__cycles_elapsed.avg.per_second", 1e-6),
+    ("grid", "launch__grid_size", 1),
+    ("block", "launch__block_size", 1),
+    ("regs/thread", "launch__registers_per_thread", 1),
+    ("dyn smem B", "launch__shared_mem_per_block_dynamic", 1),
+    ("SM throughput %", "sm__throughput.avg.pct_of_peak_sustained_elapsed", 1),
+    ("DRAM throughput %", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 1),
+    # wgmma counts as the HMMA pipe on sm_90; the share of cycles it is busy.
+    ("tensor pipe %", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 1),
+    ("L2 hit rate %", "lts__t_sector_hit_rate.pct", 1),
+    ("L1/smem hit %", "l1tex__t_sector_hit_rate.pct", 1),
+]
+
+
+# The bench's own kernels (inputs, NaN poison, comparison, the peak loop), not GEMMs.
+SKIP = ("fill_random_kernel", "fill_bits_kernel", "compare_kernel", "value_stats_kernel", "reference_gemm_kernel",
+        "scale_kernel", "sm90_wgmma_peak")
+
+
+def rows_of(path):
+    text = open(path, errors="replace").read()
+    # ncu prefixes its own messages with ==PROF== / ==WARNING==; the CSV starts at the header.
+    start = text.find('"ID"')
+    if start < 0:
+        return None
+    reader = list(csv.reader(io.StringIO(text[start:])))
+    header, units, data = reader[0], reader[1], reader[2:]
+    return header, [dict(zip(header, r)) for r in data if len(r) == len(header)], dict(zip(header, units))
+
+
+def number(value):
+    try:
+        return float(value.replace(",", ""))
+    except (AttributeError, ValueError):
+        return None
+
+
+def main(paths):
+    for path in paths:
+        parsed = rows_of(path)
+        if not parsed:
+            print(f"{path}: no kernels profiled")
+            continue
+        header, rows, units = parsed
+        print(f"== {path}")
+        for row in rows:
+            name = row.get("Kernel Name", "?")
+            if any(s in name for s in SKIP):
+                continue
+            print(f"-- {name[:110]}")
+            for label, metric, scale in FIGURES:
+                v = number(row.get(metric))
+                if v is None:
+                    continue
+                unit = units.get(metric, "")
+                if metric == "gpu__time_duration.sum":
+                    scale = {"ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}.get(unit, 1e-3)
+                if metric.endswith("per_second"):
+                    scale = {"Ghz": 1e3, "GHz": 1e3, "Mhz": 1, "MHz": 1, "hz": 1e-6, "Hz": 1e-6}.get(unit, 1e-6)
+                print(f"   {label:18s} {v * scale:12.2f}")
+            stalls = []
+            for k in header:
+                if k.startswith("smsp__average_warps_issue_stalled_") and k.endswith("_per_issue_active.ratio"):
+                    v = number(row[k])
+                    if v:
+                        stalls.append((v, k[len("smsp__average_warps_issue_stalled_"):-len("_per_issue_active.ratio")]))
+            stalls.sort(reverse=True)
+            if stalls:
+                print("   stalls/issue      " + ", ".join(f"{n} {v:.2f}" for v, n in stalls[:5]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
