@@ -2,7 +2,6 @@
 
 #include <iterator>
 
-#include "sm90/tile_scheduler.hpp"
 
 namespace tcgemm::sm90 {
 

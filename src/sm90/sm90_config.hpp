@@ -5,9 +5,14 @@
 #include <cstdint>
 #include <string>
 
+#include "common/tile_order.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::sm90 {
+
+using detail::ceil_div;
+using detail::GroupedRaster;
+using detail::TileCoord;
 
 // One CTA = 1 producer warpgroup + 2 consumer warpgroups. Each consumer owns
 // 64 rows of the BLOCK_M = 128 tile and all BLOCK_N columns.

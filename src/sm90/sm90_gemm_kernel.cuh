@@ -1,7 +1,7 @@
 // sm90_gemm_persistent: C = alpha * op(A) @ op(B) + beta * C on Hopper.
 //
 // One CTA per SM, 3 warpgroups, looping over output tiles in grouped raster
-// order (tile_scheduler.hpp). Roles:
+// order (common/tile_order.hpp). Roles:
 //
 //   producer  (warpgroup 0, one thread)  TMA loads of A and B k-blocks into a
 //                                        NUM_STAGES-deep shared-memory ring
@@ -52,59 +52,22 @@
 #include <cuda_fp16.h>
 
 #include "common/barrier.cuh"
+#include "common/epilogue.cuh"
+#include "common/ptx_wrappers.cuh"
 #include "sm90/sm90_config.hpp"
 #include "sm90/smem_desc.hpp"
-#include "sm90/tile_scheduler.hpp"
 #include "sm90/wgmma.cuh"
 
 namespace tcgemm::sm90 {
 
-struct EpilogueParams {
-  float alpha;
-  float beta;  // 0: C is never read
-  // C itself, for the one case TMA cannot store exactly: TMA writes whole
-  // 16-byte chunks, so when N % 8 != 0 a store of the last column panel would
-  // also write the row padding past N (which may be another tensor's data).
-  // Those panels are copied out with per-element bounds checks instead.
-  void* c;
-  int64_t ldc;
-  int m, n;
-};
-
-template <typename Element>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<Element, __half>) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  } else {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-}
-
-template <typename Element>
-__device__ __forceinline__ float2 unpack2(uint32_t bits) {
-  if constexpr (std::is_same_v<Element, __half>) {
-    return __half22float2(*reinterpret_cast<__half2*>(&bits));
-  } else {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&bits));
-  }
-}
-
-// Copies a 64x64 epilogue panel (128B-swizzled in shared memory) to C at
-// (row0, col0) element by element, skipping everything outside M x N.
-// 128 threads; used only for the ragged right edge when N % 8 != 0.
-template <typename Element>
-__device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const EpilogueParams& epi, int row0,
-                                                    int col0, int thread) {
-  Element* c = static_cast<Element*>(epi.c);
-  for (int i = thread; i < kEpiPanel * kEpiPanel; i += 128) {
-    const int r = i / kEpiPanel, col = i % kEpiPanel;
-    if (row0 + r < epi.m && col0 + col < epi.n)
-      c[static_cast<int64_t>(row0 + r) * epi.ldc + col0 + col] =
-          *reinterpret_cast<const Element*>(panel + swizzled_offset(r, col));
-  }
-}
+using detail::EpilogueParams;
+using detail::pack2;
+using detail::unpack2;
+using detail::elect_one;
+using detail::map_to_cta;
+using detail::mbarrier_arrive_remote;
+using detail::named_barrier_sync;
+using detail::prefetch_tensormap;
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -147,8 +110,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Tiles are handed out per cluster; this CTA takes row `cta_rank` of the
   // cluster's CLUSTER_M block-rows.
   const uint32_t cta_rank = CLUSTER_M > 1 ? cuda::ptx::get_sreg_cluster_ctarank() : 0;
-  const int cluster_id = blockIdx.x / CLUSTER_M;
-  const int num_clusters = gridDim.x / CLUSTER_M;
+  // The cluster's tiles, in order (the same sequence in both CTAs).
+  const detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / CLUSTER_M,
+                                            static_cast<int>(gridDim.x) / CLUSTER_M, raster.num_tiles()};
 
   if (threadIdx.x == 0) {
     prefetch_tensormap(&tmap_a);
@@ -179,8 +143,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (wg_thread < 32 && elect_one()) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int tile = cluster_id; tile < raster.num_tiles(); tile += num_clusters) {
-        const TileCoord t = raster.tile(tile);
+      for (int j = 0; schedule.tile(j) >= 0; ++j) {
+        const TileCoord t = raster.tile(schedule.tile(j));
         const int m0 = (t.m_block * CLUSTER_M + cta_rank) * kBlockM;
         const int n0 = t.n_block * BLOCK_N;
         for (int kb = 0; kb < num_k_blocks; ++kb) {
@@ -285,12 +249,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (CLUSTER_M > 1) mbarrier_arrive_remote(peer_empty + s * sizeof(uint64_t));
     };
 
-    // The CTA's j-th tile is tile cluster_id + j * num_clusters; cooperative
-    // consumers take every j, ping-pong consumers alternate.
-    for (int j = PINGPONG ? consumer : 0;; j += PINGPONG ? 2 : 1) {
-      const int tile = cluster_id + j * num_clusters;
-      if (tile >= raster.num_tiles()) break;
-      const TileCoord t = raster.tile(tile);
+    // The CTA's j-th tile is schedule.tile(j); cooperative consumers take
+    // every j, ping-pong consumers alternate.
+    for (int j = PINGPONG ? consumer : 0; schedule.tile(j) >= 0; j += PINGPONG ? 2 : 1) {
+      const TileCoord t = raster.tile(schedule.tile(j));
       const int m0 = (t.m_block * CLUSTER_M + cta_rank) * kBlockM + (PINGPONG ? 0 : consumer * kConsumerRows);
       const int n0 = t.n_block * BLOCK_N;
       const int64_t ring_pos = static_cast<int64_t>(j) * num_k_blocks;
@@ -394,7 +356,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           stmatrix_x4(addr, pack2<Element>(v[0], v[1]), pack2<Element>(v[2], v[3]), pack2<Element>(v[4], v[5]),
                       pack2<Element>(v[6], v[7]));
         }
-        if ((epi.n % 8) == 0 || panel_n0 + kEpiPanel <= epi.n) {
+        if (detail::panel_tma_storable<kEpiPanel>(epi, panel_n0)) {
           // Generic-proxy writes must be visible to the TMA engine's reads.
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           named_barrier_sync(barrier_id, 128);
@@ -405,7 +367,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         } else {
           named_barrier_sync(barrier_id, 128);
-          store_panel_clipped<Element>(buf_ptr, epi, row0, panel_n0, wg_thread);
+          detail::store_panel_clipped<Element, kEpiPanel, 128>(buf_ptr, epi, row0, panel_n0, wg_thread);
         }
         ++panel_use;
       }

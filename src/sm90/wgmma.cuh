@@ -1,7 +1,6 @@
 // Thin wrappers for the Hopper instructions that CCCL's cuda::ptx does not
 // provide: wgmma (PTX ISA 9.7.15), setmaxnreg (9.7.17.1), stmatrix / ldmatrix
-// (9.7.14.5.15-16), elect.sync (9.7.13.11), prefetch.tensormap (9.7.9.15),
-// mapa with a .cta-scoped remote mbarrier arrive, and named barriers.
+// (9.7.14.5.15-16). Those every family needs are in common/ptx_wrappers.cuh.
 // One function per instruction; nothing here decides anything.
 #pragma once
 
@@ -146,45 +145,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t smem_addr, uint32_t& r0, ui
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(smem_addr)
                : "memory");
-}
-
-// elect.sync: true in exactly one active lane of the warp.
-__device__ __forceinline__ bool elect_one() {
-  uint32_t pred = 0;
-  asm volatile(
-      "{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\nselp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(pred));
-  return pred != 0;
-}
-
-// prefetch.tensormap: starts fetching a TMA descriptor (a __grid_constant__
-// kernel parameter) so the first copy that uses it does not wait for it.
-__device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
-}
-
-// mapa: the shared::cluster address of the same variable in CTA `rank` of
-// the cluster (PTX ISA 9.7.9.19).
-__device__ __forceinline__ uint32_t map_to_cta(const void* smem_ptr, uint32_t rank) {
-  uint32_t out;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-               : "=r"(out)
-               : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr))), "r"(rank));
-  return out;
-}
-
-// mbarrier.arrive on a barrier of another CTA of the cluster (an address from
-// map_to_cta), with the default .release.cta semantics. CCCL's shared::cluster
-// arrive is .release.cluster, whose cluster-wide fence stalls the arriving
-// warp on every k-block; the consumer's reads it orders (wgmma operand reads)
-// are already complete when it arrives.
-__device__ __forceinline__ void mbarrier_arrive_remote(uint32_t cluster_addr) {
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
-}
-
-// bar.sync id, count: a barrier over `count` threads (a multiple of 32).
-__device__ __forceinline__ void named_barrier_sync(int id, int count) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
 }  // namespace tcgemm::sm90

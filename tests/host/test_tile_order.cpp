@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "sm90/tile_scheduler.hpp"
+#include "common/tile_order.hpp"
 
-namespace tcgemm::sm90 {
+namespace tcgemm::detail {
 namespace {
 
 std::string describe(const GroupedRaster& r) {
@@ -109,20 +109,33 @@ TEST(GroupedRaster, ConsecutiveTilesStayWithinGroupRows) {
   }
 }
 
-// The persistent loop: CTA c takes tiles c, c + num_ctas, ... Together the
-// CTAs cover each tile once for any grid size.
-TEST(GroupedRaster, PersistentStridesCoverEveryTileOnce) {
+// The persistent loop: worker c takes tiles c, c + num_workers, ... Together
+// the workers cover each tile once for any grid size, each in increasing order.
+TEST(PersistentSchedule, CoversEveryTileOnce) {
   const GroupedRaster r{37, 11, 8};
-  for (int num_ctas : {1, 7, 132, 407, 500}) {
-    SCOPED_TRACE("num_ctas=" + std::to_string(num_ctas));
+  for (int num_workers : {1, 7, 132, 407, 500}) {
+    SCOPED_TRACE("num_workers=" + std::to_string(num_workers));
     std::vector<int> visits(static_cast<size_t>(r.num_tiles()), 0);
-    for (int cta = 0; cta < num_ctas; ++cta)
-      for (int i = cta; i < r.num_tiles(); i += num_ctas) {
-        const TileCoord t = r.tile(i);
+    for (int w = 0; w < num_workers; ++w) {
+      const PersistentSchedule s{w, num_workers, r.num_tiles()};
+      int previous = -1;
+      for (int j = 0; s.tile(j) >= 0; ++j) {
+        ASSERT_GT(s.tile(j), previous);
+        previous = s.tile(j);
+        const TileCoord t = r.tile(s.tile(j));
         ++visits[static_cast<size_t>(t.m_block * r.num_n_blocks + t.n_block)];
       }
+    }
     for (int v : visits) ASSERT_EQ(v, 1);
   }
+}
+
+TEST(PersistentSchedule, EndsWithMinusOne) {
+  const PersistentSchedule s{3, 10, 25};
+  EXPECT_EQ(s.tile(0), 3);
+  EXPECT_EQ(s.tile(2), 23);
+  EXPECT_EQ(s.tile(3), -1);
+  EXPECT_EQ((PersistentSchedule{30, 132, 25}.tile(0)), -1) << "a worker beyond the tiles has none";
 }
 
 TEST(CeilDiv, RoundsUp) {
@@ -135,4 +148,4 @@ TEST(CeilDiv, RoundsUp) {
 }
 
 }  // namespace
-}  // namespace tcgemm::sm90
+}  // namespace tcgemm::detail

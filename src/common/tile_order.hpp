@@ -1,12 +1,15 @@
-// Persistent tile scheduler for the sm90 kernel: maps a linear tile index to
-// (m_block, n_block) in a grouped ("L2-friendly") raster order.
+// Tile order shared by every kernel family: maps a linear tile index to
+// (m_block, n_block) in a grouped ("L2-friendly") raster order. The sm90
+// kernel walks it persistently; the sm100 kernel walks it persistently or by
+// Cluster Launch Control (sm100/clc_scheduler.cuh), one index per cluster.
 //
 // Tiles are taken in groups of `group_m` block-rows: inside a group, m_block
 // varies fastest, then n_block. A wave of CTAs therefore works on a compact
 // group_m x (wave / group_m) patch of C, so the A rows and B columns it needs
 // are read from DRAM about once and then hit in L2.
 //
-// CTA `cta` of `num_ctas` processes tiles cta, cta + num_ctas, ... in order.
+// Persistent schedule: CTA (or cluster) `c` of `count` takes tiles c,
+// c + count, ... in order (PersistentSchedule below).
 // Pure arithmetic, usable on host and device; tests/host checks that it is a
 // bijection onto the tile grid and that groups are contiguous.
 #pragma once
@@ -19,7 +22,7 @@
 #define TCGEMM_HD inline
 #endif
 
-namespace tcgemm::sm90 {
+namespace tcgemm::detail {
 
 struct TileCoord {
   int m_block;
@@ -46,4 +49,18 @@ struct GroupedRaster {
 
 TCGEMM_HD int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
 
-}  // namespace tcgemm::sm90
+// The static persistent schedule: worker `first` of `stride` (a CTA, or a
+// cluster) takes tile indices first, first + stride, ... below num_tiles.
+struct PersistentSchedule {
+  int first;
+  int stride;
+  int num_tiles;
+
+  // The j-th tile index of this worker, or -1 when it has no j-th tile.
+  TCGEMM_HD int tile(int j) const {
+    const int64_t t = first + static_cast<int64_t>(j) * stride;
+    return t < num_tiles ? static_cast<int>(t) : -1;
+  }
+};
+
+}  // namespace tcgemm::detail

@@ -1,0 +1,54 @@
+// Shared-memory operand layout common to wgmma (sm_90) and tcgen05 (sm_100):
+// tiles written by TMA with 128-byte swizzle, and where each element lands.
+// The two architectures encode the matrix descriptor differently
+// (sm90/smem_desc.hpp, sm100/umma_desc.hpp) but describe the same bytes
+// with the same offsets, computed here.
+//
+// A 128B-swizzled tile is a stack of 128-byte rows ("lines"); 8 lines form the
+// 1024-byte swizzle pattern, and 64 fp16 of the contiguous dimension form one
+// "panel" (a line is one row of a panel).
+//
+// K-major operand (K contiguous; A op N, B op T): one panel holds the whole
+// BLOCK_K = 64. SBO = 1024 (next 8 rows of M/N); LBO is unused with swizzling
+// (set to 16 bytes by convention). Each k16 step moves the start 32 bytes
+// along the line.
+//
+// MN-major operand (M or N contiguous; A op T, B op N): panels of 64 M/N
+// elements each span all BLOCK_K lines. LBO = distance between panels
+// (BLOCK_K * 128 bytes), SBO = 1024 (next 8 lines of K). Each k16 step moves
+// the start 16 lines = 2048 bytes. The instruction's transpose (major) flag
+// is set.
+#pragma once
+
+#include <cstdint>
+
+#include "common/tile_order.hpp"  // TCGEMM_HD
+
+namespace tcgemm::detail {
+
+enum class Major : int { K = 0, MN = 1 };
+
+inline constexpr uint32_t kSwizzleBytes = 128;
+inline constexpr uint32_t kPatternBytes = 8 * kSwizzleBytes;  // 8 lines
+
+// Leading- and stride-dimension byte offsets of an operand tile of
+// `block_k` lines (MN-major) starting at a 1024-byte aligned address.
+TCGEMM_HD constexpr uint32_t operand_lbo(Major major, uint32_t block_k) {
+  return major == Major::K ? 16 : block_k * kSwizzleBytes;
+}
+TCGEMM_HD constexpr uint32_t operand_sbo(Major) { return kPatternBytes; }
+
+// Bytes the start address moves per k16 step.
+TCGEMM_HD constexpr uint32_t k_step_bytes(Major major) {
+  return major == Major::K ? 16 * 2 : 16 * kSwizzleBytes;
+}
+
+// Byte offset of element (row, col) inside a 128B-swizzled tile whose lines
+// are `row`s of 64 elements (one panel): where TMA puts it and where an
+// epilogue must write it. Chunk (16 bytes) index XOR line % 8.
+TCGEMM_HD constexpr uint32_t swizzled_offset(uint32_t row, uint32_t col) {
+  const uint32_t chunk = (col * 2) / 16;
+  return row * kSwizzleBytes + ((chunk ^ (row % 8)) * 16) + (col * 2) % 16;
+}
+
+}  // namespace tcgemm::detail
