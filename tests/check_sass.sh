@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
 # SASS checks on the built library:
-#   1. `cuobjdump -res-usage` lists the sm90 GEMM kernels, and no kernel in the
-#      library has a stack frame or local memory (spills and dynamically
-#      indexed register arrays both land there and cost the kernel its speed);
-#   2. `cuobjdump -sass` shows HGMMA (wgmma) instructions in every sm90 GEMM
-#      kernel: a kernel built for plain sm_90 instead of sm_90a, or one whose
-#      MMA loop was compiled away, has none.
+#   1. `cuobjdump -res-usage` lists the GEMM kernels of every family built,
+#      and no kernel in the library has a stack frame or local memory (spills
+#      and dynamically indexed register arrays both land there and cost the
+#      kernel its speed);
+#   2. `cuobjdump -sass` shows the family's tensor-core instructions in every
+#      GEMM kernel: a kernel built for plain sm_90/sm_100 instead of the "a"
+#      target, or one whose MMA loop was compiled away, has none.
+#      sm90_gemm:  HGMMA (wgmma).
+#      sm100_gemm: UTCHMMA.2CTA (tcgen05.mma.cta_group::2), UTCBAR
+#                  (tcgen05.commit), LDTM (tcgen05.ld), UTMALDG (TMA load),
+#                  UTMASTG (TMA store), and in the Cluster Launch Control
+#                  kernels UGETNEXTWORKID (clusterlaunchcontrol.try_cancel).
 # ptxas -Werror already fails the build on spill and serialized-wgmma
 # warnings; this looks at the shipped machine code itself.
 #
-# usage: check_sass.sh LIBRARY [CUDA_BIN_DIR]
+# usage: check_sass.sh LIBRARY [CUDA_BIN_DIR] [ARCHS]   (ARCHS e.g. "90a;100a")
 # exit: 0 pass, 1 fail, 77 skip (no cuobjdump on this machine)
 set -uo pipefail
 
 lib=${1:?usage: check_sass.sh LIBRARY [CUDA_BIN_DIR]}
 hint=${2:-}
+archs=${3:-90a}
+families=()
+[[ ";$archs;" == *";90a;"* ]] && families+=(sm90_gemm)
+[[ ";$archs;" == *";100a;"* ]] && families+=(sm100_gemm)
 
 # The toolkit's bin/, then PATH, then the copy scripts/setup.sh installs from
 # PyPI when the toolkit has none.
@@ -72,11 +82,13 @@ if [[ -z $usage ]]; then
   status=1
 fi
 
-num_gemm=0
+declare -A num_gemm
 while read -r name reg stack local_; do
   [[ -z ${name:-} ]] && continue
   pretty=$(demangle <<<"$name")
-  [[ $name == *sm90_gemm* ]] && num_gemm=$((num_gemm + 1))
+  for f in "${families[@]}"; do
+    [[ $name == *"$f"* ]] && num_gemm[$f]=$((${num_gemm[$f]:-0} + 1))
+  done
   if [[ $stack != 0 || $local_ != 0 ]]; then
     echo "FAIL: STACK=$stack LOCAL=$local_ (REG=$reg) in $pretty"
     status=1
@@ -85,41 +97,64 @@ while read -r name reg stack local_; do
   fi
 done <<<"$usage"
 
-if [[ $num_gemm -eq 0 ]]; then
-  echo "FAIL: no kernel named *sm90_gemm* in the resource usage of $lib"
-  status=1
-else
-  echo "found $num_gemm sm90_gemm kernel(s) in the resource usage"
-fi
+for f in "${families[@]}"; do
+  if [[ ${num_gemm[$f]:-0} -eq 0 ]]; then
+    echo "FAIL: no kernel named *$f* in the resource usage of $lib"
+    status=1
+  else
+    echo "found ${num_gemm[$f]} $f kernel(s) in the resource usage"
+  fi
+done
 
 # ---------------------------------------------------------------------------
-# 2. HGMMA in each sm90 GEMM kernel. SASS listings start each kernel with
-#      Function : NAME
+# 2. Tensor-core instructions in each GEMM kernel. SASS listings start each
+#    kernel with "Function : NAME"; count_in FAMILY PATTERN prints
+#    "NAME COUNT" for every kernel of the family.
 # ---------------------------------------------------------------------------
 if ! sass=$("$cuobjdump" -sass "$lib" 2>&1); then
   echo "FAIL: cuobjdump -sass failed:"
   echo "$sass" | head -50
   exit 1
 fi
-hgmma=$(awk '
-  /Function : / { name = $NF; if (name ~ /sm90_gemm/) seen[name] = 1; next }
-  /HGMMA/ && name ~ /sm90_gemm/ { count[name]++ }
-  END { for (n in seen) print n, (n in count) ? count[n] : 0 }' <<<"$sass")
-
-if [[ -z $hgmma ]]; then
-  echo "FAIL: no sm90_gemm kernel in the SASS of $lib"
-  status=1
-fi
-while read -r name count; do
-  [[ -z ${name:-} ]] && continue
-  pretty=$(demangle <<<"$name")
-  if [[ $count -eq 0 ]]; then
-    echo "FAIL: no HGMMA instruction in $pretty"
+count_in() {
+  awk -v fam="$1" -v pat="$2" '
+    /Function : / { name = $NF; if (index(name, fam)) seen[name] = 1; next }
+    index(name, fam) && $0 ~ pat { count[name]++ }
+    END { for (n in seen) print n, (n in count) ? count[n] : 0 }' <<<"$sass"
+}
+require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name matches this]
+  local family=$1 pattern=$2 label=$3 only=${4:-}
+  local counts
+  counts=$(count_in "$family" "$pattern")
+  if [[ -z $counts ]]; then
+    echo "FAIL: no $family kernel in the SASS of $lib"
     status=1
-  else
-    echo "ok:   $count HGMMA instruction(s) in $pretty"
+    return
   fi
-done <<<"$hgmma"
+  while read -r name count; do
+    [[ -z ${name:-} ]] && continue
+    pretty=$(demangle <<<"$name")
+    [[ -n $only && $pretty != *"$only"* ]] && continue
+    if [[ $count -eq 0 ]]; then
+      echo "FAIL: no $label instruction in $pretty"
+      status=1
+    else
+      echo "ok:   $count $label in $pretty"
+    fi
+  done <<<"$counts"
+}
+for f in "${families[@]}"; do
+  case $f in
+    sm90_gemm) require sm90_gemm 'HGMMA' HGMMA ;;
+    sm100_gemm)
+      require sm100_gemm 'UTCHMMA[.]2CTA' UTCHMMA.2CTA
+      require sm100_gemm 'UTCBAR' UTCBAR
+      require sm100_gemm 'LDTM' LDTM
+      require sm100_gemm 'UTMALDG' UTMALDG
+      require sm100_gemm 'UTMASTG' UTMASTG
+      require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '(tcgemm::Schedule)2' ;;
+  esac
+done
 
 if [[ $status -eq 0 ]]; then echo "PASS"; else echo "FAILED"; fi
 exit $status

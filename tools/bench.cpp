@@ -32,6 +32,7 @@
 #include "support/device_buffer.hpp"
 #include "support/fill.hpp"
 #include "support/half_bits.hpp"
+#include "support/kernel_variants.hpp"
 #include "tcgemm/diagnostics.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -452,8 +453,8 @@ int run_bench(const ArgParser& parser) {
   std::vector<Options> variants{Options{}};
   if (configs == "all") {
     variants.clear();
-    for (const TileConfig tc : kTileConfigs)
-      variants.push_back(Options{Prefer::tcgemm_only, tc.block_n, tc.cluster_m, tc.pingpong});
+    for (const support::KernelVariant& v : support::builtin_variants(support::device_family()))
+      variants.push_back(v.options);
   }
   size_t group = 0;
   for (const BenchCase& t : templates)

@@ -26,6 +26,7 @@
 #include "support/compare.hpp"
 #include "support/fill.hpp"
 #include "support/half_bits.hpp"
+#include "support/kernel_variants.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::cli {
@@ -92,7 +93,8 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   const Plan cublas = gemm(args_for(c_cublas), Options{Prefer::cublas_only, 0});
   CHECK_CUDA(cudaStreamSynchronize(stream));
   out.backend = ours.backend;
-  if (ours.backend != Backend::sm90) out.why_no_sm90 = ours.reason;
+  const bool own_kernel = ours.backend == Backend::sm90 || ours.backend == Backend::sm100;
+  if (!own_kernel) out.why_no_sm90 = ours.reason;
 
   std::string kernel = ours.status == Status::ok ? short_kernel(ours) : "rejected";
   std::string err = "-", elem = "-", cublas_err = "-", same_as_cublas = "-", tiles = "-";
@@ -128,28 +130,28 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     }
   }
 
-  // Tile invariance: the sm90 kernel in every built-in configuration must give ours' bits.
-  if (ours.status == Status::ok && ours.backend == Backend::sm90) {
+  // Tile invariance: tcgemm's kernel in every built-in configuration of its
+  // family must give ours' bits.
+  if (ours.status == Status::ok && own_kernel) {
     ElementBuffer c_tile(ops.c_elems);
     bool differs = false;
-    for (const TileConfig tc : kTileConfigs) {
+    for (const support::KernelVariant& v : support::builtin_variants(ours.backend)) {
       prepare(c_tile);
-      const Plan p = gemm(args_for(c_tile), Options{Prefer::tcgemm_only, tc.block_n, tc.cluster_m, tc.pingpong});
+      const Plan p = gemm(args_for(c_tile), v.options);
       CHECK_CUDA(cudaStreamSynchronize(stream));
-      // The automatic choice ran the sm90 kernel, so every configuration of it must run too.
+      // The automatic choice ran the family's kernel, so every configuration of it must run too.
       if (p.status != Status::ok) {
         differs = true;
-        out.failures.push_back(format("block_n=%d cluster_m=%d pingpong=%d failed: %s", tc.block_n, tc.cluster_m,
-                                      tc.pingpong ? 1 : 0, p.reason.c_str()));
+        out.failures.push_back(format("%s failed: %s", v.label.c_str(), p.reason.c_str()));
         continue;
       }
       const support::CompareStats st =
           support::compare(dtype, c_tile.data(), ops.ldc, c_ours.data(), ops.ldc, s.m, s.n, stream);
       if (st.identical != st.count) {
         differs = true;
-        out.failures.push_back(format("block_n=%d cluster_m=%d pingpong=%d (%s) differs from the automatic choice in "
+        out.failures.push_back(format("%s (%s) differs from the automatic choice in "
                                       "%lld of %lld elements",
-                                      tc.block_n, tc.cluster_m, tc.pingpong ? 1 : 0, short_kernel(p).c_str(),
+                                      v.label.c_str(), short_kernel(p).c_str(),
                                       static_cast<long long>(st.count - st.identical),
                                       static_cast<long long>(st.count)));
       }
@@ -187,7 +189,8 @@ void add_check_options(ArgParser& parser) {
       "Each case fills A and B with uniform(-1,1) values, poisons C with NaN, and runs tcgemm::gemm, the\n"
       "reference GEMM (fp32 accumulation) and cuBLAS. A case passes when no output is NaN/Inf, the\n"
       "normwise relative error ||C - ref|| / ||ref|| is below 2e-3 (f16) or 1e-2 (bf16), and, where the\n"
-      "sm90 kernel ran, every built-in configuration (kTileConfigs) gives the same bits.\n\n"
+      "family's kernel ran, every built-in configuration (kTileConfigs on sm_90, kSm100TileConfigs on sm_100)\n"
+      "gives the same bits.\n\n"
       "columns: kernel (backend and tile), rel err (normwise, vs reference), max elem (max |C - ref| /\n"
       "(|ref| + 1e-3 * rms(ref))), cuBLAS err (cuBLAS's own normwise error, for scale), =cuBLAS (elements\n"
       "bit-identical to cuBLAS), tiles (same bits in every built-in configuration)\n\n"
@@ -235,7 +238,7 @@ int run_check(const ArgParser& parser) {
         const CaseOutcome outcome = run_case(dtype, layout, cc, case_seed(*seed, dtype, layout, i), stream);
         (outcome.passed ? passed : failed) += 1;
         backends[to_string(outcome.backend)] += 1;
-        if (outcome.backend != Backend::sm90 && why_no_sm90.empty()) why_no_sm90 = outcome.why_no_sm90;
+        if (!outcome.why_no_sm90.empty() && why_no_sm90.empty()) why_no_sm90 = outcome.why_no_sm90;
       }
     }
   }
@@ -245,7 +248,7 @@ int run_check(const ArgParser& parser) {
   std::string ran;
   for (const auto& [name, count] : backends) ran += format("%s%s %d", ran.empty() ? "" : ", ", name.c_str(), count);
   std::printf("backends: %s\n", ran.c_str());
-  if (backends.count(to_string(Backend::sm90)) == 0)
+  if (backends.count(to_string(Backend::sm90)) == 0 && backends.count(to_string(Backend::sm100)) == 0)
     std::printf("note: no case ran tcgemm's own kernel; e.g. \"%s\"\n", why_no_sm90.c_str());
   std::printf("check: %d passed, %d failed (%.1f s)\n", passed, failed, seconds);
   return failed == 0 ? kExitOk : kExitFailure;

@@ -109,8 +109,9 @@ double tolerance(DType dtype) { return dtype == DType::bf16 ? 1e-2 : 2e-3; }
 
 std::string short_kernel(const Plan& plan) {
   std::string out = to_string(plan.backend);
-  if (plan.backend != Backend::sm90) return out;
-  // Plan::kernel reads like "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>".
+  if (plan.backend != Backend::sm90 && plan.backend != Backend::sm100) return out;
+  // Plan::kernel reads like "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
+  // or "sm100_gemm<f16,NN,256x256x64, 6 stages, cluster launch control>".
   static const std::regex tile(R"((\d+x\d+(x\d+)?))");
   static const std::regex stages(R"((\d+) stage)");
   std::smatch m;
@@ -118,6 +119,7 @@ std::string short_kernel(const Plan& plan) {
   if (std::regex_search(plan.kernel, m, stages)) out += "/" + m.str(1) + "st";
   if (plan.kernel.find("cluster 2x1") != std::string::npos) out += "/c2";
   if (plan.kernel.find("ping-pong") != std::string::npos) out += "/pp";
+  if (plan.kernel.find("cluster launch control") != std::string::npos) out += "/clc";
   if (plan.grid_ctas > 0) out += " g" + std::to_string(plan.grid_ctas);
   return out;
 }

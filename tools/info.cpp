@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "cuda_check.hpp"
 #include "device_info.hpp"
+#include "support/kernel_variants.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::cli {
@@ -41,6 +42,12 @@ int run_info(const ArgParser& parser) {
                        cuda_version_string(build.cuda_runtime_version).c_str()));
   row("  architectures", build.cuda_archs);
   row("  kernel families", build.kernel_families);
+  const Backend family = support::device_family(d.index);
+  const bool built = (family == Backend::sm90 && std::strstr(build.cuda_archs, "sm_90a") != nullptr) ||
+                     (family == Backend::sm100 && std::strstr(build.cuda_archs, "sm_100a") != nullptr);
+  row("  runs here", family == Backend::none ? format("no tcgemm kernel family for %s: cuBLAS fallback", d.arch().c_str())
+                     : built ? format("%s (this device is %s)", to_string(family), d.arch().c_str())
+                             : format("%s would, but this build lacks it: cuBLAS fallback", to_string(family)));
 
   // What a plain call would do on this device: the plan's reason says whether
   // the kernels compiled in can run here or everything falls back to cuBLAS.

@@ -48,7 +48,15 @@ enum class Backend : int {
   none = 0,       // nothing to launch (M, N == 0) or a scale-only kernel (K == 0)
   sm90 = 1,       // tcgemm's Hopper kernel (wgmma + TMA, persistent)
   cublas = 2,     // the cuBLAS fallback
+  sm100 = 3,      // tcgemm's Blackwell kernel (tcgen05 + tensor memory + TMA, 2-SM clusters)
 };
+
+// How the sm100 kernel hands out tiles. `persistent`: a grid of as many
+// clusters as fit at once, each walking a fixed sequence of tiles (the sm90
+// kernel always works this way). `cluster_launch_control`: the grid covers
+// every tile and clusters that finish early cancel not-yet-started clusters
+// and take their tiles (Blackwell's Cluster Launch Control; sm_100 only).
+enum class Schedule : int { automatic = 0, persistent = 1, cluster_launch_control = 2 };
 
 // What to prefer. `automatic` takes tcgemm's kernel where it can and cuBLAS
 // otherwise; `tcgemm_only` fails instead of falling back; `cublas_only` always
@@ -88,6 +96,19 @@ struct TileConfig {
 inline constexpr TileConfig kTileConfigs[] = {{64, 1},  {128, 1}, {128, 1, true}, {128, 2},
                                               {192, 1}, {256, 1}, {256, 2}};
 
+// The sm100 kernel configurations built in. Every sm100 tile is one
+// 256 x block_n MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading
+// its rows of A and half of B's block_n columns); the schedule says how
+// clusters get their tiles.
+struct Sm100TileConfig {
+  int block_n;
+  Schedule schedule;
+};
+inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_launch_control},
+                                                        {256, Schedule::persistent},
+                                                        {128, Schedule::cluster_launch_control},
+                                                        {128, Schedule::persistent}};
+
 struct Options {
   Prefer prefer = Prefer::automatic;
   // Configuration override for the sm90 kernel: 0 chooses automatically; a
@@ -97,6 +118,10 @@ struct Options {
   int block_n = 0;
   int cluster_m = 0;
   bool pingpong = false;  // with block_n and cluster_m: the ping-pong variant
+  // sm100: block_n is 0, 128 or 256; cluster_m and pingpong must stay 0/false
+  // (every sm100 tile spans a 2-CTA cluster). `schedule` picks persistent or
+  // Cluster Launch Control there; on sm90 it must be automatic or persistent.
+  Schedule schedule = Schedule::automatic;
 };
 
 // The plan for a call: which backend and kernel, and why.
@@ -105,7 +130,7 @@ struct Plan {
   Backend backend = Backend::none;
   std::string kernel;  // e.g. "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
   std::string reason;  // why this backend (or why the call is rejected)
-  int grid_ctas = 0;   // CTAs the sm90 kernel was launched with (set by gemm(), not plan())
+  int grid_ctas = 0;   // CTAs tcgemm's kernel was launched with (set by gemm(), not plan())
 };
 
 // Decides what gemm() would do with these arguments, without launching.

@@ -104,6 +104,7 @@ const char* to_string(Backend b) noexcept {
     case Backend::none: return "none";
     case Backend::sm90: return "sm90";
     case Backend::cublas: return "cublas";
+    case Backend::sm100: return "sm100";
   }
   return "unknown-backend";
 }
@@ -112,11 +113,14 @@ BuildInfo build_info() noexcept {
   BuildInfo info{};
   info.version = TCGEMM_VERSION;
   info.cuda_archs = TCGEMM_ARCHS;
+  info.kernel_families =
 #if defined(TCGEMM_HAS_SM90)
-  info.kernel_families = "sm90_gemm_persistent (wgmma + TMA, warp-specialized, persistent); cuBLAS fallback";
-#else
-  info.kernel_families = "cuBLAS fallback only (built without sm_90a)";
+      "sm90_gemm_persistent (wgmma + TMA, warp-specialized, persistent; runs on sm_90); "
 #endif
+#if defined(TCGEMM_HAS_SM100)
+      "sm100_gemm (tcgen05 + tensor memory + TMA, 2-SM clusters, Cluster Launch Control; runs on sm_100); "
+#endif
+      "cuBLAS fallback";
   info.cuda_runtime_version = CUDART_VERSION;
   return info;
 }

@@ -14,9 +14,21 @@
 
 namespace tcgemm::detail {
 
+// Acquire at CTA scope (arrivals from this CTA, TMA completions) or, with
+// CLUSTER, at cluster scope (arrivals released by the other CTA of a pair).
+template <bool CLUSTER = false>
+__device__ __forceinline__ bool try_wait_barrier(uint64_t* bar, uint32_t phase) {
+  if constexpr (CLUSTER) {
+    return cuda::ptx::mbarrier_try_wait_parity(cuda::ptx::sem_acquire, cuda::ptx::scope_cluster, bar, phase);
+  } else {
+    return cuda::ptx::mbarrier_try_wait_parity(bar, phase);
+  }
+}
+
+template <bool CLUSTER = false>
 __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase, const char* name, int index) {
 #if defined(TCGEMM_DEBUG_HANGS)
-  for (uint32_t polls = 0; !cuda::ptx::mbarrier_try_wait_parity(bar, phase); ++polls) {
+  for (uint32_t polls = 0; !try_wait_barrier<CLUSTER>(bar, phase); ++polls) {
     if (polls == (1u << 26)) {
       printf("tcgemm: barrier %s[%d] (phase %u) never completed: block %d thread %d\n", name, index, phase,
              static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x));
@@ -26,7 +38,7 @@ __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase, cons
 #else
   (void)name;
   (void)index;
-  while (!cuda::ptx::mbarrier_try_wait_parity(bar, phase)) {
+  while (!try_wait_barrier<CLUSTER>(bar, phase)) {
   }
 #endif
 }

@@ -1,7 +1,8 @@
 // Thin wrappers for instructions every kernel family needs and CCCL's
 // cuda::ptx (CUDA 13.0) does not provide in the form used here: elect.sync
 // (PTX ISA 9.7.13.11), prefetch.tensormap (9.7.9.15), mapa (9.7.9.19) with a
-// .cta-scoped remote mbarrier arrive, and named barriers (bar.sync).
+// remote mbarrier arrivals on shared::cluster addresses, and named barriers
+// (bar.sync).
 // One function per instruction; nothing here decides anything.
 #pragma once
 
@@ -41,6 +42,20 @@ __device__ __forceinline__ uint32_t map_to_cta(const void* smem_ptr, uint32_t ra
 // are already complete when it arrives.
 __device__ __forceinline__ void mbarrier_arrive_remote(uint32_t cluster_addr) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+}
+
+// The cluster-scoped forms, for hand-overs between the two CTAs of a 2-SM
+// MMA pair (sm_100): the peer's reads (of shared or tensor memory) must be
+// ordered before what the arrival releases in the other CTA.
+__device__ __forceinline__ void mbarrier_arrive_remote_cluster(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+}
+// arrive + expect_tx on a barrier of any CTA of the cluster (the arming of a
+// barrier that a multicast will complete).
+__device__ __forceinline__ void mbarrier_arrive_expect_tx_remote(uint32_t cluster_addr, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;\n" ::"r"(cluster_addr),
+               "r"(bytes)
+               : "memory");
 }
 
 // bar.sync id, count: a barrier over `count` threads (a multiple of 32).

@@ -32,8 +32,8 @@ Tma2D tma_operand_b(const GemmArgs& a, int block_n, int block_k, int cluster_m) 
                          : make(stored_shape_b(a), a.ldb, block_k, block_n / cluster_m);
 }
 
-Tma2D tma_output_c(const GemmArgs& a, int panel) {
-  return make(StoredShape{a.m, a.n}, a.ldc, panel, panel);
+Tma2D tma_output_c(const GemmArgs& a, int panel, int panel_rows) {
+  return make(StoredShape{a.m, a.n}, a.ldc, panel, panel_rows > 0 ? panel_rows : panel);
 }
 
 // std::to_string and snprintf rather than iostreams: see validate.cpp.
@@ -79,6 +79,23 @@ CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tm
   return fn(out, dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
             const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c,
+                             GemmTensorMaps* out) {
+  struct Map {
+    CUtensorMap* out;
+    const void* base;
+    const Tma2D& params;
+    const char* name;
+  };
+  const Map maps[] = {{&out->a, args.a, a, "A"}, {&out->b, args.b, b, "B"}, {&out->c, args.c, c, "C"}};
+  for (const auto& m : maps) {
+    const CUresult r = encode_tma_2d(m.out, args.dtype, m.base, m.params);
+    if (r != CUDA_SUCCESS)
+      return std::string("cuTensorMapEncodeTiled failed for ") + m.name + " (CUresult " + std::to_string(r) + ")";
+  }
+  return {};
 }
 
 }  // namespace tcgemm::detail

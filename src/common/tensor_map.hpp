@@ -26,10 +26,10 @@ struct Tma2D {
 //   B op N (K x N, N contiguous):  box {64, BLOCK_K}               BLOCK_N / 64 loads
 //   B op T (N x K, K contiguous):  box {BLOCK_K, BLOCK_N / cluster} one load (a cluster's
 //                                                                  CTAs load a half each)
-//   C       (M x N):               box {64, 64}                    epilogue panels
 Tma2D tma_operand_a(const GemmArgs& args, int block_m, int block_k);
 Tma2D tma_operand_b(const GemmArgs& args, int block_n, int block_k, int cluster_m = 1);
-Tma2D tma_output_c(const GemmArgs& args, int panel);
+//   C       (M x N):               box {panel, panel_rows}         epilogue panels
+Tma2D tma_output_c(const GemmArgs& args, int panel, int panel_rows = 0);
 
 // Why TMA cannot describe this matrix, or empty. (Base 16-byte aligned, row
 // stride a multiple of 16 bytes and below 2^40, dims in [1, 2^32].)
@@ -37,5 +37,13 @@ std::string tma_unsupported_reason(const void* base, const Tma2D& map);
 
 // Encodes with 128-byte swizzle and zero fill; returns a CUDA driver result.
 CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tma2D& map);
+
+// The three maps of a GEMM call (A, B, C with the given boxes), encoded.
+struct GemmTensorMaps {
+  CUtensorMap a, b, c;
+};
+// Empty on success, else which map failed and the driver's result.
+std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c,
+                             GemmTensorMaps* out);
 
 }  // namespace tcgemm::detail

@@ -4,6 +4,7 @@
 #include "common/validate.hpp"
 #include "dispatch/cublas_fallback.hpp"
 #include "reference/reference.hpp"
+#include "sm100/sm100_gemm.hpp"
 #include "sm90/sm90_gemm.hpp"
 
 namespace tcgemm::detail {
@@ -22,6 +23,27 @@ constexpr bool kHasSm90 = true;
 #else
 constexpr bool kHasSm90 = false;
 #endif
+#if defined(TCGEMM_HAS_SM100)
+constexpr bool kHasSm100 = true;
+#else
+constexpr bool kHasSm100 = false;
+#endif
+
+// Options that only one family understands, checked once the device (and so
+// the family) is known. Empty when they fit.
+std::string sm90_option_error(const Options& o) {
+  if (o.schedule == Schedule::cluster_launch_control)
+    return "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)";
+  return {};
+}
+std::string sm100_option_error(const Options& o) {
+  if (o.block_n != 0 && !sm100::is_tile_width(o.block_n))
+    return "Options::block_n must be 0, 128 or 256 on sm_100, not " + std::to_string(o.block_n);
+  if (o.cluster_m != 0 || o.pingpong)
+    return "Options::cluster_m and pingpong select sm90 configurations; on sm_100 every tile spans a 2-CTA "
+           "cluster (leave them 0/false)";
+  return {};
+}
 
 std::string arch_name(const DeviceInfo& d) { return "sm_" + std::to_string(d.cc_major * 10 + d.cc_minor); }
 
@@ -35,6 +57,9 @@ Decision make_plan(const GemmArgs& args, const Options& options) {
   if (options.block_n != 0 && !sm90::is_tile_width(options.block_n))
     return reject(Status::invalid_argument, "Options::block_n must be 0 (automatic) or one of 64, 128, 192, 256, not " +
                                                 std::to_string(options.block_n));
+  const int schedule = static_cast<int>(options.schedule);
+  if (schedule < 0 || schedule > 2)
+    return reject(Status::invalid_argument, "unknown Options::schedule " + std::to_string(schedule));
   if ((options.cluster_m != 0 || options.pingpong) &&
       !sm90::is_tile_config(options.block_n, options.cluster_m, options.pingpong))
     return reject(Status::invalid_argument, "Options block_n=" + std::to_string(options.block_n) +
@@ -82,20 +107,34 @@ Decision make_plan(const GemmArgs& args, const Options& options) {
     return decision;
   }
 
+  // The kernel family for the device: sm_90 (H100/H200) or sm_100 (B200/GB200).
+  const bool is_sm90 = dev->cc_major == 9 && dev->cc_minor == 0;
+  const bool is_sm100 = dev->cc_major == 10 && dev->cc_minor == 0;
+  if (std::string why = is_sm100 ? sm100_option_error(options) : sm90_option_error(options); !why.empty())
+    return reject(Status::invalid_argument, why);
   std::string why_not;
-  if (!kHasSm90) {
-    why_not = "this build has no sm90 kernels";
-  } else if (dev->cc_major != 9 || dev->cc_minor != 0) {
-    why_not = "no tcgemm kernel for " + arch_name(*dev) + " (" + dev->name + ") yet";
+  if (is_sm90) {
+    why_not = kHasSm90 ? sm90::can_implement(args) : "this build has no sm90 kernels (TCGEMM_CUDA_ARCHS lacks 90a)";
+  } else if (is_sm100) {
+    why_not = kHasSm100 ? sm100::can_implement(args)
+                        : "this build has no sm100 kernels (TCGEMM_CUDA_ARCHS lacks 100a)";
   } else {
-    why_not = sm90::can_implement(args);
+    why_not = "no tcgemm kernel for " + arch_name(*dev) + " (" + dev->name + ") yet";
   }
-  if (why_not.empty()) {
+  if (why_not.empty() && is_sm90) {
     decision.config = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m,
                                           options.pingpong);
     plan.backend = Backend::sm90;
     plan.kernel = sm90::kernel_name(args, decision.config);
     plan.reason = "sm_90 device, operands TMA-compatible";
+    return decision;
+  }
+  if (why_not.empty() && is_sm100) {
+    decision.config100 =
+        sm100::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.schedule);
+    plan.backend = Backend::sm100;
+    plan.kernel = sm100::kernel_name(args, decision.config100);
+    plan.reason = "sm_100 device, operands TMA-compatible";
     return decision;
   }
   if (options.prefer == Prefer::tcgemm_only)
@@ -119,6 +158,9 @@ Plan execute(const GemmArgs& args, Decision decision) {
       break;
     case Backend::sm90:
       error = sm90::run(args, decision.config, &plan.grid_ctas);
+      break;
+    case Backend::sm100:
+      error = sm100::run(args, decision.config100, &plan.grid_ctas);
       break;
     case Backend::cublas:
       error = cublas_gemm(args);

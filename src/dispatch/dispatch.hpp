@@ -2,6 +2,7 @@
 // kernel, why) and executes it. Host code only.
 #pragma once
 
+#include "sm100/sm100_config.hpp"
 #include "sm90/sm90_config.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -10,7 +11,8 @@ namespace tcgemm::detail {
 // A plan and what executing it needs, decided once per call.
 struct Decision {
   Plan plan;
-  sm90::Config config{};  // when plan.backend == Backend::sm90
+  sm90::Config config{};     // when plan.backend == Backend::sm90
+  sm100::Config config100{};  // when plan.backend == Backend::sm100
 };
 
 Decision make_plan(const GemmArgs& args, const Options& options);

@@ -1,5 +1,7 @@
 #include "gemm_case.hpp"
 
+#include "support/kernel_variants.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -13,7 +15,7 @@ namespace tcgemm::test {
 // Device requirements
 // ---------------------------------------------------------------------------
 
-const std::string& sm90_skip_reason() {
+const std::string& gpu_skip_reason() {
   static const std::string reason = [] {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
@@ -28,18 +30,25 @@ const std::string& sm90_skip_reason() {
       cudaGetLastError();
       return std::string("cannot query the current CUDA device");
     }
-    if (prop.major != 9) {
+    const std::string archs = build_info().cuda_archs;
+    const Backend family = support::device_family(dev);
+    const bool built = (family == Backend::sm90 && archs.find("sm_90a") != std::string::npos) ||
+                       (family == Backend::sm100 && archs.find("sm_100a") != std::string::npos);
+    if (!built) {
       return "device " + std::to_string(dev) + " (" + prop.name + ") has compute capability " +
-             std::to_string(prop.major) + "." + std::to_string(prop.minor) + "; these tests need 9.x (sm_90a kernels)";
+             std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+             "; these tests need 9.0 or 10.0 with that family built in (this build: " + archs + ")";
     }
     return std::string();
   }();
   return reason;
 }
 
-void Sm90Test::SetUp() {
-  if (!sm90_skip_reason().empty()) GTEST_SKIP() << sm90_skip_reason();
+void GpuTest::SetUp() {
+  if (!gpu_skip_reason().empty()) GTEST_SKIP() << gpu_skip_reason();
 }
+
+Backend own_backend() { return support::device_family(); }
 
 int device_sm_count() {
   int dev = 0, sms = 0;
@@ -54,7 +63,7 @@ namespace {
 class SkipMarker : public ::testing::Environment {
  public:
   void SetUp() override {
-    if (!sm90_skip_reason().empty()) std::printf("TCGEMM_GPU_TESTS_SKIPPED: %s\n", sm90_skip_reason().c_str());
+    if (!gpu_skip_reason().empty()) std::printf("TCGEMM_GPU_TESTS_SKIPPED: %s\n", gpu_skip_reason().c_str());
   }
 };
 [[maybe_unused]] ::testing::Environment* const g_skip_marker = ::testing::AddGlobalTestEnvironment(new SkipMarker);

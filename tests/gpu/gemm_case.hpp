@@ -38,15 +38,19 @@ const char* to_string(Fill fill);
 support::Distribution distribution(Fill fill);
 
 // Every GPU test derives from this: it skips, with the reason, unless the
-// current device has compute capability 9.x (the sm_90a kernels' target).
-class Sm90Test : public ::testing::Test {
+// current device is one a kernel family of this build runs on: compute
+// capability 9.0 (sm90, built with 90a) or 10.0 (sm100, built with 100a).
+class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override;
 };
 
 // Empty when the current device can run the tests, else why not.
-const std::string& sm90_skip_reason();
+const std::string& gpu_skip_reason();
 int device_sm_count();
+// The backend tcgemm's own kernel reports on this device: Backend::sm90 or
+// Backend::sm100 (support::device_family).
+Backend own_backend();
 
 // The four storage layouts, in the order NN, NT, TN, TT.
 struct Layout {

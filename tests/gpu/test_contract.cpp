@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gemm_case.hpp"
@@ -18,7 +19,7 @@ int64_t count_changed(const std::vector<uint16_t>& now, const std::vector<uint16
   return n;
 }
 
-class Contract : public Sm90Test {};
+class Contract : public GpuTest {};
 
 // M == 0 or N == 0: success, nothing launched, C untouched (even its poison).
 TEST_F(Contract, EmptyOutputLeavesCUntouched) {
@@ -211,13 +212,47 @@ TEST_F(Contract, UnsupportedBlockNIsRejectedOrIgnored) {
   }
 }
 
+// Options that belong to the other kernel family are refused with a reason
+// naming them, and nothing is written; the family's own options run.
+TEST_F(Contract, FamilyOptionsAreCheckedPerDevice) {
+  GemmCase gc = make_case(DType::f16, kLayouts[0], 300, 520, 200, Fill::small_int, 35500);
+  Problem prob(gc);
+  TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), gc.describe());
+  Options clc;
+  clc.schedule = Schedule::cluster_launch_control;
+  Options sm90_only{Prefer::automatic, 128, 2};
+  Options bad_schedule;
+  bad_schedule.schedule = static_cast<Schedule>(7);
+  const bool sm100 = own_backend() == Backend::sm100;
+  // (options, whether this device's family accepts them, what a refusal names)
+  const std::tuple<Options, bool, const char*> cases[] = {
+      {clc, sm100, "cluster_launch_control"}, {sm90_only, !sm100, "cluster_m"}, {bad_schedule, false, "schedule"}};
+  for (const auto& [options, accepted, names] : cases) {
+    prob.poison_c();
+    const Plan p = run_gemm(prob.args(prob.c()), options);
+    if (accepted) {
+      TCGEMM_ASSERT_OK(p, gc.describe());
+      EXPECT_EQ(p.backend, own_backend()) << p.reason;
+      expect_identical(
+          compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc),
+          gc.describe() + " " + names);
+    } else {
+      EXPECT_EQ(p.status, Status::invalid_argument) << p.reason;
+      EXPECT_TRUE(contains(p.reason, names)) << p.reason;
+      int64_t changed = 0;
+      for (uint16_t v : prob.download_c()) changed += v != poison_bits(gc.dtype);
+      EXPECT_EQ(changed, 0) << "a refused call wrote to C: " << p.reason;
+    }
+  }
+}
+
 // plan() decides without launching: C keeps its poison.
 TEST_F(Contract, PlanLaunchesNothing) {
   GemmCase gc = make_case(DType::f16, kLayouts[3], 300, 200, 100, Fill::small_int, 36000);
   Problem prob(gc);
   const Plan p = plan(prob.args(prob.c()));
   TCGEMM_ASSERT_OK(p, gc.describe());
-  EXPECT_EQ(p.backend, Backend::sm90) << p.reason;
+  EXPECT_EQ(p.backend, own_backend()) << p.reason;
   EXPECT_FALSE(p.kernel.empty());
   EXPECT_FALSE(p.reason.empty()) << "a plan says why it chose its backend";
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

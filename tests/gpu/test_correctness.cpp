@@ -62,7 +62,7 @@ std::string param_name(const ::testing::TestParamInfo<SweepParam>& info) {
          (p.fill == Fill::small_int ? "_exact" : "_numeric");
 }
 
-class ShapeSweep : public Sm90Test, public ::testing::WithParamInterface<SweepParam> {};
+class ShapeSweep : public GpuTest, public ::testing::WithParamInterface<SweepParam> {};
 
 TEST_P(ShapeSweep, MatchesReference) {
   const SweepParam& p = GetParam();
@@ -88,7 +88,7 @@ TEST_P(ShapeSweep, MatchesReference) {
   const Plan planned = plan(prob.args(prob.c()));
   const Plan got = run_gemm(prob.args(prob.c()));
   TCGEMM_ASSERT_OK(got, "gemm " + what);
-  EXPECT_EQ(got.backend, Backend::sm90) << "aligned inputs on sm_90 must run tcgemm's kernel; reason: " << got.reason;
+  EXPECT_EQ(got.backend, own_backend()) << "aligned inputs must run tcgemm's kernel; reason: " << got.reason;
   EXPECT_FALSE(got.kernel.empty());
   // plan() says what gemm() does.
   EXPECT_EQ(planned.status, got.status);
@@ -116,7 +116,7 @@ struct Scaling {
 const Scaling kScalings[] = {
     {"half_plus_twice_c", 0.5f, 2.0f}, {"accumulate", 1.0f, 1.0f}, {"negate_plus_half_c", -1.0f, 0.5f}};
 
-class AlphaBeta : public Sm90Test {};
+class AlphaBeta : public GpuTest {};
 
 // With small integers in A, B and C and power-of-two scalings, alpha*acc and
 // beta*C are exact in fp32: the epilogue must equal the reference bit for bit.
@@ -135,7 +135,7 @@ TEST_F(AlphaBeta, ExactWithIntegerC) {
         TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
         const Plan got = run_gemm(prob.args(prob.c()));
         TCGEMM_ASSERT_OK(got, "gemm " + what);
-        EXPECT_EQ(got.backend, Backend::sm90) << got.reason;
+        EXPECT_EQ(got.backend, own_backend()) << got.reason;
         expect_identical(compare(dt, prob.download_c(), prob.download_ref(), poison_bits(dt), gc.m, gc.n, gc.ldc),
                          what);
       }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gemm_case.hpp"
+#include "support/kernel_variants.hpp"
 
 namespace tcgemm::test {
 namespace {
@@ -24,7 +25,7 @@ int64_t count_row_mismatches(const std::vector<uint16_t>& x, const std::vector<u
   return bad;
 }
 
-class Invariance : public Sm90Test {};
+class Invariance : public GpuTest {};
 
 TEST_F(Invariance, SameBitsTwice) {
   uint64_t seed = 10000;
@@ -37,7 +38,7 @@ TEST_F(Invariance, SameBitsTwice) {
       TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
       const Plan first = run_gemm(prob.args(prob.c()));
       TCGEMM_ASSERT_OK(first, what);
-      EXPECT_EQ(first.backend, Backend::sm90) << first.reason;
+      EXPECT_EQ(first.backend, own_backend()) << first.reason;
       const std::vector<uint16_t> run1 = prob.download_c();
       // Correct, so that two identical wrong answers (e.g. untouched poison) cannot pass.
       expect_close(compare(dt, run1, prob.download_ref(), poison_bits(dt), gc.m, gc.n, gc.ldc), dt, what);
@@ -62,7 +63,7 @@ TEST_F(Invariance, RowsDoNotDependOnM) {
       TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
       const Plan big = run_gemm(prob.args(prob.c()));
       TCGEMM_ASSERT_OK(big, what);
-      EXPECT_EQ(big.backend, Backend::sm90) << big.reason;
+      EXPECT_EQ(big.backend, own_backend()) << big.reason;
       const std::vector<uint16_t> c_large = prob.download_c();
       expect_close(compare(dt, c_large, prob.download_ref(), poison_bits(dt), large.m, large.n, large.ldc), dt, what);
 
@@ -71,7 +72,7 @@ TEST_F(Invariance, RowsDoNotDependOnM) {
       small.m = kSmallM;
       const Plan sm = run_gemm(small);
       TCGEMM_ASSERT_OK(sm, what);
-      EXPECT_EQ(sm.backend, Backend::sm90) << sm.reason;
+      EXPECT_EQ(sm.backend, own_backend()) << sm.reason;
       const std::vector<uint16_t> c_small = prob.download_c();
       std::string first;
       EXPECT_EQ(count_row_mismatches(c_large, c_small, kSmallM, large.n, large.ldc, &first), 0)
@@ -106,18 +107,15 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
         // same bits: the K order of the sums does not depend on the tile.
         std::vector<std::vector<uint16_t>> results;
         std::vector<std::string> kernels;
-        for (TileConfig tc : kTileConfigs) {
-          const std::string cfg = " block_n=" + std::to_string(tc.block_n) + " cluster_m=" + std::to_string(tc.cluster_m) +
-                                  (tc.pingpong ? " pingpong" : "");
+        for (const support::KernelVariant& v : support::builtin_variants(own_backend())) {
+          const std::string cfg = " " + v.label;
           prob.poison_c();
-          const Plan p =
-              run_gemm(prob.args(prob.c()), Options{Prefer::automatic, tc.block_n, tc.cluster_m, tc.pingpong});
+          const Plan p = run_gemm(prob.args(prob.c()), v.options);
           TCGEMM_ASSERT_OK(p, what + cfg);
-          EXPECT_EQ(p.backend, Backend::sm90) << p.reason;
-          // The override really took effect: the kernel names its tile and cluster.
-          EXPECT_TRUE(contains(p.kernel, "128x" + std::to_string(tc.block_n) + "x")) << p.kernel;
-          EXPECT_EQ(contains(p.kernel, "cluster 2x1"), tc.cluster_m == 2) << p.kernel;
-          EXPECT_EQ(contains(p.kernel, "ping-pong"), tc.pingpong) << p.kernel;
+          EXPECT_EQ(p.backend, own_backend()) << p.reason;
+          // The override really took effect: the kernel names its tile, cluster and schedule.
+          for (const std::string& part : v.in_name) EXPECT_TRUE(contains(p.kernel, part)) << p.kernel << cfg;
+          for (const std::string& part : v.not_in_name) EXPECT_FALSE(contains(p.kernel, part)) << p.kernel << cfg;
           kernels.push_back(p.kernel);
           results.push_back(prob.download_c());
           if (results.size() == 1)

@@ -57,6 +57,7 @@ TEST(ToString, EnumNames) {
   EXPECT_STREQ(to_string(Backend::none), "none");
   EXPECT_STREQ(to_string(Backend::sm90), "sm90");
   EXPECT_STREQ(to_string(Backend::cublas), "cublas");
+  EXPECT_STREQ(to_string(Backend::sm100), "sm100");
 }
 
 TEST(ToString, OutOfRangeValuesGiveANonEmptyName) {
@@ -78,9 +79,8 @@ TEST(BuildInfo, MatchesTheBuild) {
   EXPECT_STREQ(info.version, TCGEMM_TEST_VERSION);
   EXPECT_STREQ(info.cuda_archs, TCGEMM_TEST_ARCHS);
   EXPECT_EQ(info.cuda_runtime_version, CUDART_VERSION);
-  if (contains(TCGEMM_TEST_ARCHS, "sm_90a")) {
-    EXPECT_TRUE(contains(info.kernel_families, "sm90")) << info.kernel_families;
-  }
+  EXPECT_EQ(contains(info.kernel_families, "sm90"), contains(TCGEMM_TEST_ARCHS, "sm_90a")) << info.kernel_families;
+  EXPECT_EQ(contains(info.kernel_families, "sm100"), contains(TCGEMM_TEST_ARCHS, "sm_100a")) << info.kernel_families;
 }
 
 // Validation needs no device: a bad argument is reported as such everywhere.

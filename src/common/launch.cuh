@@ -1,0 +1,89 @@
+// Launch configuration shared by the kernel families: clusters through a
+// launch attribute, and how many clusters of a kernel fit on the device.
+#pragma once
+
+#include <array>
+#include <mutex>
+#include <string>
+
+#include <type_traits>
+
+#include <cuda_runtime.h>
+
+#include "common/smem_layout.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::detail {
+
+// A launch of `ctas` CTAs of `threads` threads in clusters of `cluster_m`
+// along x. `attr` must outlive the launch configuration.
+inline cudaLaunchConfig_t launch_config(int ctas, int threads, int cluster_m, int smem, cudaStream_t stream,
+                                        cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(ctas);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster_m;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = cluster_m > 1 ? 1 : 0;
+  return cfg;
+}
+
+// How many clusters of `cluster_m` CTAs of this kernel can be resident at
+// once on the current device: the persistent grid. Not num_sms / cluster_m:
+// clusters must fit inside a GPC, and the GPCs' SM counts differ.
+template <typename Kernel>
+int max_resident_clusters(Kernel kernel, int threads, int cluster_m, int smem, int num_sms, cudaError_t* err) {
+  if (cluster_m == 1) return num_sms;
+  cudaLaunchAttribute attr{};
+  const cudaLaunchConfig_t cfg = launch_config(cluster_m * (num_sms / cluster_m), threads, cluster_m, smem, nullptr, attr);
+  int clusters = 0;
+  *err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+  return clusters;
+}
+
+// Calls f(a_major, b_major) with the operands' shared-memory majorness as
+// std::integral_constant<Major, ...>, so a launcher can pick its kernel
+// template: op_a = N means A is M x K (K contiguous, K-major); op_b = N
+// means B is K x N (N contiguous, MN-major).
+template <typename F>
+decltype(auto) with_operand_majors(const GemmArgs& args, F&& f) {
+  using K = std::integral_constant<Major, Major::K>;
+  using MN = std::integral_constant<Major, Major::MN>;
+  if (args.op_a == Op::N) return args.op_b == Op::N ? f(K{}, MN{}) : f(K{}, K{});
+  return args.op_b == Op::N ? f(MN{}, MN{}) : f(MN{}, K{});
+}
+
+// Once per kernel and device (the attributes are per device): opts KERNEL in
+// to `smem` bytes of dynamic shared memory and counts how many clusters of
+// `cluster` CTAs fit at once (*clusters). Empty on success, else why not.
+template <auto KERNEL>
+std::string setup_kernel_once(int threads, int cluster, int smem, int* clusters) {
+  struct PerDevice {
+    std::once_flag once;
+    cudaError_t err = cudaSuccess;
+    int clusters = 0;
+  };
+  static std::array<PerDevice, 64> per_device;
+  int device = 0;
+  cudaGetDevice(&device);
+  if (device < 0 || device >= 64) return "device index " + std::to_string(device) + " is beyond the 64 supported";
+  PerDevice& d = per_device[device];
+  std::call_once(d.once, [&] {
+    d.err = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    int sms = 0;
+    if (d.err == cudaSuccess) d.err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (d.err == cudaSuccess) d.clusters = max_resident_clusters(KERNEL, threads, cluster, smem, sms, &d.err);
+  });
+  if (d.err != cudaSuccess)
+    return std::string("kernel setup (shared memory opt-in, cluster occupancy) failed: ") + cudaGetErrorString(d.err);
+  if (d.clusters < 1) return "no cluster of " + std::to_string(cluster) + " CTAs of this kernel fits on the device";
+  *clusters = d.clusters;
+  return {};
+}
+
+}  // namespace tcgemm::detail

@@ -1,0 +1,125 @@
+// The sm100 kernel's configurations, budgets and the host-side choice
+// between them. Pure host arithmetic (also usable in device code where
+// marked TCGEMM_HD), unit-tested without a GPU.
+//
+// One tile = one 256 x BLOCK_N MMA (tcgen05.mma.cta_group::2) over a 2-CTA
+// cluster: CTA r of the pair loads rows [128 r, 128 r + 128) of the tile's A
+// and columns [r BLOCK_N/2, (r+1) BLOCK_N/2) of its B, and its tensor memory
+// receives its 128 rows of the fp32 accumulator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/tile_order.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::sm100 {
+
+using detail::ceil_div;
+using detail::GroupedRaster;
+using detail::TileCoord;
+
+inline constexpr int kCtaGroup = 2;                  // CTAs per cluster (cta_group::2)
+inline constexpr int kBlockM = 128;                  // rows per CTA
+inline constexpr int kMmaM = kBlockM * kCtaGroup;    // 256 rows per tile
+inline constexpr int kBlockK = 64;                   // one 128-byte swizzle line of fp16/bf16
+inline constexpr int kMmaK = 16;                     // K per tcgen05.mma.kind::f16
+
+// Warp roles (7 warps, as in the seed): warps 0-3 epilogue (warp w reads
+// tensor-memory lanes 32w..32w+31, the only ones it may access), 4 tile
+// scheduler (Cluster Launch Control), 5 TMA producer, 6 MMA issuer.
+inline constexpr int kEpilogueWarps = 4;
+inline constexpr int kSchedulerWarp = 4;
+inline constexpr int kProducerWarp = 5;
+inline constexpr int kMmaWarp = 6;
+inline constexpr int kThreads = 32 * 7;
+
+// Epilogue: each epilogue warp stores its 32 rows in 32 x 64 panels,
+// double buffered, through TMA.
+inline constexpr int kEpiPanelRows = 32;
+inline constexpr int kEpiPanelCols = 64;
+inline constexpr int kEpiBuffers = 2;
+inline constexpr int kAccBuffers = 2;     // accumulators in tensor memory: MMA of tile i+1 || epilogue of tile i
+inline constexpr int kClcSlots = 2;       // Cluster Launch Control response ring
+inline constexpr int kClcResponseBytes = 16;
+// The per-block opt-in maximum on sm_100 (227 KiB) less the 1 KiB that ptxas
+// reserves as static shared memory for tcgen05.alloc's bookkeeping.
+inline constexpr int kSmemLimit = 226 * 1024;
+inline constexpr int kTmemColumns = 512;       // per SM
+
+// Shared memory per stage: this CTA's 128 rows of A and BLOCK_N/2 columns of B.
+constexpr int stage_bytes(int block_n) { return (kBlockM + block_n / kCtaGroup) * kBlockK * 2; }
+constexpr int epilogue_bytes() { return kEpilogueWarps * kEpiBuffers * kEpiPanelRows * kEpiPanelCols * 2; }
+// smem_full + smem_empty per stage; acc_full + acc_empty per accumulator
+// buffer; c_loaded per epilogue warp and buffer; clc_full + clc_empty per
+// response slot; then the 16-byte responses and the tensor-memory base.
+constexpr int barrier_bytes(int stages) {
+  return (2 * stages + 2 * kAccBuffers + kEpilogueWarps * kEpiBuffers + 2 * kClcSlots) * 8 +
+         kClcSlots * kClcResponseBytes + 16;
+}
+constexpr int smem_bytes(int block_n, int stages) {
+  return 1024 + stages * stage_bytes(block_n) + epilogue_bytes() + barrier_bytes(stages);
+}
+// The deepest ring that fits in 227 KiB (the seed sizes its ring the same way).
+constexpr int stages_for(int block_n) {
+  int s = 1;
+  while (smem_bytes(block_n, s + 1) <= kSmemLimit) ++s;
+  return s;
+}
+// Tensor-memory columns: two fp32 accumulators of BLOCK_N columns each,
+// allocated as a power of two >= 32 (tcgen05.alloc's rule).
+constexpr int tmem_columns(int block_n) {
+  int c = 32;
+  while (c < kAccBuffers * block_n) c *= 2;
+  return c;
+}
+
+constexpr bool is_tile_width(int block_n) {
+  for (Sm100TileConfig c : kSm100TileConfigs)
+    if (c.block_n == block_n) return true;
+  return false;
+}
+
+struct Config {
+  int block_n;         // 128 or 256: the MMA's N
+  Schedule schedule;   // persistent or cluster_launch_control (never automatic here)
+  int stages;          // operand ring depth
+  int group_m;         // raster group, in tile rows (256 rows each)
+  int num_tiles;       // 256 x block_n tiles covering C
+  int grid_clusters;   // clusters launched: every tile (CLC), or at most the
+                       // resident clusters (persistent; the launcher caps it)
+};
+
+// Chooses block_n by last-wave efficiency over the clusters that fit at once
+// (num_sms / 2), weighted towards the wider tile (half the operand bytes per
+// FLOP); Cluster Launch Control unless `schedule` asks for persistent.
+// Overrides: block_n 0 (automatic), 128 or 256; schedule automatic,
+// persistent or cluster_launch_control.
+Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
+                     Schedule schedule = Schedule::automatic);
+
+// "256x256x64, 6 stages, CLC": for plans and tables.
+std::string describe(const Config& config);
+
+// ---- Cluster Launch Control responses --------------------------------------
+// A decoded response: whether a cluster was canceled, and the x index of its
+// first CTA (clusterlaunchcontrol.query_cancel.get_first_ctaid). The grid is
+// one-dimensional, kCtaGroup CTAs per cluster and one tile per cluster, so
+// the canceled cluster's tile index is first_cta_x / kCtaGroup.
+struct ClcResponse {
+  bool canceled;
+  uint32_t first_cta_x;
+};
+
+// The tile index a response hands over, or -1 when it says "no more work".
+TCGEMM_HD int tile_of(ClcResponse r) {
+  return r.canceled ? static_cast<int>(r.first_cta_x / static_cast<uint32_t>(kCtaGroup)) : -1;
+}
+
+// Where CTA `rank` of a cluster working on tile `t` starts: its 128 rows of
+// the tile and its half of the tile's columns (for loading B).
+TCGEMM_HD int cta_row0(TileCoord t, int rank) { return (t.m_block * kCtaGroup + rank) * kBlockM; }
+TCGEMM_HD int cta_b_col0(TileCoord t, int rank, int block_n) { return t.n_block * block_n + rank * (block_n / kCtaGroup); }
+
+}  // namespace tcgemm::sm100

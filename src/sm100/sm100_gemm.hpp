@@ -1,0 +1,28 @@
+// Host interface of the sm100 kernel family: can it take a call, what is it
+// called, and launch it. Validation of the arguments themselves
+// (common/validate.hpp) has already happened.
+#pragma once
+
+#include <string>
+
+#include "sm100/sm100_config.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::sm100 {
+
+// Empty when the sm100 kernel can run this call; otherwise why not (TMA needs
+// 16-byte aligned bases and leading dimensions that are multiples of 8).
+std::string can_implement(const GemmArgs& args);
+
+// "sm100_gemm<f16,NT,256x256x64, 6 stages, cluster launch control>"
+std::string kernel_name(const GemmArgs& args, const Config& config);
+
+// Encodes the tensor maps and launches on args.stream. Empty on success,
+// otherwise the reason. *grid_ctas gets the grid's size in CTAs.
+std::string run(const GemmArgs& args, const Config& config, int* grid_ctas);
+
+// Per-dtype entry points, one translation unit each (sm100_gemm_f16.cu, ...).
+std::string run_f16(const GemmArgs& args, const Config& config, int* grid_ctas);
+std::string run_bf16(const GemmArgs& args, const Config& config, int* grid_ctas);
+
+}  // namespace tcgemm::sm100

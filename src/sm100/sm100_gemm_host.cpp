@@ -1,0 +1,32 @@
+#include "common/tensor_map.hpp"
+#include "sm100/sm100_gemm.hpp"
+
+namespace tcgemm::sm100 {
+
+std::string can_implement(const GemmArgs& args) {
+  using namespace tcgemm::detail;
+  struct Operand {
+    const char* name;
+    const void* base;
+    Tma2D map;
+  };
+  const Operand operands[] = {{"A", args.a, tma_operand_a(args, kBlockM, kBlockK)},
+                              {"B", args.b, tma_operand_b(args, 256, kBlockK, kCtaGroup)},
+                              {"C", args.c, tma_output_c(args, kEpiPanelCols, kEpiPanelRows)}};
+  for (const auto& op : operands) {
+    const std::string why = tma_unsupported_reason(op.base, op.map);
+    if (!why.empty()) return std::string(op.name) + ": " + why;
+  }
+  return {};
+}
+
+std::string kernel_name(const GemmArgs& args, const Config& config) {
+  return std::string("sm100_gemm<") + to_string(args.dtype) + "," + to_string(args.op_a) + to_string(args.op_b) +
+         "," + describe(config) + ">";
+}
+
+std::string run(const GemmArgs& args, const Config& config, int* grid_ctas) {
+  return args.dtype == DType::f16 ? run_f16(args, config, grid_ctas) : run_bf16(args, config, grid_ctas);
+}
+
+}  // namespace tcgemm::sm100

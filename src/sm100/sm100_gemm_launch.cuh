@@ -1,0 +1,73 @@
+// Launcher for sm100_gemm: tensor maps, shared-memory opt-in, grid.
+// Included once per dtype (sm100_gemm_f16.cu, sm100_gemm_bf16.cu).
+#pragma once
+
+#include <algorithm>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "common/launch.cuh"
+#include "common/tensor_map.hpp"
+#include "sm100/sm100_gemm.hpp"
+#include "sm100/sm100_gemm_kernel.cuh"
+
+namespace tcgemm::sm100 {
+
+template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE>
+std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas) {
+  constexpr int kStages = stages_for(BLOCK_N);
+  constexpr auto kernel = &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE>;
+  constexpr int kSmem = smem_bytes(BLOCK_N, kStages);
+  int resident = 0;
+  if (std::string why = detail::setup_kernel_once<kernel>(kThreads, kCtaGroup, kSmem, &resident); !why.empty())
+    return why;
+
+  const GroupedRaster raster{ceil_div(args.m, kMmaM), ceil_div(args.n, BLOCK_N), config.group_m};
+  const int num_k_blocks = ceil_div(args.k, kBlockK);
+  const detail::EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m),
+                                   static_cast<int>(args.n)};
+  // Cluster Launch Control: one cluster per tile, however many fit at once.
+  // Persistent: no more clusters than fit at once.
+  const int clusters = SCHEDULE == Schedule::persistent ? std::min(config.grid_clusters, resident)
+                                                        : config.grid_clusters;
+  cudaLaunchAttribute attr{};
+  const cudaLaunchConfig_t cfg = detail::launch_config(clusters * kCtaGroup, kThreads, kCtaGroup, kSmem,
+                                                       args.stream, attr);
+  *grid_ctas = clusters * kCtaGroup;
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, raster, num_k_blocks, epi);
+  if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
+  return {};
+}
+
+template <typename Element, int BLOCK_N, Schedule SCHEDULE>
+std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
+                          int* grid_ctas) {
+  return detail::with_operand_majors(args, [&](auto a, auto b) {
+    return launch<Element, BLOCK_N, decltype(a)::value, decltype(b)::value, SCHEDULE>(maps, args, config, grid_ctas);
+  });
+}
+
+template <typename Element>
+std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
+  using namespace tcgemm::detail;
+  GemmTensorMaps maps;
+  // B: each CTA loads half of the tile's columns (the map's box is half as
+  // wide for a K-major B; an MN-major B is loaded in 64-column panels).
+  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, kBlockM, kBlockK),
+                                         tma_operand_b(args, config.block_n, kBlockK, kCtaGroup),
+                                         tma_output_c(args, kEpiPanelCols, kEpiPanelRows), &maps);
+      !why.empty())
+    return why;
+  const bool clc = config.schedule == Schedule::cluster_launch_control;
+  // The instantiated configurations: kSm100TileConfigs.
+  if (config.block_n == 256)
+    return clc ? launch_layout<Element, 256, Schedule::cluster_launch_control>(maps, args, config, grid_ctas)
+               : launch_layout<Element, 256, Schedule::persistent>(maps, args, config, grid_ctas);
+  if (config.block_n == 128)
+    return clc ? launch_layout<Element, 128, Schedule::cluster_launch_control>(maps, args, config, grid_ctas)
+               : launch_layout<Element, 128, Schedule::persistent>(maps, args, config, grid_ctas);
+  return "no sm100 kernel for " + describe(config);
+}
+
+}  // namespace tcgemm::sm100

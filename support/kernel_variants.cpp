@@ -1,0 +1,51 @@
+#include "support/kernel_variants.hpp"
+
+#include <cuda_runtime.h>
+
+namespace tcgemm::support {
+
+Backend device_family(int device) {
+  if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return Backend::none;
+  }
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return Backend::none;
+  }
+  if (major == 9 && minor == 0) return Backend::sm90;
+  if (major == 10 && minor == 0) return Backend::sm100;
+  return Backend::none;
+}
+
+std::vector<KernelVariant> builtin_variants(Backend family) {
+  std::vector<KernelVariant> out;
+  if (family == Backend::sm90) {
+    for (const TileConfig tc : kTileConfigs) {
+      KernelVariant v;
+      v.options = Options{Prefer::tcgemm_only, tc.block_n, tc.cluster_m, tc.pingpong};
+      v.label = "block_n=" + std::to_string(tc.block_n) + " cluster_m=" + std::to_string(tc.cluster_m) +
+                (tc.pingpong ? " pingpong" : "");
+      v.in_name = {"128x" + std::to_string(tc.block_n) + "x"};
+      (tc.cluster_m == 2 ? v.in_name : v.not_in_name).push_back("cluster 2x1");
+      (tc.pingpong ? v.in_name : v.not_in_name).push_back("ping-pong");
+      out.push_back(std::move(v));
+    }
+  } else if (family == Backend::sm100) {
+    for (const Sm100TileConfig tc : kSm100TileConfigs) {
+      const bool clc = tc.schedule == Schedule::cluster_launch_control;
+      KernelVariant v;
+      v.options.prefer = Prefer::tcgemm_only;
+      v.options.block_n = tc.block_n;
+      v.options.schedule = tc.schedule;
+      v.label = "block_n=" + std::to_string(tc.block_n) + (clc ? " clc" : " persistent");
+      v.in_name = {"256x" + std::to_string(tc.block_n) + "x", clc ? "cluster launch control" : "persistent"};
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+}  // namespace tcgemm::support

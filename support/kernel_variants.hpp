@@ -1,0 +1,29 @@
+// Which tcgemm kernel family a device runs, and every built-in configuration
+// of that family as forced Options: what `tcgemm check` and `bench --configs
+// all` iterate and what the GPU tests compare (all must give the same bits).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::support {
+
+// Backend::sm90 on compute capability 9.0, Backend::sm100 on 10.0, else
+// Backend::none (tcgemm has no kernel family for the device). `device` < 0:
+// the current device.
+Backend device_family(int device = -1);
+
+struct KernelVariant {
+  Options options;                   // forces this configuration (Prefer::tcgemm_only)
+  std::string label;                 // "block_n=128 cluster_m=1 pingpong" / "block_n=256 clc"
+  std::vector<std::string> in_name;  // what Plan::kernel must then contain
+  std::vector<std::string> not_in_name;  // and must not
+};
+
+// Every configuration of kTileConfigs (sm90) or kSm100TileConfigs (sm100);
+// empty for Backend::none.
+std::vector<KernelVariant> builtin_variants(Backend family);
+
+}  // namespace tcgemm::support

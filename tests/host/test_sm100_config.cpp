@@ -1,0 +1,158 @@
+// The sm100 kernel's host arithmetic: budgets, descriptors, the tile-to-CTA
+// mapping, Cluster Launch Control response decoding and launch parameters.
+// None of it needs a GPU; the kernel itself has not run on Blackwell here.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sm100/sm100_config.hpp"
+#include "sm100/umma_desc.hpp"
+
+namespace tcgemm::sm100 {
+namespace {
+
+// B200's opt-in per-block shared memory and tensor memory per SM, written
+// out independently of the library's constants.
+constexpr int kB200SmemOptIn = 232448;  // 227 KiB
+constexpr int kB200TmemColumns = 512;
+constexpr int kPtxasReservedSmem = 1024;  // static smem ptxas adds for tcgen05.alloc
+
+uint32_t field(uint64_t v, int lo, int hi) { return static_cast<uint32_t>((v >> lo) & ((uint64_t{1} << (hi - lo + 1)) - 1)); }
+
+TEST(Sm100Config, BudgetsFit) {
+  for (Sm100TileConfig tc : kSm100TileConfigs) {
+    SCOPED_TRACE("block_n=" + std::to_string(tc.block_n));
+    const int s = stages_for(tc.block_n);
+    EXPECT_LE(smem_bytes(tc.block_n, s) + kPtxasReservedSmem, kB200SmemOptIn);
+    EXPECT_GT(smem_bytes(tc.block_n, s + 1) + kPtxasReservedSmem, kB200SmemOptIn) << "the ring is as deep as fits";
+    EXPECT_LE(tmem_columns(tc.block_n), kB200TmemColumns);
+    EXPECT_GE(tmem_columns(tc.block_n), 2 * tc.block_n) << "two accumulators of block_n fp32 columns";
+    const int c = tmem_columns(tc.block_n);
+    EXPECT_EQ(c & (c - 1), 0) << "tcgen05.alloc takes a power of two";
+    EXPECT_GE(c, 32);
+  }
+  EXPECT_EQ(stages_for(256), 6);
+  EXPECT_EQ(stages_for(128), 8);
+  EXPECT_EQ(tmem_columns(256), 512);
+  EXPECT_EQ(tmem_columns(128), 256);
+  EXPECT_EQ(stage_bytes(256), (128 + 128) * 64 * 2) << "128 rows of A and half of a 256-wide B";
+  EXPECT_EQ(kThreads, 224) << "7 warps: 4 epilogue, scheduler, producer, MMA";
+}
+
+TEST(Sm100Config, BarrierRegionKeepsResponsesAligned) {
+  // The CLC responses follow the barriers: 16-byte aligned for the 128-bit load.
+  for (int s : {4, 6, 8}) {
+    const int barriers = (2 * s + 2 * kAccBuffers + kEpilogueWarps * kEpiBuffers + 2 * kClcSlots) * 8;
+    EXPECT_EQ(barriers % 16, 0) << "stages=" << s;
+    EXPECT_EQ(barrier_bytes(s), barriers + kClcSlots * kClcResponseBytes + 16);
+  }
+}
+
+TEST(UmmaDesc, InstructionDescriptorBits) {
+  // Independently derived values (PTX ISA instruction-descriptor table).
+  EXPECT_EQ(instr_desc_f16(true, Major::K, Major::K, 256, 256), 0x10400490u) << "bf16, M=256, N=256, K-major";
+  EXPECT_EQ(instr_desc_f16(false, Major::K, Major::K, 128, 128), 0x08200010u) << "f16, M=128, N=128";
+  const uint32_t d = instr_desc_f16(false, Major::MN, Major::MN, 256, 128);
+  EXPECT_EQ(field(d, 4, 5), 1u) << "D is fp32";
+  EXPECT_EQ(field(d, 7, 9), 0u);
+  EXPECT_EQ(field(d, 10, 12), 0u);
+  EXPECT_EQ(field(d, 15, 15), 1u) << "A MN-major";
+  EXPECT_EQ(field(d, 16, 16), 1u) << "B MN-major";
+  EXPECT_EQ(field(d, 17, 22), 128u >> 3);
+  EXPECT_EQ(field(d, 24, 28), 256u >> 4);
+  EXPECT_EQ(field(d, 0, 3) | field(d, 13, 14) | field(d, 23, 23) | field(d, 29, 31), 0u) << "no sparsity/negate/shift";
+}
+
+TEST(UmmaDesc, SharedMemoryDescriptorBits) {
+  const uint64_t k = operand_desc(Major::K, 0x8400, 64);
+  EXPECT_EQ(field(k, 0, 13), 0x8400u >> 4);
+  EXPECT_EQ(field(k, 32, 45), 1024u >> 4) << "SBO: 8 rows of 128 bytes";
+  EXPECT_EQ(field(k, 46, 48), 1u) << "sm_100 descriptor version";
+  EXPECT_EQ(field(k, 49, 51), 0u) << "1024-byte aligned tiles";
+  EXPECT_EQ(field(k, 52, 52), 0u);
+  EXPECT_EQ(field(k, 61, 63), 2u) << "128-byte swizzle";
+  const uint64_t mn = operand_desc(Major::MN, 0x8000, 64);
+  EXPECT_EQ(field(mn, 16, 29), (64u * 128) >> 4) << "LBO: 64-element panels 8 KiB apart";
+  EXPECT_EQ(field(mn, 32, 45), 1024u >> 4);
+  // The same bytes as the wgmma descriptor except the version bit.
+  EXPECT_EQ(make_smem_desc(0x400, 16, 1024), 0x4000404000010040ull);
+  EXPECT_TRUE(valid_2sm_mma_shape(256, 256));
+  EXPECT_TRUE(valid_2sm_mma_shape(256, 128));
+  EXPECT_FALSE(valid_2sm_mma_shape(128, 256));
+  EXPECT_FALSE(valid_2sm_mma_shape(256, 264));
+  EXPECT_EQ(tmem_addr(0x20, 64, 16), (64u << 16) + 0x30u);
+}
+
+TEST(ClcResponse, DecodesToTheCanceledClustersTile) {
+  EXPECT_EQ(tile_of(ClcResponse{false, 0}), -1);
+  EXPECT_EQ(tile_of(ClcResponse{false, 42}), -1) << "a failed cancel carries no work, whatever the bits";
+  EXPECT_EQ(tile_of(ClcResponse{true, 0}), 0);
+  EXPECT_EQ(tile_of(ClcResponse{true, 2}), 1) << "cluster 1 starts at CTA x = 2";
+  EXPECT_EQ(tile_of(ClcResponse{true, 2 * 4095}), 4095);
+}
+
+// Any first-CTA index the hardware can report (an even x below the grid)
+// maps to a distinct tile, and every tile of the grid is reachable.
+TEST(ClcResponse, EveryClusterOfTheGridMapsToItsTile) {
+  const int tiles = 777;
+  std::set<int> seen;
+  for (uint32_t x = 0; x < 2u * tiles; x += kCtaGroup) {
+    const int t = tile_of(ClcResponse{true, x});
+    ASSERT_GE(t, 0);
+    ASSERT_LT(t, tiles);
+    seen.insert(t);
+  }
+  EXPECT_EQ(static_cast<int>(seen.size()), tiles);
+}
+
+// The two CTAs of a cluster split a 256-row tile into two 128-row halves and
+// its B columns into two halves; over all tiles every row block and column
+// half is loaded exactly once per tile row/column.
+TEST(TileMapping, PairSplitsRowsAndBColumns) {
+  for (int block_n : {128, 256}) {
+    const GroupedRaster r{5, 7, 4};
+    std::set<std::pair<int, int>> a_rows, b_cols;
+    for (int i = 0; i < r.num_tiles(); ++i) {
+      const TileCoord t = r.tile(i);
+      for (int rank = 0; rank < kCtaGroup; ++rank) {
+        EXPECT_EQ(cta_row0(t, rank), t.m_block * 256 + rank * 128);
+        EXPECT_EQ(cta_b_col0(t, rank, block_n), t.n_block * block_n + rank * block_n / 2);
+        a_rows.insert({cta_row0(t, rank), t.n_block});
+        b_cols.insert({cta_b_col0(t, rank, block_n), t.m_block});
+      }
+    }
+    EXPECT_EQ(static_cast<int>(a_rows.size()), r.num_tiles() * kCtaGroup);
+    EXPECT_EQ(static_cast<int>(b_cols.size()), r.num_tiles() * kCtaGroup);
+  }
+}
+
+TEST(Sm100SelectConfig, GridsAndSchedules) {
+  // B200: 148 SMs, 74 two-CTA clusters at once.
+  const Config clc = select_config(8192, 8192, 8192, 148);
+  EXPECT_EQ(clc.block_n, 256);
+  EXPECT_EQ(clc.schedule, Schedule::cluster_launch_control) << "the seed's default";
+  EXPECT_EQ(clc.num_tiles, 32 * 32);
+  EXPECT_EQ(clc.grid_clusters, clc.num_tiles) << "CLC: the grid covers every tile";
+  EXPECT_EQ(clc.stages, stages_for(256));
+  const Config per = select_config(8192, 8192, 8192, 148, 0, Schedule::persistent);
+  EXPECT_EQ(per.schedule, Schedule::persistent);
+  EXPECT_EQ(per.grid_clusters, 74) << "persistent: as many clusters as fit";
+  const Config small = select_config(300, 200, 64, 148, 256, Schedule::persistent);
+  EXPECT_EQ(small.num_tiles, 2 * 1);
+  EXPECT_EQ(small.grid_clusters, 2) << "never more clusters than tiles";
+  EXPECT_EQ(select_config(4096, 4096, 4096, 148, 128).block_n, 128) << "an override wins";
+  EXPECT_EQ(select_config(4096, 4096, 4096, 148, 96).block_n, select_config(4096, 4096, 4096, 148).block_n)
+      << "an unknown width is ignored here (dispatch refuses it before)";
+  // 4096 x 1152: 16 x 4.5 -> 80 tiles of 256x256 (74 + 6, a poor second wave)
+  // against 16 x 9 = 144 tiles of 256x128 (74 + 70): the narrower tile wins.
+  EXPECT_EQ(select_config(4096, 1152, 4096, 148).block_n, 128);
+  EXPECT_EQ(describe(clc), "256x256x64, 6 stages, cluster launch control");
+  EXPECT_EQ(describe(per), "256x256x64, 6 stages, persistent");
+}
+
+}  // namespace
+}  // namespace tcgemm::sm100
