@@ -10,7 +10,7 @@ torch.utils.cpp_extension.load_inline. The kernel is the library's: the same
 dispatch, the same sm90 kernel, the same cuBLAS fallback.
 
 The sources are the ones CMakeLists.txt builds into libtcgemm, minus the C ABI,
-the peak-measurement kernel, other architectures' kernel families (src/smNN/)
+the peak-measurement kernel, other architectures' kernels (src/smNN/*.cu)
 and, by default, the bf16 kernels, which matmul_v2 never calls and which would
 double the compile time. The output depends only
 on those sources: generating twice gives identical bytes.
@@ -95,9 +95,12 @@ def read_library_sources(root: Path) -> LibrarySources:
 
 
 def _other_arch(source: str) -> bool:
-    # Kernel families of other architectures (src/sm100/...) cannot compile for sm_90a.
+    # Kernel translation units of other architectures' families (src/sm100/*.cu)
+    # cannot compile for sm_90a; their host code (configuration, can_implement)
+    # and their stand-ins for a build without them (smNN_absent.cpp) stay, as
+    # the dispatcher refers to both.
     arch = re.match(r"src/sm(\d+)/", source)
-    return arch is not None and arch.group(1) != "90"
+    return arch is not None and arch.group(1) != "90" and source.endswith(".cu")
 
 
 def cuda_source(lib: LibrarySources, dtypes: tuple[str, ...]) -> str:

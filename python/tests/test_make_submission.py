@@ -83,6 +83,9 @@ def test_every_library_source_is_accounted_for() -> None:
 def test_other_architectures_are_left_out() -> None:
     assert gen._other_arch("src/sm100/sm100_gemm_f16.cu")
     assert not gen._other_arch("src/sm90/sm90_gemm_f16.cu") and not gen._other_arch("src/api/gemm.cpp")
+    # The dispatcher needs the other family's host code and its stand-ins.
+    assert not gen._other_arch("src/sm100/sm100_config.cpp")
+    assert not gen._other_arch("src/sm100/sm100_absent.cpp")
 
 
 def test_dtypes_option() -> None:
@@ -125,3 +128,9 @@ def test_cuda_source_compiles_as_one_unit(tmp_path: Path, text: str) -> None:
     result = subprocess.run([_nvcc(), *torch_flags, *gen.CUDA_FLAGS, "-c", str(source), "-o", str(tmp_path / "cuda.o")],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+    # Everything the library refers to is in the file: no undefined tcgemm
+    # symbol is left for the link (e.g. a family's stand-ins left out).
+    if shutil.which("nm"):
+        symbols = subprocess.run(["nm", "-C", "--undefined-only", str(tmp_path / "cuda.o")], capture_output=True,
+                                 text=True, check=True).stdout
+        assert "tcgemm::" not in symbols, symbols
