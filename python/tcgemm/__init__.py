@@ -1,4 +1,4 @@
-"""tcgemm for PyTorch: the Hopper (sm_90a) tensor-core GEMM as torch operators.
+"""tcgemm for PyTorch: the Hopper (sm_90a) and Blackwell (sm_100a) tensor-core GEMM as torch operators.
 
     import tcgemm
     c = tcgemm.matmul(a, b)                          # a @ b, fp16 or bf16, 2-D CUDA tensors
@@ -54,7 +54,7 @@ class Plan:
     """What tcgemm runs for a call, and why (tcgemm::Plan plus the layout)."""
 
     status: str   # "ok", or why the call would be refused: "invalid_argument", ...
-    backend: str  # "sm90" (tcgemm's kernel), "cublas" (the fallback), "none" (nothing to compute)
+    backend: str  # "sm90" or "sm100" (tcgemm's kernels), "cublas" (the fallback), "none" (nothing to compute)
     kernel: str   # e.g. "sm90_gemm_persistent<f16,NT,128x256x64, 4 stages>"
     reason: str   # why this backend, or why the call is refused
     layout: str   # ops and leading dimensions handed to the library, e.g. "NT lda=64 ldb=64 ldc=128",
