@@ -6,9 +6,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <cuda.h>
+#include <cuda/ptx>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/barrier.cuh"
 #include "common/smem_layout.hpp"
 
 namespace tcgemm::detail {
@@ -49,6 +52,51 @@ __device__ __forceinline__ float2 unpack2(uint32_t bits) {
     return __half22float2(*reinterpret_cast<__half2*>(&bits));
   } else {
     return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&bits));
+  }
+}
+
+// x[i] += beta * c[i] for 8 values, c packed two per word (as the panel
+// holds them); x already holds alpha * accumulator. fp32 throughout, rounded
+// once later by pack2.
+template <typename Element>
+__device__ __forceinline__ void add_beta_c(float (&x)[8], float beta, const uint32_t (&c)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 old = unpack2<Element>(c[i]);
+    x[2 * i] = fmaf(beta, old.x, x[2 * i]);
+    x[2 * i + 1] = fmaf(beta, old.y, x[2 * i + 1]);
+  }
+}
+
+// Loads the C panel at `coord` into `panel` through TMA (beta != 0): the
+// issuing thread arms `loaded` with the panel's bytes and starts the copy,
+// every thread of the group waits for it. `phases` holds the barrier's phase
+// in bit `bit` and is flipped.
+__device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const int32_t (&coord)[2], void* panel,
+                                             uint32_t bytes, uint64_t* loaded, bool issuer, uint32_t& phases,
+                                             int bit) {
+  if (issuer) {
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                         loaded, bytes);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, panel, tmap_c, coord, loaded);
+  }
+  wait_barrier(loaded, (phases >> bit) & 1, "c_loaded", bit);
+  phases ^= 1u << bit;
+}
+
+// Hands a finished output panel to TMA: every writing thread makes its
+// generic-proxy writes visible to the async proxy, `sync()` joins the
+// writers, and the issuing thread stores the panel at `coord` and commits it
+// as a bulk group (waited for with cp_async_bulk_wait_group_read before the
+// buffer is written again).
+template <typename Sync>
+__device__ __forceinline__ void store_panel_tma(const CUtensorMap* tmap_c, const int32_t (&coord)[2], void* panel,
+                                                bool issuer, Sync sync) {
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  sync();
+  if (issuer) {
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+    cuda::ptx::cp_async_bulk_commit_group();
   }
 }
 

@@ -43,6 +43,15 @@ TCGEMM_HD constexpr uint32_t k_step_bytes(Major major) {
   return major == Major::K ? 16 * 2 : 16 * kSwizzleBytes;
 }
 
+// The deepest operand ring that fits: the largest stage count s >= 1 with
+// bytes(s) <= limit (bytes: total shared memory of a kernel with s stages).
+template <typename Bytes>
+constexpr int deepest_ring(Bytes bytes, int limit) {
+  int s = 1;
+  while (bytes(s + 1) <= limit) ++s;
+  return s;
+}
+
 // Byte offset of element (row, col) inside a 128B-swizzled tile whose lines
 // are `row`s of 64 elements (one panel): where TMA puts it and where an
 // epilogue must write it. Chunk (16 bytes) index XOR line % 8.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <mutex>
+#include <utility>
 
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -95,6 +96,15 @@ std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& 
     if (r != CUDA_SUCCESS)
       return std::string("cuTensorMapEncodeTiled failed for ") + m.name + " (CUresult " + std::to_string(r) + ")";
   }
+  return {};
+}
+
+std::string gemm_maps_unsupported_reason(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c) {
+  const std::pair<const char*, std::string> checks[] = {{"A", tma_unsupported_reason(args.a, a)},
+                                                        {"B", tma_unsupported_reason(args.b, b)},
+                                                        {"C", tma_unsupported_reason(args.c, c)}};
+  for (const auto& [name, why] : checks)
+    if (!why.empty()) return std::string(name) + ": " + why;
   return {};
 }
 

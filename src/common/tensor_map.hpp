@@ -35,6 +35,10 @@ Tma2D tma_output_c(const GemmArgs& args, int panel, int panel_rows = 0);
 // stride a multiple of 16 bytes and below 2^40, dims in [1, 2^32].)
 std::string tma_unsupported_reason(const void* base, const Tma2D& map);
 
+// Why TMA cannot take a GEMM call whose A, B and C maps are these (the
+// operand's name and the reason), or empty: a kernel family's can_implement.
+std::string gemm_maps_unsupported_reason(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c);
+
 // Encodes with 128-byte swizzle and zero fill; returns a CUDA driver result.
 CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tma2D& map);
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/smem_layout.hpp"
 #include "common/tile_order.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -63,9 +64,7 @@ constexpr int smem_bytes(int block_n, int stages) {
 }
 // The deepest ring that fits in 227 KiB (the seed sizes its ring the same way).
 constexpr int stages_for(int block_n) {
-  int s = 1;
-  while (smem_bytes(block_n, s + 1) <= kSmemLimit) ++s;
-  return s;
+  return detail::deepest_ring([block_n](int s) { return smem_bytes(block_n, s); }, kSmemLimit);
 }
 // Tensor-memory columns: two fp32 accumulators of BLOCK_N columns each,
 // allocated as a power of two >= 32 (tcgen05.alloc's rule).

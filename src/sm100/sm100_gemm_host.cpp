@@ -5,19 +5,9 @@ namespace tcgemm::sm100 {
 
 std::string can_implement(const GemmArgs& args) {
   using namespace tcgemm::detail;
-  struct Operand {
-    const char* name;
-    const void* base;
-    Tma2D map;
-  };
-  const Operand operands[] = {{"A", args.a, tma_operand_a(args, kBlockM, kBlockK)},
-                              {"B", args.b, tma_operand_b(args, 256, kBlockK, kCtaGroup)},
-                              {"C", args.c, tma_output_c(args, kEpiPanelCols, kEpiPanelRows)}};
-  for (const auto& op : operands) {
-    const std::string why = tma_unsupported_reason(op.base, op.map);
-    if (!why.empty()) return std::string(op.name) + ": " + why;
-  }
-  return {};
+  return gemm_maps_unsupported_reason(args, tma_operand_a(args, kBlockM, kBlockK),
+                                      tma_operand_b(args, 256, kBlockK, kCtaGroup),
+                                      tma_output_c(args, kEpiPanelCols, kEpiPanelRows));
 }
 
 std::string kernel_name(const GemmArgs& args, const Config& config) {

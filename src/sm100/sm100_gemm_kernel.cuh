@@ -329,17 +329,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         __syncwarp();
         const int32_t c_coord[2] = {col0, row0};
         const bool read_c = epi.beta != 0.0f;
-        if (read_c) {
-          uint64_t* loaded = &c_loaded[warp * kEpiBuffers + buf];
-          if (lane == 0) {
-            cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                                 cuda::ptx::space_shared, loaded, kPanelBytes);
-            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, buf_ptr, &tmap_c,
-                                            c_coord, loaded);
-          }
-          detail::wait_barrier(loaded, (c_phases >> buf) & 1, "c_loaded", buf);
-          c_phases ^= 1u << buf;
-        }
+        if (read_c)
+          detail::load_c_panel(&tmap_c, c_coord, buf_ptr, kPanelBytes, &c_loaded[warp * kEpiBuffers + buf],
+                               lane == 0, c_phases, buf);
         // Row `lane` of the panel: 64 fp32 accumulators, 2 loads of 32 columns.
         uint32_t v[2][32];
         const uint32_t col = static_cast<uint32_t>(acc * BLOCK_N + p * kEpiPanelCols);
@@ -354,26 +346,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           const uint32_t addr = buf_addr + detail::swizzled_offset(lane, chunk * 8);
           if (read_c) {
             const uint4 old = ld_shared_v4(addr);
-            const uint32_t o[4] = {old.x, old.y, old.z, old.w};
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              const float2 c2 = detail::unpack2<Element>(o[i]);
-              x[2 * i] = fmaf(epi.beta, c2.x, x[2 * i]);
-              x[2 * i + 1] = fmaf(epi.beta, c2.y, x[2 * i + 1]);
-            }
+            detail::add_beta_c<Element>(x, epi.beta, {old.x, old.y, old.z, old.w});
           }
           st_shared_v4(addr, detail::pack2<Element>(x[0], x[1]), detail::pack2<Element>(x[2], x[3]),
                        detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
         }
         if (detail::panel_tma_storable<kEpiPanelCols>(epi, col0)) {
-          // Generic-proxy writes must be visible to the TMA engine's reads.
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-          __syncwarp();
-          if (lane == 0) {
-            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &tmap_c, c_coord,
-                                            buf_ptr);
-            cuda::ptx::cp_async_bulk_commit_group();
-          }
+          detail::store_panel_tma(&tmap_c, c_coord, buf_ptr, lane == 0, [] { __syncwarp(); });
         } else {
           __syncwarp();
           detail::store_panel_clipped<Element, kEpiPanelRows, 32>(buf_ptr, epi, row0, col0, lane);

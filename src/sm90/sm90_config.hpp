@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/smem_layout.hpp"
 #include "common/tile_order.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -36,9 +37,7 @@ constexpr int smem_bytes(int block_n, int stages) {
 }
 // The deepest ring that fits.
 constexpr int max_stages(int block_n) {
-  int s = 1;
-  while (smem_bytes(block_n, s + 1) <= kSmemLimit) ++s;
-  return s;
+  return detail::deepest_ring([block_n](int s) { return smem_bytes(block_n, s); }, kSmemLimit);
 }
 
 // Ring depth per tile width: as deep as 227 KiB allows, at most 8 (a deeper

@@ -5,20 +5,9 @@ namespace tcgemm::sm90 {
 
 std::string can_implement(const GemmArgs& args) {
   using namespace tcgemm::detail;
-  struct Operand {
-    const char* name;
-    const void* base;
-    Tma2D map;
-  };
   // Box sizes do not matter for these checks; use the widest config.
-  const Operand operands[] = {{"A", args.a, tma_operand_a(args, kBlockM, kBlockK)},
-                              {"B", args.b, tma_operand_b(args, 256, kBlockK)},
-                              {"C", args.c, tma_output_c(args, kEpiPanel)}};
-  for (const auto& op : operands) {
-    const std::string why = tma_unsupported_reason(op.base, op.map);
-    if (!why.empty()) return std::string(op.name) + ": " + why;
-  }
-  return {};
+  return gemm_maps_unsupported_reason(args, tma_operand_a(args, kBlockM, kBlockK), tma_operand_b(args, 256, kBlockK),
+                                      tma_output_c(args, kEpiPanel));
 }
 
 std::string kernel_name(const GemmArgs& args, const Config& config) {

@@ -62,7 +62,6 @@ namespace tcgemm::sm90 {
 
 using detail::EpilogueParams;
 using detail::pack2;
-using detail::unpack2;
 using detail::elect_one;
 using detail::map_to_cta;
 using detail::mbarrier_arrive_remote;
@@ -325,16 +324,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = epi.beta != 0.0f;
-        if (read_c) {
-          if (wg_thread == 0) {
-            cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                                 cuda::ptx::space_shared, loaded, kPanelBytes);
-            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, buf_ptr, &tmap_c,
-                                            c_coord, loaded);
-          }
-          detail::wait_barrier(loaded, (c_phases >> buf) & 1, "c_loaded", buf);
-          c_phases ^= 1u << buf;
-        }
+        if (read_c) detail::load_c_panel(&tmap_c, c_coord, buf_ptr, kPanelBytes, loaded, wg_thread == 0, c_phases, buf);
 #pragma unroll
         for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
           // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
@@ -346,25 +336,14 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (read_c) {
             uint32_t c[4];
             ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              const float2 old = unpack2<Element>(c[i]);
-              v[2 * i] = fmaf(epi.beta, old.x, v[2 * i]);
-              v[2 * i + 1] = fmaf(epi.beta, old.y, v[2 * i + 1]);
-            }
+            detail::add_beta_c<Element>(v, epi.beta, c);
           }
           stmatrix_x4(addr, pack2<Element>(v[0], v[1]), pack2<Element>(v[2], v[3]), pack2<Element>(v[4], v[5]),
                       pack2<Element>(v[6], v[7]));
         }
         if (detail::panel_tma_storable<kEpiPanel>(epi, panel_n0)) {
-          // Generic-proxy writes must be visible to the TMA engine's reads.
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-          named_barrier_sync(barrier_id, 128);
-          if (wg_thread == 0) {
-            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &tmap_c, c_coord,
-                                            buf_ptr);
-            cuda::ptx::cp_async_bulk_commit_group();
-          }
+          detail::store_panel_tma(&tmap_c, c_coord, buf_ptr, wg_thread == 0,
+                                  [&] { named_barrier_sync(barrier_id, 128); });
         } else {
           named_barrier_sync(barrier_id, 128);
           detail::store_panel_clipped<Element, kEpiPanel, 128>(buf_ptr, epi, row0, panel_n0, wg_thread);
