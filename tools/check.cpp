@@ -185,6 +185,9 @@ void add_check_options(ArgParser& parser) {
   parser.add_flag("quick", "only the cases marked * below (a few seconds)");
   parser.add_option("seed", "N", "base seed of the random inputs (default " + std::to_string(kDefaultSeed) + ")");
   parser.add_option("device", "N", "CUDA device index (default 0)");
+  parser.add_option("fuzz", "N",
+                    "instead of the sweep: N random cases (shapes skewed to edges, padded and misaligned "
+                    "operands, alpha/beta); case i uses seed S+i, so --fuzz 1 --seed S+i replays it");
   std::string epilog =
       "Each case fills A and B with uniform(-1,1) values, poisons C with NaN, and runs tcgemm::gemm, the\n"
       "reference GEMM (fp32 accumulation) and cuBLAS. A case passes when no output is NaN/Inf, the\n"
@@ -210,6 +213,11 @@ int run_check(const ArgParser& parser) {
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
   if (!device) return usage_error(parser, "--device wants a device index");
   const bool quick = parser.has("quick");
+  if (parser.has("fuzz")) {
+    const auto cases = parse_int(parser.get("fuzz", ""), 1, int64_t{1} << 40);
+    if (!cases) return usage_error(parser, "--fuzz wants a positive number of cases");
+    return run_fuzz(*cases, static_cast<uint64_t>(*seed), static_cast<int>(*device));
+  }
   if (!select_device(static_cast<int>(*device))) return kExitUsage;
 
   const DeviceInfo info = query_device_info();

@@ -2,6 +2,8 @@
 // the parsed result; cli_main.cpp only routes argv to them.
 #pragma once
 
+#include <cstdint>
+
 namespace tcgemm::cli {
 
 class ArgParser;
@@ -11,6 +13,8 @@ int run_info(const ArgParser& parser);
 
 void add_check_options(ArgParser& parser);
 int run_check(const ArgParser& parser);
+// check --fuzz: `cases` random cases from `seed` on `device` (fuzz.cpp).
+int run_fuzz(int64_t cases, uint64_t seed, int device);
 
 void add_bench_options(ArgParser& parser);
 int run_bench(const ArgParser& parser);

@@ -1,0 +1,284 @@
+// `tcgemm check --fuzz N --seed S`: random cases against the reference GEMM.
+//
+// Case i is drawn from seed S + i alone, so `--fuzz 1 --seed S+i` replays it
+// (every failure prints that command). A case draws:
+//   M, N, K    in [1, 8192], skewed to the edges: 1, tile multiples +-1,
+//              primes, else log-uniform; K = 0 now and then; the product
+//              capped so that one case stays in the milliseconds
+//   dtype, layout, alpha, beta (0 half of the time)
+//   leading dimensions with padding (a multiple of 8, or odd: fallback)
+//   base pointers misaligned by one element now and then (fallback)
+// and checks, against tcgemm::reference_gemm (fp32, K in order):
+//   - the normwise relative error is below 2 u + 4 K 2^-24 (u: the output's
+//     unit roundoff): rounding the output once, plus fp32 sums of K terms
+//     taken in a different grouping;
+//   - no output is NaN/Inf (C starts as NaN when beta = 0: an unwritten
+//     element shows) and nothing outside C changed: the row padding between
+//     N and ldc and a guard after the last row keep their random contents;
+//   - the backend is tcgemm's kernel when TMA can take the operands, the
+//     cuBLAS fallback when it cannot;
+//   - with alpha = 1, beta = 0 and at least one 128x128 tile per SM (where
+//     cuBLAS has no reason to split K), the same bits as cuBLAS.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "arg_parser.hpp"
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "cuda_check.hpp"
+#include "support/compare.hpp"
+#include "support/fill.hpp"
+#include "support/kernel_variants.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::cli {
+
+namespace {
+
+constexpr int64_t kMaxDim = 8192;
+constexpr double kMaxMacs = 4.0e9;       // M * N * K per case
+constexpr int64_t kMaxCElems = 1 << 24;  // C is copied to the host whole
+constexpr int64_t kGuard = 64;           // elements after each buffer's last row
+
+struct FuzzCase {
+  uint64_t seed = 0;
+  DType dtype = DType::f16;
+  Layout layout;
+  Shape shape;
+  int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // extra elements per stored row
+  int64_t off_a = 0, off_b = 0, off_c = 0;  // elements between allocation and operand
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+int64_t draw_dim(std::mt19937_64& rng) {
+  static const int64_t kPrimes[] = {2, 3, 5, 7, 13, 31, 61, 127, 251, 509, 1021, 2039, 4093, 8191};
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double r = u(rng);
+  if (r < 0.08) return 1;
+  if (r < 0.35) {  // a tile multiple, +-1
+    const int64_t tiles[] = {16, 64, 128, 192, 256};
+    const int64_t t = tiles[rng() % 5];
+    const int64_t m = 1 + static_cast<int64_t>(rng() % 8);
+    return std::clamp<int64_t>(t * m + static_cast<int64_t>(rng() % 3) - 1, 1, kMaxDim);
+  }
+  if (r < 0.5) return kPrimes[rng() % std::size(kPrimes)];
+  return std::clamp<int64_t>(static_cast<int64_t>(std::exp(u(rng) * std::log(static_cast<double>(kMaxDim)))), 1,
+                             kMaxDim);
+}
+
+int64_t draw_pad(std::mt19937_64& rng) {
+  const uint64_t r = rng() % 10;
+  if (r < 6) return 0;
+  if (r < 9) return 8 * static_cast<int64_t>(1 + rng() % 8);  // keeps rows 16-byte aligned
+  return 1 + 2 * static_cast<int64_t>(rng() % 4);             // odd: TMA cannot, the fallback must
+}
+
+FuzzCase draw_case(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  FuzzCase c;
+  c.seed = seed;
+  c.dtype = rng() % 2 ? DType::bf16 : DType::f16;
+  c.layout = Layout{rng() % 2 ? Op::T : Op::N, rng() % 2 ? Op::T : Op::N};
+  do {
+    c.shape = Shape{draw_dim(rng), draw_dim(rng), draw_dim(rng)};
+  } while (static_cast<double>(c.shape.m) * c.shape.n * c.shape.k > kMaxMacs || c.shape.m * c.shape.n > kMaxCElems);
+  if (rng() % 50 == 0) c.shape.k = 0;
+  c.pad_a = draw_pad(rng);
+  c.pad_b = draw_pad(rng);
+  c.pad_c = draw_pad(rng);
+  if (rng() % 20 == 0) c.off_a = 1;
+  if (rng() % 20 == 0) c.off_b = 1;
+  if (rng() % 20 == 0) c.off_c = 1;
+  const float alphas[] = {1.0f, 1.0f, 0.5f, -2.0f, 0.0f};
+  c.alpha = alphas[rng() % std::size(alphas)];
+  c.beta = rng() % 2 ? 0.0f : (rng() % 2 ? 1.0f : -0.75f);
+  return c;
+}
+
+// Rows x columns of each operand as stored (row-major), leading dimensions.
+struct Storage {
+  int64_t rows, cols, ld;
+  int64_t elems(int64_t off) const { return off + (rows > 0 ? (rows - 1) * ld + cols : 0) + kGuard; }
+};
+
+std::string describe(const FuzzCase& c, const Storage& a, const Storage& b, const Storage& cc) {
+  return format("m=%lld n=%lld k=%lld %s %s lda=%lld ldb=%lld ldc=%lld offsets=%lld,%lld,%lld alpha=%g beta=%g",
+                static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
+                static_cast<long long>(c.shape.k), to_string(c.dtype), c.layout.str().c_str(),
+                static_cast<long long>(a.ld), static_cast<long long>(b.ld), static_cast<long long>(cc.ld),
+                static_cast<long long>(c.off_a), static_cast<long long>(c.off_b), static_cast<long long>(c.off_c),
+                c.alpha, c.beta);
+}
+
+// The normwise bound against the reference (see the file comment).
+double fuzz_bound(DType dtype, int64_t k) {
+  const double u = dtype == DType::f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+  return 2.0 * u + 4.0 * static_cast<double>(k) * std::ldexp(1.0, -24);
+}
+
+struct Totals {
+  int64_t cases = 0, failed = 0, own = 0, fallback = 0, none = 0;
+  int64_t identity_required = 0, identity_seen = 0;  // cases where cuBLAS identity was required / all identical
+  double worst_ratio = 0.0;                          // max of error / bound over the cases
+};
+
+// Runs one case; returns its failures (empty: passed).
+std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int num_sms, cudaStream_t stream,
+                                       Totals& totals) {
+  std::vector<std::string> fails;
+  const Shape& s = c.shape;
+  const Storage sa = c.layout.a == Op::N ? Storage{s.m, s.k, s.k + c.pad_a} : Storage{s.k, s.m, s.m + c.pad_a};
+  const Storage sb = c.layout.b == Op::N ? Storage{s.k, s.n, s.n + c.pad_b} : Storage{s.n, s.k, s.k + c.pad_b};
+  const Storage sc{s.m, s.n, s.n + c.pad_c};
+  ElementBuffer a(static_cast<size_t>(sa.elems(c.off_a))), b(static_cast<size_t>(sb.elems(c.off_b)));
+  const size_t c_elems = static_cast<size_t>(sc.elems(c.off_c));
+  ElementBuffer c_init(c_elems), c_ours(c_elems), c_ref(c_elems), c_cublas(c_elems);
+
+  const support::Distribution inputs = support::uniform(-1.0f, 1.0f);
+  support::fill_random(c.dtype, a.data(), a.size(), inputs, c.seed * 4 + 1, stream);
+  support::fill_random(c.dtype, b.data(), b.size(), inputs, c.seed * 4 + 2, stream);
+  // C: random everywhere (padding and guard included), its M x N part NaN
+  // when beta = 0 (C must not be read, and every element must be written).
+  support::fill_random(c.dtype, c_init.data(), c_init.size(), inputs, c.seed * 4 + 3, stream);
+  if (c.beta == 0.0f && s.m > 0 && s.n > 0)
+    CHECK_CUDA(cudaMemset2DAsync(c_init.data() + c.off_c, static_cast<size_t>(sc.ld) * 2, 0xFF,
+                                 static_cast<size_t>(s.n) * 2, static_cast<size_t>(s.m), stream));
+  for (ElementBuffer* buf : {&c_ours, &c_ref, &c_cublas})
+    CHECK_CUDA(cudaMemcpyAsync(buf->data(), c_init.data(), c_init.bytes(), cudaMemcpyDeviceToDevice, stream));
+
+  auto args_for = [&](ElementBuffer& out) {
+    GemmArgs g;
+    g.dtype = c.dtype;
+    g.op_a = c.layout.a;
+    g.op_b = c.layout.b;
+    g.m = s.m;
+    g.n = s.n;
+    g.k = s.k;
+    g.alpha = c.alpha;
+    g.beta = c.beta;
+    g.a = a.data() + c.off_a;
+    g.lda = sa.ld;
+    g.b = b.data() + c.off_b;
+    g.ldb = sb.ld;
+    g.c = out.data() + c.off_c;
+    g.ldc = sc.ld;
+    g.stream = stream;
+    return g;
+  };
+  const Plan ours = gemm(args_for(c_ours));
+  const Plan ref = reference_gemm(args_for(c_ref));
+  const Plan cublas = gemm(args_for(c_cublas), Options{Prefer::cublas_only, 0});
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  if (ours.status != Status::ok) fails.push_back("tcgemm::gemm failed: " + ours.reason);
+  if (ref.status != Status::ok) fails.push_back("reference_gemm failed: " + ref.reason);
+  if (!fails.empty()) return fails;
+
+  // Which backend should have run.
+  const bool empty = s.m == 0 || s.n == 0 || s.k == 0;
+  const bool tma_ok = c.off_a == 0 && c.off_b == 0 && c.off_c == 0 && sa.ld % 8 == 0 && sb.ld % 8 == 0 &&
+                      sc.ld % 8 == 0;
+  const Backend expected = empty ? Backend::none : (tma_ok && family != Backend::none ? family : Backend::cublas);
+  if (ours.backend != expected)
+    fails.push_back(format("ran %s, expected %s (%s)", to_string(ours.backend), to_string(expected),
+                           ours.reason.c_str()));
+  (ours.backend == Backend::none ? totals.none : ours.backend == Backend::cublas ? totals.fallback : totals.own) += 1;
+
+  // Values against the reference.
+  if (s.m > 0 && s.n > 0) {
+    const support::CompareStats st = support::compare(c.dtype, c_ours.data() + c.off_c, sc.ld,
+                                                      c_ref.data() + c.off_c, sc.ld, s.m, s.n, stream);
+    const double bound = fuzz_bound(c.dtype, s.k);
+    if (st.nonfinite_x > 0)
+      fails.push_back(format("%lld outputs are NaN/Inf (unwritten?)", static_cast<long long>(st.nonfinite_x)));
+    if (st.nonfinite_ref > 0) fails.push_back("the reference produced non-finite outputs");
+    // A zero reference (alpha = 0, beta = 0, or K = 0 with beta = 0) must be matched exactly.
+    // (Compared by value: 0 * a negative sum is -0, which equals +0.)
+    const bool exact = (c.alpha == 0.0f || s.k == 0) && c.beta == 0.0f;
+    if (exact ? st.max_abs != 0.0 : !(st.norm_rel <= bound))
+      fails.push_back(format("relative error %.3e above the bound %.3e (max |diff| %.3e, %lld of %lld identical)",
+                             st.norm_rel, bound, st.max_abs, static_cast<long long>(st.identical),
+                             static_cast<long long>(st.count)));
+    if (!exact) totals.worst_ratio = std::max(totals.worst_ratio, st.norm_rel / bound);
+
+    // Bit identity with cuBLAS where both accumulate K in order.
+    const int64_t tiles = ((s.m + 127) / 128) * ((s.n + 127) / 128);
+    if (cublas.status == Status::ok && ours.backend == family && c.alpha == 1.0f && c.beta == 0.0f &&
+        tiles >= num_sms) {
+      ++totals.identity_required;
+      const support::CompareStats vc = support::compare(c.dtype, c_ours.data() + c.off_c, sc.ld,
+                                                        c_cublas.data() + c.off_c, sc.ld, s.m, s.n, stream);
+      if (vc.identical == vc.count)
+        ++totals.identity_seen;
+      else
+        fails.push_back(format("%lld of %lld outputs differ from cuBLAS's bits", static_cast<long long>(vc.count - vc.identical),
+                               static_cast<long long>(vc.count)));
+    }
+  }
+
+  // Nothing outside C changed: the whole buffer against its initial state,
+  // except the M x N elements themselves.
+  std::vector<uint16_t> before(c_elems), after(c_elems);
+  CHECK_CUDA(cudaMemcpyAsync(before.data(), c_init.data(), c_init.bytes(), cudaMemcpyDeviceToHost, stream));
+  CHECK_CUDA(cudaMemcpyAsync(after.data(), c_ours.data(), c_ours.bytes(), cudaMemcpyDeviceToHost, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  int64_t outside = 0;
+  for (size_t i = 0; i < c_elems; ++i) {
+    const int64_t rel = static_cast<int64_t>(i) - c.off_c;
+    const bool inside = rel >= 0 && rel / sc.ld < s.m && rel % sc.ld < s.n;
+    if (!inside && before[i] != after[i]) ++outside;
+  }
+  if (outside > 0) fails.push_back(format("%lld elements outside C were written", static_cast<long long>(outside)));
+  return fails;
+}
+
+}  // namespace
+
+int run_fuzz(int64_t cases, uint64_t seed, int device) {
+  if (!select_device(device)) return kExitUsage;
+  const Backend family = support::device_family();
+  int num_sms = 0;
+  CHECK_CUDA(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  std::printf("tcgemm check --fuzz %lld --seed %llu: %s kernel family, %d SMs\n", static_cast<long long>(cases),
+              static_cast<unsigned long long>(seed), to_string(family), num_sms);
+  std::fflush(stdout);
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  Totals totals;
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < cases; ++i) {
+    const FuzzCase c = draw_case(seed + static_cast<uint64_t>(i));
+    const std::vector<std::string> fails = run_fuzz_case(c, family, num_sms, stream, totals);
+    ++totals.cases;
+    if (!fails.empty()) {
+      ++totals.failed;
+      const Shape& s = c.shape;
+      const Storage sa = c.layout.a == Op::N ? Storage{s.m, s.k, s.k + c.pad_a} : Storage{s.k, s.m, s.m + c.pad_a};
+      const Storage sb = c.layout.b == Op::N ? Storage{s.k, s.n, s.n + c.pad_b} : Storage{s.n, s.k, s.k + c.pad_b};
+      std::printf("FAIL case %lld: %s\n", static_cast<long long>(i),
+                  describe(c, sa, sb, Storage{s.m, s.n, s.n + c.pad_c}).c_str());
+      for (const std::string& f : fails) std::printf("    %s\n", f.c_str());
+      std::printf("    repro: tcgemm check --fuzz 1 --seed %llu\n", static_cast<unsigned long long>(c.seed));
+    }
+    if ((i + 1) % 1000 == 0 || i + 1 == cases) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::printf("%lld cases, %lld failed (%.0f s)\n", static_cast<long long>(i + 1),
+                  static_cast<long long>(totals.failed), secs);
+    }
+    std::fflush(stdout);
+  }
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  std::printf("fuzz: %lld cases, %lld failed; backends: %s %lld, cublas (fallback) %lld, none %lld; "
+              "worst error / bound %.3f; cuBLAS bit-identity required in %lld cases, held in %lld\n",
+              static_cast<long long>(totals.cases), static_cast<long long>(totals.failed), to_string(family),
+              static_cast<long long>(totals.own), static_cast<long long>(totals.fallback),
+              static_cast<long long>(totals.none), totals.worst_ratio,
+              static_cast<long long>(totals.identity_required), static_cast<long long>(totals.identity_seen));
+  return totals.failed == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace tcgemm::cli
