@@ -6,7 +6,7 @@
 //              primes, else log-uniform; K = 0 now and then; the product
 //              capped so that one case stays in the milliseconds
 //   dtype, layout, alpha, beta (0 half of the time)
-//   leading dimensions with padding (a multiple of 8, or odd: fallback)
+//   leading dimensions: rounded up to 8 (+ padding), packed, or odd (fallback)
 //   base pointers misaligned by one element now and then (fallback)
 // and checks, against tcgemm::reference_gemm (fp32, K in order):
 //   - the normwise relative error is below 2 u + 4 K 2^-24 (u: the output's
@@ -50,7 +50,7 @@ struct FuzzCase {
   DType dtype = DType::f16;
   Layout layout;
   Shape shape;
-  int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // extra elements per stored row
+  int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t off_a = 0, off_b = 0, off_c = 0;  // elements between allocation and operand
   float alpha = 1.0f, beta = 0.0f;
 };
@@ -71,11 +71,18 @@ int64_t draw_dim(std::mt19937_64& rng) {
                              kMaxDim);
 }
 
-int64_t draw_pad(std::mt19937_64& rng) {
+// A leading dimension for stored rows of `cols` elements (at least 1, as in
+// BLAS): mostly rounded up to a multiple of 8 elements, with or without
+// extra padding (TMA needs 16-byte rows: tcgemm's kernel takes any M, N, K
+// so), sometimes packed (ld = cols: the fallback unless cols % 8 == 0),
+// sometimes odd (always the fallback).
+int64_t draw_ld(std::mt19937_64& rng, int64_t cols) {
+  const int64_t base = std::max<int64_t>(cols, 1);
   const uint64_t r = rng() % 10;
-  if (r < 6) return 0;
-  if (r < 9) return 8 * static_cast<int64_t>(1 + rng() % 8);  // keeps rows 16-byte aligned
-  return 1 + 2 * static_cast<int64_t>(rng() % 4);             // odd: TMA cannot, the fallback must
+  if (r < 5) return (base + 7) / 8 * 8;
+  if (r < 7) return (base + 7) / 8 * 8 + 8 * static_cast<int64_t>(1 + rng() % 8);
+  if (r < 9) return base;
+  return base + 1 + 2 * static_cast<int64_t>(rng() % 4) + (base % 2 == 0 ? 0 : 1);
 }
 
 FuzzCase draw_case(uint64_t seed) {
@@ -88,9 +95,10 @@ FuzzCase draw_case(uint64_t seed) {
     c.shape = Shape{draw_dim(rng), draw_dim(rng), draw_dim(rng)};
   } while (static_cast<double>(c.shape.m) * c.shape.n * c.shape.k > kMaxMacs || c.shape.m * c.shape.n > kMaxCElems);
   if (rng() % 50 == 0) c.shape.k = 0;
-  c.pad_a = draw_pad(rng);
-  c.pad_b = draw_pad(rng);
-  c.pad_c = draw_pad(rng);
+  const Shape& s = c.shape;
+  c.lda = draw_ld(rng, c.layout.a == Op::N ? s.k : s.m);
+  c.ldb = draw_ld(rng, c.layout.b == Op::N ? s.n : s.k);
+  c.ldc = draw_ld(rng, s.n);
   if (rng() % 20 == 0) c.off_a = 1;
   if (rng() % 20 == 0) c.off_b = 1;
   if (rng() % 20 == 0) c.off_c = 1;
@@ -106,11 +114,11 @@ struct Storage {
   int64_t elems(int64_t off) const { return off + (rows > 0 ? (rows - 1) * ld + cols : 0) + kGuard; }
 };
 
-std::string describe(const FuzzCase& c, const Storage& a, const Storage& b, const Storage& cc) {
+std::string describe(const FuzzCase& c) {
   return format("m=%lld n=%lld k=%lld %s %s lda=%lld ldb=%lld ldc=%lld offsets=%lld,%lld,%lld alpha=%g beta=%g",
                 static_cast<long long>(c.shape.m), static_cast<long long>(c.shape.n),
                 static_cast<long long>(c.shape.k), to_string(c.dtype), c.layout.str().c_str(),
-                static_cast<long long>(a.ld), static_cast<long long>(b.ld), static_cast<long long>(cc.ld),
+                static_cast<long long>(c.lda), static_cast<long long>(c.ldb), static_cast<long long>(c.ldc),
                 static_cast<long long>(c.off_a), static_cast<long long>(c.off_b), static_cast<long long>(c.off_c),
                 c.alpha, c.beta);
 }
@@ -132,9 +140,9 @@ std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int nu
                                        Totals& totals) {
   std::vector<std::string> fails;
   const Shape& s = c.shape;
-  const Storage sa = c.layout.a == Op::N ? Storage{s.m, s.k, s.k + c.pad_a} : Storage{s.k, s.m, s.m + c.pad_a};
-  const Storage sb = c.layout.b == Op::N ? Storage{s.k, s.n, s.n + c.pad_b} : Storage{s.n, s.k, s.k + c.pad_b};
-  const Storage sc{s.m, s.n, s.n + c.pad_c};
+  const Storage sa = c.layout.a == Op::N ? Storage{s.m, s.k, c.lda} : Storage{s.k, s.m, c.lda};
+  const Storage sb = c.layout.b == Op::N ? Storage{s.k, s.n, c.ldb} : Storage{s.n, s.k, c.ldb};
+  const Storage sc{s.m, s.n, c.ldc};
   ElementBuffer a(static_cast<size_t>(sa.elems(c.off_a))), b(static_cast<size_t>(sb.elems(c.off_b)));
   const size_t c_elems = static_cast<size_t>(sc.elems(c.off_c));
   ElementBuffer c_init(c_elems), c_ours(c_elems), c_ref(c_elems), c_cublas(c_elems);
@@ -256,11 +264,7 @@ int run_fuzz(int64_t cases, uint64_t seed, int device) {
     ++totals.cases;
     if (!fails.empty()) {
       ++totals.failed;
-      const Shape& s = c.shape;
-      const Storage sa = c.layout.a == Op::N ? Storage{s.m, s.k, s.k + c.pad_a} : Storage{s.k, s.m, s.m + c.pad_a};
-      const Storage sb = c.layout.b == Op::N ? Storage{s.k, s.n, s.n + c.pad_b} : Storage{s.n, s.k, s.k + c.pad_b};
-      std::printf("FAIL case %lld: %s\n", static_cast<long long>(i),
-                  describe(c, sa, sb, Storage{s.m, s.n, s.n + c.pad_c}).c_str());
+      std::printf("FAIL case %lld: %s\n", static_cast<long long>(i), describe(c).c_str());
       for (const std::string& f : fails) std::printf("    %s\n", f.c_str());
       std::printf("    repro: tcgemm check --fuzz 1 --seed %llu\n", static_cast<unsigned long long>(c.seed));
     }
