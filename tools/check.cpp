@@ -188,6 +188,8 @@ void add_check_options(ArgParser& parser) {
   parser.add_option("fuzz", "N",
                     "instead of the sweep: N random cases (shapes skewed to edges, padded and misaligned "
                     "operands, alpha/beta); case i uses seed S+i, so --fuzz 1 --seed S+i replays it");
+  parser.add_option("case", "\"m=.. n=.. k=.. f16 NT ...\"",
+                    "one fuzz case as a failure prints it (edit it freely); inputs from --seed");
   parser.add_flag("all-configs", "with --fuzz: also run every built-in configuration on each case (same bits)");
   std::string epilog =
       "Each case fills A and B with uniform(-1,1) values, poisons C with NaN, and runs tcgemm::gemm, the\n"
@@ -214,10 +216,13 @@ int run_check(const ArgParser& parser) {
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
   if (!device) return usage_error(parser, "--device wants a device index");
   const bool quick = parser.has("quick");
+  if (parser.has("case"))
+    return run_fuzz(1, static_cast<uint64_t>(*seed), static_cast<int>(*device), parser.has("all-configs"),
+                    parser.get("case", ""));
   if (parser.has("fuzz")) {
     const auto cases = parse_int(parser.get("fuzz", ""), 1, int64_t{1} << 40);
     if (!cases) return usage_error(parser, "--fuzz wants a positive number of cases");
-    return run_fuzz(*cases, static_cast<uint64_t>(*seed), static_cast<int>(*device), parser.has("all-configs"));
+    return run_fuzz(*cases, static_cast<uint64_t>(*seed), static_cast<int>(*device), parser.has("all-configs"), "");
   }
   if (!select_device(static_cast<int>(*device))) return kExitUsage;
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace tcgemm::cli {
 
@@ -14,7 +15,7 @@ int run_info(const ArgParser& parser);
 void add_check_options(ArgParser& parser);
 int run_check(const ArgParser& parser);
 // check --fuzz: `cases` random cases from `seed` on `device` (fuzz.cpp).
-int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs);
+int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const std::string& one_case);
 
 void add_bench_options(ArgParser& parser);
 int run_bench(const ArgParser& parser);

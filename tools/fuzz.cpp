@@ -23,6 +23,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -106,6 +108,59 @@ FuzzCase draw_case(uint64_t seed) {
   const float alphas[] = {1.0f, 1.0f, 0.5f, -2.0f, 0.0f};
   c.alpha = alphas[rng() % std::size(alphas)];
   c.beta = rng() % 2 ? 0.0f : (rng() % 2 ? 1.0f : -0.75f);
+  return c;
+}
+
+// The case that describe() printed, edited or not: "m=.. n=.. k=.. f16 NT
+// lda=.. ldb=.. ldc=.. offsets=a,b,c alpha=.. beta=.." (any order; the
+// inputs come from `seed`). Empty optional on a malformed string.
+std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
+  FuzzCase c;
+  c.seed = seed;
+  bool have_m = false, have_n = false, have_k = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find(' ', pos), text.size());
+    const std::string word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) continue;
+    const size_t eq = word.find('=');
+    const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    auto num = [&](int64_t lo) { return parse_int(value, lo, int64_t{1} << 40); };
+    if (key == "f16" || key == "bf16") {
+      c.dtype = key == "f16" ? DType::f16 : DType::bf16;
+    } else if (eq == std::string::npos && parse_layouts(key).size() == 1) {
+      c.layout = parse_layouts(key)[0];
+    } else if (key == "m" || key == "n" || key == "k" || key == "lda" || key == "ldb" || key == "ldc") {
+      const auto v = num(0);
+      if (!v) return std::nullopt;
+      int64_t* field[] = {&c.shape.m, &c.shape.n, &c.shape.k, &c.lda, &c.ldb, &c.ldc};
+      const char* names[] = {"m", "n", "k", "lda", "ldb", "ldc"};
+      for (int i = 0; i < 6; ++i)
+        if (key == names[i]) *field[i] = *v;
+      have_m |= key == "m";
+      have_n |= key == "n";
+      have_k |= key == "k";
+    } else if (key == "offsets") {
+      long long a = 0, b = 0, cc = 0;
+      if (std::sscanf(value.c_str(), "%lld,%lld,%lld", &a, &b, &cc) != 3) return std::nullopt;
+      c.off_a = a;
+      c.off_b = b;
+      c.off_c = cc;
+    } else if (key == "alpha" || key == "beta") {
+      char* rest = nullptr;
+      const float v = std::strtof(value.c_str(), &rest);
+      if (value.empty() || *rest != '\0') return std::nullopt;
+      (key == "alpha" ? c.alpha : c.beta) = v;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!have_m || !have_n || !have_k) return std::nullopt;
+  const Shape& s = c.shape;
+  if (c.lda == 0) c.lda = std::max<int64_t>(1, c.layout.a == Op::N ? s.k : s.m);
+  if (c.ldb == 0) c.ldb = std::max<int64_t>(1, c.layout.b == Op::N ? s.n : s.k);
+  if (c.ldc == 0) c.ldc = std::max<int64_t>(1, s.n);
   return c;
 }
 
@@ -322,7 +377,17 @@ std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int nu
 
 }  // namespace
 
-int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs) {
+int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const std::string& one_case) {
+  std::optional<FuzzCase> given;
+  if (!one_case.empty()) {
+    given = parse_case(one_case, seed);
+    if (!given) {
+      std::fprintf(stderr, "tcgemm check: --case wants \"m=M n=N k=K f16|bf16 NN|NT|TN|TT [lda=..] [ldb=..] [ldc=..] "
+                           "[offsets=a,b,c] [alpha=..] [beta=..]\", not '%s'\n", one_case.c_str());
+      return kExitUsage;
+    }
+    cases = 1;
+  }
   if (!select_device(device)) return kExitUsage;
   const Backend family = support::device_family();
   int num_sms = 0;
@@ -335,14 +400,15 @@ int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs) {
   Totals totals;
   const auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < cases; ++i) {
-    const FuzzCase c = draw_case(seed + static_cast<uint64_t>(i));
+    const FuzzCase c = given ? *given : draw_case(seed + static_cast<uint64_t>(i));
     const std::vector<std::string> fails = run_fuzz_case(c, family, num_sms, all_configs, stream, totals);
     ++totals.cases;
     if (!fails.empty()) {
       ++totals.failed;
       std::printf("FAIL case %lld: %s\n", static_cast<long long>(i), describe(c).c_str());
       for (const std::string& f : fails) std::printf("    %s\n", f.c_str());
-      std::printf("    repro: tcgemm check --fuzz 1 --seed %llu\n", static_cast<unsigned long long>(c.seed));
+      std::printf("    repro: tcgemm check --fuzz 1 --seed %llu   (or --case \"<the case above>\" --seed %llu)\n",
+                  static_cast<unsigned long long>(c.seed), static_cast<unsigned long long>(c.seed));
     }
     if ((i + 1) % 1000 == 0 || i + 1 == cases) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
