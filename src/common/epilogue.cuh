@@ -84,22 +84,6 @@ __device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const in
   phases ^= 1u << bit;
 }
 
-// Hands a finished output panel to TMA: every writing thread makes its
-// generic-proxy writes visible to the async proxy, `sync()` joins the
-// writers, and the issuing thread stores the panel at `coord` and commits it
-// as a bulk group (waited for with cp_async_bulk_wait_group_read before the
-// buffer is written again).
-template <typename Sync>
-__device__ __forceinline__ void store_panel_tma(const CUtensorMap* tmap_c, const int32_t (&coord)[2], void* panel,
-                                                bool issuer, Sync sync) {
-  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-  sync();
-  if (issuer) {
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
-    cuda::ptx::cp_async_bulk_commit_group();
-  }
-}
-
 // Copies a ROWS x 64 output panel (128B-swizzled in shared memory) to C at
 // (row0, col0) element by element with THREADS threads (thread = this one's
 // index among them), skipping everything outside M x N. Used only for the
@@ -115,6 +99,32 @@ __device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const 
       c[static_cast<int64_t>(row0 + r) * epi.ldc + col0 + col] =
           *reinterpret_cast<const Element*>(panel + swizzled_offset(r, col));
   }
+}
+
+// Stores a finished ROWS x 64 output panel (swizzled in shared memory) at
+// C's (row0, col0), written by THREADS threads of which `issuer` is one;
+// `sync()` joins them. Through TMA where it can (panel_tma_storable):
+// every writer makes its generic-proxy writes visible to the async proxy,
+// the issuer stores and commits a bulk group. Otherwise (the ragged right
+// edge when N % 8 != 0) element by element, and the issuer commits an empty
+// bulk group: every panel commits exactly one group, so the double-buffered
+// epilogue's cp_async_bulk_wait_group_read<kEpiBuffers - 1> before reusing a
+// buffer always waits for that buffer's own last store. (Without the empty
+// group, a clipped panel between two TMA-stored ones let the next panel
+// overwrite a buffer that TMA was still reading; found by check --fuzz.)
+template <typename Element, int ROWS, int THREADS, typename Sync>
+__device__ __forceinline__ void store_panel(const CUtensorMap* tmap_c, const EpilogueParams& epi, int row0, int col0,
+                                            void* panel, int thread, bool issuer, Sync sync) {
+  const int32_t coord[2] = {col0, row0};
+  if (panel_tma_storable<64>(epi, col0)) {
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    sync();
+    if (issuer) cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+  } else {
+    sync();
+    store_panel_clipped<Element, ROWS, THREADS>(static_cast<const uint8_t*>(panel), epi, row0, col0, thread);
+  }
+  if (issuer) cuda::ptx::cp_async_bulk_commit_group();
 }
 
 }  // namespace tcgemm::detail

@@ -351,12 +351,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           st_shared_v4(addr, detail::pack2<Element>(x[0], x[1]), detail::pack2<Element>(x[2], x[3]),
                        detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
         }
-        if (detail::panel_tma_storable<kEpiPanelCols>(epi, col0)) {
-          detail::store_panel_tma(&tmap_c, c_coord, buf_ptr, lane == 0, [] { __syncwarp(); });
-        } else {
-          __syncwarp();
-          detail::store_panel_clipped<Element, kEpiPanelRows, 32>(buf_ptr, epi, row0, col0, lane);
-        }
+        detail::store_panel<Element, kEpiPanelRows, 32>(&tmap_c, epi, row0, col0, buf_ptr, lane, lane == 0,
+                                                        [] { __syncwarp(); });
         ++panel_use;
       }
       // Every tcgen05.ld of this buffer has completed (wait_ld above): the

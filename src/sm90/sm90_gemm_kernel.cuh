@@ -341,13 +341,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           stmatrix_x4(addr, pack2<Element>(v[0], v[1]), pack2<Element>(v[2], v[3]), pack2<Element>(v[4], v[5]),
                       pack2<Element>(v[6], v[7]));
         }
-        if (detail::panel_tma_storable<kEpiPanel>(epi, panel_n0)) {
-          detail::store_panel_tma(&tmap_c, c_coord, buf_ptr, wg_thread == 0,
-                                  [&] { named_barrier_sync(barrier_id, 128); });
-        } else {
-          named_barrier_sync(barrier_id, 128);
-          detail::store_panel_clipped<Element, kEpiPanel, 128>(buf_ptr, epi, row0, panel_n0, wg_thread);
-        }
+        detail::store_panel<Element, kEpiPanel, 128>(&tmap_c, epi, row0, panel_n0, buf_ptr, wg_thread, wg_thread == 0,
+                                                     [&] { named_barrier_sync(barrier_id, 128); });
         ++panel_use;
       }
     }
