@@ -188,6 +188,10 @@ void add_check_options(ArgParser& parser) {
   parser.add_option("fuzz", "N",
                     "instead of the sweep: N random cases (shapes skewed to edges, padded and misaligned "
                     "operands, alpha/beta); case i uses seed S+i, so --fuzz 1 --seed S+i replays it");
+  parser.add_option("soak", "N",
+                    "instead of the sweep: N launches over --streams host threads and streams at once, "
+                    "spot-checked bit for bit, memory growth measured");
+  parser.add_option("streams", "S", "with --soak: concurrent host threads, one stream each (default 4)");
   parser.add_option("case", "\"m=.. n=.. k=.. f16 NT ...\"",
                     "one fuzz case as a failure prints it (edit it freely); inputs from --seed");
   parser.add_flag("all-configs", "with --fuzz: also run every built-in configuration on each case (same bits)");
@@ -216,6 +220,13 @@ int run_check(const ArgParser& parser) {
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
   if (!device) return usage_error(parser, "--device wants a device index");
   const bool quick = parser.has("quick");
+  if (parser.has("soak")) {
+    const auto launches = parse_int(parser.get("soak", ""), 1, int64_t{1} << 40);
+    if (!launches) return usage_error(parser, "--soak wants a positive number of launches");
+    const auto streams = parse_int(parser.get("streams", "4"), 1, 64);
+    if (!streams) return usage_error(parser, "--streams wants 1 to 64");
+    return run_soak(*launches, static_cast<int>(*streams), static_cast<int>(*device));
+  }
   if (parser.has("case"))
     return run_fuzz(1, static_cast<uint64_t>(*seed), static_cast<int>(*device), parser.has("all-configs"),
                     parser.get("case", ""));
