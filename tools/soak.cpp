@@ -141,13 +141,13 @@ int run_soak(int64_t launches, int streams, int device) {
       ++done;
     }
     CHECK_CUDA(cudaStreamSynchronize(stream));
-    if (!warmup)
-      for (const Problem& p : problems[static_cast<size_t>(t)]) check(p, stream, t, count);
+    for (const Problem& p : problems[static_cast<size_t>(t)]) check(p, stream, t, count);
     CHECK_CUDA(cudaStreamDestroy(stream));
   };
 
-  // A first round on every stream (kernel set-up, library caches), then the
-  // baseline for memory growth.
+  // A first round on every stream (kernel set-up, library caches, the
+  // comparison's kernels; these threads' cuBLAS handles come and go), then
+  // the baseline for memory growth.
   {
     std::vector<std::thread> threads;
     for (int t = 0; t < streams; ++t) threads.emplace_back(worker, t, 2 * kMenuSize, true);
@@ -156,6 +156,7 @@ int run_soak(int64_t launches, int streams, int device) {
   CHECK_CUDA(cudaDeviceSynchronize());
   const size_t free_before = device_free_bytes(), rss_before = host_rss_bytes();
   done = 0;
+  spot_checks = 0;
 
   const auto start = std::chrono::steady_clock::now();
   {
