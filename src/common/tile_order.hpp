@@ -49,6 +49,13 @@ struct GroupedRaster {
 
 TCGEMM_HD int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
 
+// Whether an M x N output cut into block_m x block_n tiles has few enough
+// tiles for the 32-bit tile indices of the schedules (found by the API
+// fuzzer: M = N = 2^31-1 would overflow them). Host code only needs it.
+inline constexpr bool tile_count_fits_int32(int64_t m, int64_t n, int block_m, int block_n) {
+  return ((m + block_m - 1) / block_m) * ((n + block_n - 1) / block_n) <= int64_t{0x7FFFFFFF};
+}
+
 // The static persistent schedule: worker `first` of `stride` (a CTA, or a
 // cluster) takes tile indices first, first + stride, ... below num_tiles.
 struct PersistentSchedule {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "sm100/sm100_config.hpp"
+#include "sm100/sm100_gemm.hpp"
+#include "sm90/sm90_gemm.hpp"
 #include "sm100/umma_desc.hpp"
 
 namespace tcgemm::sm100 {
@@ -152,6 +154,23 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
   EXPECT_EQ(select_config(4096, 1152, 4096, 148).block_n, 128);
   EXPECT_EQ(describe(clc), "256x256x64, 6 stages, cluster launch control");
   EXPECT_EQ(describe(per), "256x256x64, 6 stages, persistent");
+}
+
+// Found by the API fuzzer: M = N = 2^31-1 passes validation (each size fits
+// 32 bits) but its tile count does not; both families refuse it (the call
+// then goes to the fallback) instead of launching with overflowed indices.
+TEST(CanImplement, RefusesTileCountsBeyond32Bits) {
+  GemmArgs g;
+  g.m = g.n = (int64_t{1} << 31) - 1;
+  g.k = 64;
+  g.lda = g.ldb = g.ldc = int64_t{1} << 31;
+  g.a = g.b = g.c = reinterpret_cast<void*>(uintptr_t{1} << 40);
+  EXPECT_NE(can_implement(g).find("32-bit tile indices"), std::string::npos) << can_implement(g);
+  EXPECT_NE(sm90::can_implement(g).find("32-bit tile indices"), std::string::npos) << sm90::can_implement(g);
+  g.m = g.n = 1 << 20;  // 4096 x 16384 tiles of 256 x 64: fits
+  EXPECT_EQ(can_implement(g).find("32-bit tile indices"), std::string::npos);
+  EXPECT_TRUE(detail::tile_count_fits_int32(1 << 20, 1 << 20, 128, 64));
+  EXPECT_FALSE(detail::tile_count_fits_int32((int64_t{1} << 31) - 1, 1 << 20, 128, 64));
 }
 
 }  // namespace

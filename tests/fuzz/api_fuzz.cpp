@@ -1,0 +1,258 @@
+// API fuzzing of validation and dispatch through the C ABI, on the CPU.
+//
+// libFuzzer drives tcgemm_gemm() over its whole argument space: dtype and op
+// values in and out of range, sizes from 0 to INT64_MAX and negative, leading
+// dimensions around and far from the row length, null, host and (fake)
+// device pointers, aligned or not, NaN/Inf scalars, and the device the call
+// sees: an sm_90 or sm_100 GPU, another architecture, or none.
+//
+// This binary links the library's host code (API, validation, dispatch, the
+// kernel families' configuration and can_implement) with the recorder below
+// in place of everything that would touch a GPU: the device query, the
+// pointer-kind query and every launch (the kernels, cuBLAS, the reference and
+// the K == 0 scale). So each call's outcome is observable without a GPU:
+//   - no crash, no undefined behaviour (built with ASan and UBSan, which stop
+//     the fuzzer at the first finding);
+//   - a rejected call returns a Status, has a reason (tcgemm_last_error), and
+//     launched nothing;
+//   - an accepted call launched exactly once (nothing for an empty M or N),
+//     with the caller's arguments, and only arguments the contract allows
+//     (dtype, ops, sizes, leading dimensions, device pointers where read);
+//   - a call given to one of tcgemm's kernels satisfies that kernel's needs:
+//     sizes that fit its 32-bit coordinates, 16-byte aligned bases and rows,
+//     and a configuration that is built in;
+//   - plan() agrees with gemm() on the status and launches nothing.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "common/device.hpp"
+#include "dispatch/cublas_fallback.hpp"
+#include "reference/reference.hpp"
+#include "sm100/sm100_gemm.hpp"
+#include "sm90/sm90_gemm.hpp"
+#include "tcgemm/tcgemm.h"
+#include "tcgemm/tcgemm.hpp"
+
+namespace {
+
+// The fake device address space: "device memory" is [kDeviceBase, +kDeviceSize).
+constexpr uintptr_t kDeviceBase = 0x7e0000000000ull;
+constexpr uintptr_t kDeviceSize = uintptr_t{1} << 40;
+
+bool is_device(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  return v >= kDeviceBase && v < kDeviceBase + kDeviceSize;
+}
+
+struct Recorder {
+  int launches = 0;
+  const char* what = "";
+  tcgemm::GemmArgs args;
+};
+Recorder g_rec;
+tcgemm::detail::DeviceInfo g_device;  // id < 0: no device
+
+[[noreturn]] void fail(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "api_fuzz: %s: %s\n", what, detail.c_str());
+  std::abort();
+}
+
+void record(const char* what, const tcgemm::GemmArgs& a) {
+  ++g_rec.launches;
+  g_rec.what = what;
+  g_rec.args = a;
+}
+
+// What one of tcgemm's kernels needs of a call it is given.
+void check_kernel_args(const char* family, const tcgemm::GemmArgs& g) {
+  constexpr int64_t kMax32 = std::numeric_limits<int32_t>::max();
+  if (g.m < 1 || g.n < 1 || g.k < 1 || g.m > kMax32 || g.n > kMax32 || g.k > kMax32)
+    fail(family, "kernel given sizes outside [1, 2^31-1]");
+  for (const void* p : {g.a, g.b, static_cast<const void*>(g.c)})
+    if (!is_device(p) || reinterpret_cast<uintptr_t>(p) % 16 != 0) fail(family, "kernel given a bad pointer");
+  for (int64_t ld : {g.lda, g.ldb, g.ldc})
+    if (ld < 1 || ld % 8 != 0 || ld > (int64_t{1} << 39)) fail(family, "kernel given a leading dimension TMA cannot take");
+}
+
+}  // namespace
+
+// ---- the recorder: everything that would touch a GPU ----------------------
+namespace tcgemm::detail {
+const DeviceInfo* current_device(std::string* error) {
+  if (g_device.id < 0) {
+    *error = "no CUDA device is visible (api_fuzz)";
+    return nullptr;
+  }
+  return &g_device;
+}
+std::string check_device_pointer(const char* name, const void* ptr) {
+  if (!is_device(ptr)) return std::string(name) + " is host memory (not device memory)";
+  return {};
+}
+std::string cublas_gemm(const GemmArgs& g) {
+  record("cublas", g);
+  return {};
+}
+std::string cublas_version() { return "api_fuzz"; }
+cudaError_t launch_reference_gemm(const GemmArgs& g) {
+  record("reference", g);
+  return cudaSuccess;
+}
+cudaError_t launch_scale(const GemmArgs& g) {
+  record("scale", g);
+  return cudaSuccess;
+}
+cudaError_t probe_kernel_image() { return cudaSuccess; }
+}  // namespace tcgemm::detail
+
+namespace tcgemm::sm90 {
+std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
+  check_kernel_args("sm90", g);
+  if (!is_tile_config(c.block_n, c.cluster_m, c.pingpong) || c.num_ctas < 1) fail("sm90", "bad config " + describe(c));
+  record("sm90", g);
+  *grid_ctas = c.num_ctas;
+  return {};
+}
+std::string run_bf16(const GemmArgs& g, const Config& c, int* grid_ctas) { return run_f16(g, c, grid_ctas); }
+}  // namespace tcgemm::sm90
+
+namespace tcgemm::sm100 {
+std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
+  check_kernel_args("sm100", g);
+  if (!is_tile_width(c.block_n) || c.grid_clusters < 1 || c.num_tiles < c.grid_clusters)
+    fail("sm100", "bad config " + describe(c));
+  record("sm100", g);
+  *grid_ctas = c.grid_clusters * kCtaGroup;
+  return {};
+}
+std::string run_bf16(const GemmArgs& g, const Config& c, int* grid_ctas) { return run_f16(g, c, grid_ctas); }
+}  // namespace tcgemm::sm100
+
+// ---- the fuzz target --------------------------------------------------------
+namespace {
+
+int64_t draw_size(FuzzedDataProvider& in) {
+  switch (in.ConsumeIntegralInRange<int>(0, 5)) {
+    case 0: return in.ConsumeIntegralInRange<int64_t>(0, 300);
+    case 1: return in.ConsumeIntegralInRange<int64_t>(0, 70000);
+    case 2: {
+      const int64_t edges[] = {0, 1, -1, 127, 128, 129, (int64_t{1} << 31) - 1, int64_t{1} << 31, (int64_t{1} << 32) + 1,
+                               std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+      return edges[in.ConsumeIntegralInRange<size_t>(0, std::size(edges) - 1)];
+    }
+    default: return in.ConsumeIntegral<int64_t>();
+  }
+}
+
+// Wrapping addition: near INT64_MAX the harness's own arithmetic must not be
+// the undefined behaviour UBSan reports.
+int64_t wrap_add(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); }
+
+int64_t draw_ld(FuzzedDataProvider& in, int64_t row_length) {
+  switch (in.ConsumeIntegralInRange<int>(0, 3)) {
+    case 0: return row_length;
+    case 1: return wrap_add(row_length, in.ConsumeIntegralInRange<int64_t>(-3, 40));
+    case 2: return wrap_add(wrap_add(row_length, 7) / 8 * 8, 8 * in.ConsumeIntegralInRange<int64_t>(0, 4));
+    default: return in.ConsumeIntegral<int64_t>();
+  }
+}
+
+const void* draw_pointer(FuzzedDataProvider& in, const void* host) {
+  switch (in.ConsumeIntegralInRange<int>(0, 4)) {
+    case 0: return nullptr;
+    case 1: return host;
+    case 2: return reinterpret_cast<const void*>(kDeviceBase + 16 * in.ConsumeIntegralInRange<uintptr_t>(0, 1 << 20));
+    case 3: return reinterpret_cast<const void*>(kDeviceBase + in.ConsumeIntegralInRange<uintptr_t>(0, 1 << 24));
+    default: return reinterpret_cast<const void*>(in.ConsumeIntegral<uintptr_t>());
+  }
+}
+
+int draw_enum(FuzzedDataProvider& in) {
+  return in.ConsumeBool() ? in.ConsumeIntegralInRange<int>(0, 1) : in.ConsumeIntegral<int>();
+}
+
+void set_device(FuzzedDataProvider& in) {
+  g_device = tcgemm::detail::DeviceInfo{};
+  switch (in.ConsumeIntegralInRange<int>(0, 5)) {
+    case 0: case 1: g_device = {0, 9, 0, 132, "H200 (api_fuzz)", cudaSuccess}; break;
+    case 2: case 3: g_device = {0, 10, 0, 148, "B200 (api_fuzz)", cudaSuccess}; break;
+    case 4: g_device = {0, 8, 0, 108, "A100 (api_fuzz)", cudaSuccess}; break;
+    default: g_device.id = -1;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  set_device(in);
+  const int dtype = draw_enum(in), op_a = draw_enum(in), op_b = draw_enum(in);
+  const int64_t m = draw_size(in), n = draw_size(in), k = draw_size(in);
+  const int64_t a_row = op_a == 1 ? m : k, b_row = op_b == 1 ? k : n;
+  const int64_t lda = draw_ld(in, a_row), ldb = draw_ld(in, b_row), ldc = draw_ld(in, n);
+  int host_memory[4] = {};
+  const void* a = draw_pointer(in, host_memory);
+  const void* b = draw_pointer(in, host_memory);
+  void* c = const_cast<void*>(draw_pointer(in, host_memory));
+  const float alpha = in.ConsumeFloatingPoint<float>(), beta = in.ConsumeFloatingPoint<float>();
+  void* stream = in.ConsumeBool() ? nullptr : reinterpret_cast<void*>(in.ConsumeIntegral<uintptr_t>());
+
+  g_rec = Recorder{};
+  const int rc = tcgemm_gemm(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+  const std::string call = "dtype=" + std::to_string(dtype) + " ops=" + std::to_string(op_a) + "," +
+                           std::to_string(op_b) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                           " k=" + std::to_string(k) + " lda=" + std::to_string(lda) + " ldb=" + std::to_string(ldb) +
+                           " ldc=" + std::to_string(ldc) + " device cc " + std::to_string(g_device.cc_major) +
+                           " -> rc " + std::to_string(rc);
+  if (rc < 0 || rc > 4) fail("status out of range", call);
+  if (rc != 0) {
+    if (std::strlen(tcgemm_last_error()) == 0) fail("a rejection without a reason", call);
+    if (g_rec.launches != 0) fail("a rejected call launched", call + " (" + g_rec.what + ")");
+  } else {
+    // Accepted: the contract's arguments only.
+    if ((dtype != 0 && dtype != 1) || (op_a != 0 && op_a != 1) || (op_b != 0 && op_b != 1) || m < 0 || n < 0 ||
+        k < 0)
+      fail("accepted arguments outside the contract", call);
+    if (m == 0 || n == 0) {
+      if (g_rec.launches != 0) fail("launched for an empty product", call);
+    } else {
+      if (g_rec.launches != 1) fail("an accepted call did not launch exactly once", call);
+      const tcgemm::GemmArgs& r = g_rec.args;
+      if (r.m != m || r.n != n || r.k != k || r.a != a || r.b != b || r.c != c || r.lda != lda || r.ldb != ldb ||
+          r.ldc != ldc)
+        fail("the launch got other arguments than the call", call);
+      if (ldc < std::max<int64_t>(1, n) || !is_device(c)) fail("accepted a C it cannot write", call);
+      if (k > 0 && (lda < std::max<int64_t>(1, a_row) || ldb < std::max<int64_t>(1, b_row) || !is_device(a) ||
+                    !is_device(b)))
+        fail("accepted an A or B it cannot read", call);
+    }
+  }
+  // plan() decides the same and launches nothing.
+  tcgemm::GemmArgs g;
+  g.dtype = static_cast<tcgemm::DType>(dtype);
+  g.op_a = static_cast<tcgemm::Op>(op_a);
+  g.op_b = static_cast<tcgemm::Op>(op_b);
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.alpha = alpha;
+  g.beta = beta;
+  g.a = a;
+  g.b = b;
+  g.c = c;
+  g.lda = lda;
+  g.ldb = ldb;
+  g.ldc = ldc;
+  const int before = g_rec.launches;
+  const tcgemm::Plan p = tcgemm::plan(g);
+  if (g_rec.launches != before) fail("plan() launched", call);
+  if (static_cast<int>(p.status) != rc) fail("plan() and gemm() disagree", call + " plan " + p.reason);
+  if (p.status != tcgemm::Status::ok && p.reason.empty()) fail("a plan rejection without a reason", call);
+  return 0;
+}
