@@ -61,6 +61,11 @@ Plan reference_gemm(const GemmArgs& args) noexcept {
         return p;
       }
     }
+    if (std::string why = detail::check_stream(args.stream, dev->id); !why.empty()) {
+      p.status = Status::invalid_argument;
+      p.reason = "tcgemm: " + why + " (" + detail::describe(args) + ")";
+      return p;
+    }
     const cudaError_t err = args.k == 0 ? detail::launch_scale(args) : detail::launch_reference_gemm(args);
     if (err != cudaSuccess) {
       p.status = Status::cuda_error;

@@ -2,9 +2,10 @@
 //
 // Release builds spin on mbarrier.try_wait.parity (which suspends the thread
 // in hardware between polls). With -DTCGEMM_DEBUG_HANGS=ON every wait is
-// bounded: a barrier that does not complete within ~2^26 polls prints which
-// barrier, stage and phase it was and traps, so a lost arrival becomes an
-// error message instead of a hung GPU.
+// bounded: a barrier that does not complete within TCGEMM_HANG_TIMEOUT_MS
+// (default 10 s) prints the waiting role, the barrier, its stage and phase,
+// the block and thread, and traps, so a lost arrival becomes an error message
+// instead of a hung GPU (tests/gpu/test_hang.cpp provokes one).
 #pragma once
 
 #include <cstdint>
@@ -25,19 +26,36 @@ __device__ __forceinline__ bool try_wait_barrier(uint64_t* bar, uint32_t phase) 
   }
 }
 
+#if !defined(TCGEMM_HANG_TIMEOUT_MS)
+#define TCGEMM_HANG_TIMEOUT_MS 10000
+#endif
+
+// Waits until the barrier's phase with parity `phase` has completed. `role`
+// (the waiting warp's part: "producer", "MMA", ...), `name` and `index` (the
+// barrier and its stage or slot) only serve the hang report.
 template <bool CLUSTER = false>
-__device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase, const char* name, int index) {
+__device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase, const char* name, int index,
+                                             const char* role) {
 #if defined(TCGEMM_DEBUG_HANGS)
+  // Bounded by wall time (the global nanosecond timer), checked every 1024
+  // polls: a lost arrival becomes a report and a trap, not a hung GPU.
+  uint64_t start = 0;
   for (uint32_t polls = 0; !try_wait_barrier<CLUSTER>(bar, phase); ++polls) {
-    if (polls == (1u << 26)) {
-      printf("tcgemm: barrier %s[%d] (phase %u) never completed: block %d thread %d\n", name, index, phase,
-             static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x));
+    if ((polls & 1023) != 0) continue;
+    uint64_t now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (start == 0) start = now;
+    if (now - start > uint64_t{TCGEMM_HANG_TIMEOUT_MS} * 1000000) {
+      printf("tcgemm: hang: %s waited %d ms for barrier %s[%d] (phase %u): block %d, thread %d (warp %d)\n", role,
+             TCGEMM_HANG_TIMEOUT_MS, name, index, phase, static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x),
+             static_cast<int>(threadIdx.x) / 32);
       __trap();
     }
   }
 #else
   (void)name;
   (void)index;
+  (void)role;
   while (!try_wait_barrier<CLUSTER>(bar, phase)) {
   }
 #endif

@@ -68,4 +68,18 @@ std::string check_device_pointer(const char* name, const void* ptr) {
   }
 }
 
+std::string check_stream(cudaStream_t stream, int device) {
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return {};
+  int owner = -1;
+  const cudaError_t err = cudaStreamGetDevice(stream, &owner);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("the stream is not a usable CUDA stream (") + cudaGetErrorString(err) + ")";
+  }
+  if (owner != device)
+    return "the stream belongs to device " + std::to_string(owner) + ", but device " + std::to_string(device) +
+           " is current (the kernel would run on the current one)";
+  return {};
+}
+
 }  // namespace tcgemm::detail

@@ -26,6 +26,11 @@ struct EpilogueParams {
   void* c;
   int64_t ldc;
   int m, n;
+  // Debug builds only (TCGEMM_DEBUG_HANGS): non-zero breaks the first ring
+  // barrier on purpose (its arrival count doubled), so tests can provoke the
+  // hang report (tests/gpu/test_hang.cpp). Set from the environment variable
+  // TCGEMM_DEBUG_BREAK_BARRIER by the launchers; ignored by release kernels.
+  int debug_break_barrier = 0;
 };
 
 // Whether the output panel starting at column panel_n0, kPanelCols wide, can
@@ -80,7 +85,7 @@ __device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const in
                                          loaded, bytes);
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, panel, tmap_c, coord, loaded);
   }
-  wait_barrier(loaded, (phases >> bit) & 1, "c_loaded", bit);
+  wait_barrier(loaded, (phases >> bit) & 1, "c_loaded", bit, "epilogue");
   phases ^= 1u << bit;
 }
 

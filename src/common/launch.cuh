@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -56,6 +57,17 @@ decltype(auto) with_operand_majors(const GemmArgs& args, F&& f) {
   using MN = std::integral_constant<Major, Major::MN>;
   if (args.op_a == Op::N) return args.op_b == Op::N ? f(K{}, MN{}) : f(K{}, K{});
   return args.op_b == Op::N ? f(MN{}, MN{}) : f(MN{}, K{});
+}
+
+// Debug builds: whether TCGEMM_DEBUG_BREAK_BARRIER asks the kernels to break
+// a barrier on purpose (EpilogueParams::debug_break_barrier).
+inline int debug_break_barrier_requested() {
+#if defined(TCGEMM_DEBUG_HANGS)
+  const char* v = std::getenv("TCGEMM_DEBUG_BREAK_BARRIER");
+  return v != nullptr && v[0] != '\0' && v[0] != '0';
+#else
+  return 0;
+#endif
 }
 
 // Once per kernel and device (the attributes are per device): opts KERNEL in

@@ -93,6 +93,9 @@ Decision make_plan(const GemmArgs& args, const Options& options) {
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
   }
 
+  if (std::string why = check_stream(args.stream, dev->id); !why.empty())
+    return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
+
   if (args.k == 0) {
     plan.backend = Backend::none;
     plan.kernel = "scale_c";

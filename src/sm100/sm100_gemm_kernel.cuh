@@ -75,7 +75,7 @@ struct TileWalk<Schedule::persistent> {
   detail::PersistentSchedule schedule;
   int j = 0;
 
-  __device__ TileWalk(int num_tiles, uint64_t*, const uint4*, uint32_t)
+  __device__ TileWalk(int num_tiles, uint64_t*, const uint4*, uint32_t, const char*)
       : schedule{static_cast<int>(blockIdx.x) / kCtaGroup, static_cast<int>(gridDim.x) / kCtaGroup, num_tiles} {}
   __device__ int first() { return schedule.tile(0); }
   __device__ int next(bool) { return schedule.tile(++j); }
@@ -86,17 +86,18 @@ struct TileWalk<Schedule::cluster_launch_control> {
   uint64_t* clc_full;          // this CTA's slots' barriers
   const uint4* response;       // this CTA's response slots
   uint32_t leader_clc_empty;   // shared::cluster address of the leader's clc_empty[0]
+  const char* role;            // for the hang report
   int slot = 0;
   uint32_t phase = 0;
 
-  __device__ TileWalk(int, uint64_t* full, const uint4* resp, uint32_t leader_empty)
-      : clc_full(full), response(resp), leader_clc_empty(leader_empty) {}
+  __device__ TileWalk(int, uint64_t* full, const uint4* resp, uint32_t leader_empty, const char* who)
+      : clc_full(full), response(resp), leader_clc_empty(leader_empty), role(who) {}
   // The cluster's own tile: one cluster per tile in launch order.
   __device__ int first() { return static_cast<int>(blockIdx.x) / kCtaGroup; }
   // The next response, decoded; `release` in the one lane (of those calling)
   // that tells the scheduler this role is done with the slot.
   __device__ int next(bool release) {
-    detail::wait_barrier(&clc_full[slot], phase, "clc_full", slot);
+    detail::wait_barrier(&clc_full[slot], phase, "clc_full", slot, role);
     const int tile = tile_of(read_clc_response(&response[slot]));
     __syncwarp(__activemask());
     if (release) detail::mbarrier_arrive_remote_cluster(leader_clc_empty + slot * 8);
@@ -159,8 +160,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     detail::prefetch_tensormap(&tmap_a);
     detail::prefetch_tensormap(&tmap_b);
     detail::prefetch_tensormap(&tmap_c);
+#if defined(TCGEMM_DEBUG_HANGS)
+    const uint32_t full_count = epi.debug_break_barrier ? 2 : 1;  // 2: broken on purpose (tests)
+#else
+    constexpr uint32_t full_count = 1;
+#endif
     for (int s = 0; s < NUM_STAGES; ++s) {
-      cuda::ptx::mbarrier_init(&smem_full[s], 1);   // the leader producer's expect_tx (+ both CTAs' bytes)
+      cuda::ptx::mbarrier_init(&smem_full[s], full_count);  // the leader producer's expect_tx (+ both CTAs' bytes)
       cuda::ptx::mbarrier_init(&smem_empty[s], 1);  // one tcgen05.commit
     }
     for (int b = 0; b < kAccBuffers; ++b) {
@@ -202,13 +208,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         uint32_t phase = 0;
         for (;;) {
           // Every reader released what this slot last held.
-          detail::wait_barrier<true>(&clc_empty[slot], phase ^ 1, "clc_empty", slot);
+          detail::wait_barrier<true>(&clc_empty[slot], phase ^ 1, "clc_empty", slot, "scheduler");
           // Their generic-proxy reads come before the async-proxy write.
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           for (uint32_t r = 0; r < kCtaGroup; ++r)
             detail::mbarrier_arrive_expect_tx_remote(detail::map_to_cta(&clc_full[slot], r), kClcResponseBytes);
           cuda::ptx::clusterlaunchcontrol_try_cancel_multicast(&clc_response[slot], &clc_full[slot]);
-          detail::wait_barrier(&clc_full[slot], phase, "clc_full", slot);
+          detail::wait_barrier(&clc_full[slot], phase, "clc_full", slot, "scheduler");
           const bool more = read_clc_response(&clc_response[slot]).canceled;
           if (++slot == kClcSlots) {
             slot = 0;
@@ -221,7 +227,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else if (warp == kProducerWarp) {
     // ======================= producer (both CTAs) =======================
     if (detail::elect_one()) {
-      TileWalk<SCHEDULE> walk(num_tiles, clc_full, clc_response, leader_clc_empty);
+      TileWalk<SCHEDULE> walk(num_tiles, clc_full, clc_response, leader_clc_empty, "producer");
       int stage = 0;
       uint32_t phase = 0;
       for (int tile = walk.first(); tile >= 0; tile = walk.next(true)) {
@@ -229,7 +235,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int m0 = cta_row0(t, static_cast<int>(rank));
         const int n0 = cta_b_col0(t, static_cast<int>(rank), BLOCK_N);
         for (int kb = 0; kb < num_k_blocks; ++kb) {
-          detail::wait_barrier(&smem_empty[stage], phase ^ 1, "smem_empty", stage);
+          detail::wait_barrier(&smem_empty[stage], phase ^ 1, "smem_empty", stage, "producer");
           // NOTE: TMA counts whole boxes, zero-filled parts included, so the
           // byte count is the same for edge tiles.
           if (leader)
@@ -263,7 +269,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else if (warp == kMmaWarp) {
     // ======================= MMA issuer (leader only) =======================
     if (leader && detail::elect_one()) {
-      TileWalk<SCHEDULE> walk(num_tiles, clc_full, clc_response, leader_clc_empty);
+      TileWalk<SCHEDULE> walk(num_tiles, clc_full, clc_response, leader_clc_empty, "MMA");
       const uint32_t ring_addr = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
       int stage = 0;
       uint32_t phase = 0;
@@ -271,11 +277,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t acc_phase = 0;
       for (int tile = walk.first(); tile >= 0; tile = walk.next(true)) {
         // The epilogues of both CTAs have drained this accumulator buffer.
-        detail::wait_barrier<true>(&acc_empty[acc], acc_phase ^ 1, "acc_empty", acc);
+        detail::wait_barrier<true>(&acc_empty[acc], acc_phase ^ 1, "acc_empty", acc, "MMA");
         cuda::ptx::tcgen05_fence_after_thread_sync();
         const uint32_t d_tmem = tmem_base + static_cast<uint32_t>(acc * BLOCK_N);
         for (int kb = 0; kb < num_k_blocks; ++kb) {
-          detail::wait_barrier(&smem_full[stage], phase, "smem_full", stage);
+          detail::wait_barrier(&smem_full[stage], phase, "smem_full", stage, "MMA");
           cuda::ptx::tcgen05_fence_after_thread_sync();
           const uint32_t a_base = ring_addr + stage * kStageBytes;
           const uint32_t b_base = a_base + kABytes;
@@ -303,7 +309,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // ======================= epilogue (warps 0-3, both CTAs) =======================
-    TileWalk<SCHEDULE> walk(num_tiles, clc_full, clc_response, leader_clc_empty);
+    TileWalk<SCHEDULE> walk(num_tiles, clc_full, clc_response, leader_clc_empty, "epilogue");
     const uint32_t panel_addr =
         static_cast<uint32_t>(__cvta_generic_to_shared(panels)) + warp * kEpiBuffers * kPanelBytes;
     const uint32_t lane_tmem = tmem_base + (static_cast<uint32_t>(warp * 32) << 16);  // this warp's 32 lanes
@@ -315,7 +321,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const TileCoord t = raster.tile(tile);
       const int row0 = cta_row0(t, static_cast<int>(rank)) + warp * kEpiPanelRows;
       const int n0 = t.n_block * BLOCK_N;
-      detail::wait_barrier(&acc_full[acc], acc_phase, "acc_full", acc);
+      detail::wait_barrier(&acc_full[acc], acc_phase, "acc_full", acc, "epilogue");
       cuda::ptx::tcgen05_fence_after_thread_sync();
 #pragma unroll 1
       for (int p = 0; p < kPanelsPerTile; ++p) {

@@ -25,8 +25,9 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
 
   const GroupedRaster raster{ceil_div(args.m, kMmaM), ceil_div(args.n, BLOCK_N), config.group_m};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
-  const detail::EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m),
-                                   static_cast<int>(args.n)};
+  detail::EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m),
+                             static_cast<int>(args.n)};
+  epi.debug_break_barrier = detail::debug_break_barrier_requested();
   // Cluster Launch Control: one cluster per tile, however many fit at once.
   // Persistent: no more clusters than fit at once.
   const int clusters = SCHEDULE == Schedule::persistent ? std::min(config.grid_clusters, resident)

@@ -117,8 +117,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     prefetch_tensormap(&tmap_a);
     prefetch_tensormap(&tmap_b);
     prefetch_tensormap(&tmap_c);
+#if defined(TCGEMM_DEBUG_HANGS)
+    const uint32_t full_count = epi.debug_break_barrier ? 2 : 1;  // 2: broken on purpose (tests)
+#else
+    constexpr uint32_t full_count = 1;
+#endif
     for (int s = 0; s < NUM_STAGES; ++s) {
-      cuda::ptx::mbarrier_init(&smem_full[s], 1);  // the producer's arrive + TMA bytes
+      cuda::ptx::mbarrier_init(&smem_full[s], full_count);  // the producer's arrive + TMA bytes
       // One arrive per consumer warp (of every CTA) that reads the stage.
       cuda::ptx::mbarrier_init(&smem_empty[s], kStageReaders);
     }
@@ -147,7 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int m0 = (t.m_block * CLUSTER_M + cta_rank) * kBlockM;
         const int n0 = t.n_block * BLOCK_N;
         for (int kb = 0; kb < num_k_blocks; ++kb) {
-          detail::wait_barrier(&smem_empty[stage], phase ^ 1, "smem_empty", stage);
+          detail::wait_barrier(&smem_empty[stage], phase ^ 1, "smem_empty", stage, "producer");
           uint8_t* a_dst = ring + stage * kStageBytes;
           uint8_t* b_dst = a_dst + kABytes;
           uint64_t* full = &smem_full[stage];
@@ -260,13 +265,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 
       // ---- ping-pong: wait for the other consumer to have issued its tile
       if constexpr (PINGPONG) {
-        if (j > 0) detail::wait_barrier(&math_turn[consumer], turns++ & 1, "math_turn", consumer);
+        if (j > 0) detail::wait_barrier(&math_turn[consumer], turns++ & 1, "math_turn", consumer, "consumer");
       }
 
       // ---- mainloop: k-blocks in order, one wgmma group in flight
       int prev_stage = -1;
       for (int kb = 0; kb < num_k_blocks; ++kb) {
-        detail::wait_barrier(&smem_full[stage], phase, "smem_full", stage);
+        detail::wait_barrier(&smem_full[stage], phase, "smem_full", stage, "consumer");
         const uint32_t a_base = ring_addr + stage * kStageBytes + a_offset;
         const uint32_t b_base = ring_addr + stage * kStageBytes + kABytes;
 #pragma unroll

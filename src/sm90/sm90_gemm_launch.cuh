@@ -29,7 +29,8 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   const GroupedRaster raster{ceil_div(ceil_div(args.m, kBlockM), CLUSTER_M), ceil_div(args.n, BLOCK_N),
                              config.group_m};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
-  const EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m), static_cast<int>(args.n)};
+  EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m), static_cast<int>(args.n)};
+  epi.debug_break_barrier = detail::debug_break_barrier_requested();
   const int clusters = std::min(config.num_ctas / CLUSTER_M, resident);
 
   cudaLaunchAttribute attr{};
