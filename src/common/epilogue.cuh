@@ -40,6 +40,18 @@ __device__ __forceinline__ bool panel_tma_storable(const EpilogueParams& epi, in
   return (epi.n % 8) == 0 || panel_n0 + kPanelCols <= epi.n;
 }
 
+// The arrival count of the operand ring's full barriers: 1 (the producer's
+// arrive with the TMA bytes), or in debug builds 2 when a test breaks them on
+// purpose (debug_break_barrier).
+__device__ __forceinline__ uint32_t ring_full_arrivals(const EpilogueParams& epi) {
+#if defined(TCGEMM_DEBUG_HANGS)
+  return epi.debug_break_barrier ? 2u : 1u;
+#else
+  (void)epi;
+  return 1u;
+#endif
+}
+
 template <typename Element>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   if constexpr (std::is_same_v<Element, __half>) {

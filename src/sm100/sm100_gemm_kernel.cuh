@@ -160,11 +160,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     detail::prefetch_tensormap(&tmap_a);
     detail::prefetch_tensormap(&tmap_b);
     detail::prefetch_tensormap(&tmap_c);
-#if defined(TCGEMM_DEBUG_HANGS)
-    const uint32_t full_count = epi.debug_break_barrier ? 2 : 1;  // 2: broken on purpose (tests)
-#else
-    constexpr uint32_t full_count = 1;
-#endif
+    const uint32_t full_count = detail::ring_full_arrivals(epi);
     for (int s = 0; s < NUM_STAGES; ++s) {
       cuda::ptx::mbarrier_init(&smem_full[s], full_count);  // the leader producer's expect_tx (+ both CTAs' bytes)
       cuda::ptx::mbarrier_init(&smem_empty[s], 1);  // one tcgen05.commit

@@ -117,11 +117,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     prefetch_tensormap(&tmap_a);
     prefetch_tensormap(&tmap_b);
     prefetch_tensormap(&tmap_c);
-#if defined(TCGEMM_DEBUG_HANGS)
-    const uint32_t full_count = epi.debug_break_barrier ? 2 : 1;  // 2: broken on purpose (tests)
-#else
-    constexpr uint32_t full_count = 1;
-#endif
+    const uint32_t full_count = detail::ring_full_arrivals(epi);
     for (int s = 0; s < NUM_STAGES; ++s) {
       cuda::ptx::mbarrier_init(&smem_full[s], full_count);  // the producer's arrive + TMA bytes
       // One arrive per consumer warp (of every CTA) that reads the stage.

@@ -31,6 +31,7 @@
 #include <limits>
 #include <string>
 
+#include "api/c_abi_args.hpp"
 #include "common/device.hpp"
 #include "dispatch/cublas_fallback.hpp"
 #include "reference/reference.hpp"
@@ -235,21 +236,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   // plan() decides the same and launches nothing.
-  tcgemm::GemmArgs g;
-  g.dtype = static_cast<tcgemm::DType>(dtype);
-  g.op_a = static_cast<tcgemm::Op>(op_a);
-  g.op_b = static_cast<tcgemm::Op>(op_b);
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.alpha = alpha;
-  g.beta = beta;
-  g.a = a;
-  g.b = b;
-  g.c = c;
-  g.lda = lda;
-  g.ldb = ldb;
-  g.ldc = ldc;
+  const tcgemm::GemmArgs g = tcgemm::detail::c_abi_args(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                                                         ldc, stream);
   const int before = g_rec.launches;
   const tcgemm::Plan p = tcgemm::plan(g);
   if (g_rec.launches != before) fail("plan() launched", call);

@@ -1,0 +1,34 @@
+// The C ABI's arguments as GemmArgs: how tcgemm_gemm() reads its parameters
+// (shared with the API fuzzer, which checks plan() against it).
+#pragma once
+
+#include <cstdint>
+
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::detail {
+
+// Out-of-range enum values are carried through, for validation to reject
+// with a message that names them.
+inline GemmArgs c_abi_args(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                           int64_t lda, const void* b, int64_t ldb, float beta, void* c, int64_t ldc, void* stream) {
+  GemmArgs args;
+  args.dtype = static_cast<DType>(dtype);
+  args.op_a = static_cast<Op>(op_a);
+  args.op_b = static_cast<Op>(op_b);
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.alpha = alpha;
+  args.a = a;
+  args.lda = lda;
+  args.b = b;
+  args.ldb = ldb;
+  args.beta = beta;
+  args.c = c;
+  args.ldc = ldc;
+  args.stream = static_cast<cudaStream_t>(stream);
+  return args;
+}
+
+}  // namespace tcgemm::detail
