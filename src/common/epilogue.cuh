@@ -140,6 +140,8 @@ __device__ __forceinline__ void store_panel(const CUtensorMap* tmap_c, const Epi
   } else {
     sync();
     store_panel_clipped<Element, ROWS, THREADS>(static_cast<const uint8_t*>(panel), epi, row0, col0, thread);
+    // These generic reads come before a later TMA load of C into the buffer.
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   }
   if (issuer) cuda::ptx::cp_async_bulk_commit_group();
 }

@@ -78,7 +78,7 @@ struct TileWalk<Schedule::persistent> {
   __device__ TileWalk(int num_tiles, uint64_t*, const uint4*, uint32_t, const char*)
       : schedule{static_cast<int>(blockIdx.x) / kCtaGroup, static_cast<int>(gridDim.x) / kCtaGroup, num_tiles} {}
   __device__ int first() { return schedule.tile(0); }
-  __device__ int next(bool) { return schedule.tile(++j); }
+  __device__ int next(bool, bool) { return schedule.tile(++j); }
 };
 
 template <>
@@ -94,12 +94,18 @@ struct TileWalk<Schedule::cluster_launch_control> {
       : clc_full(full), response(resp), leader_clc_empty(leader_empty), role(who) {}
   // The cluster's own tile: one cluster per tile in launch order.
   __device__ int first() { return static_cast<int>(blockIdx.x) / kCtaGroup; }
-  // The next response, decoded; `release` in the one lane (of those calling)
-  // that tells the scheduler this role is done with the slot.
-  __device__ int next(bool release) {
+  // The next response, decoded. `whole_warp`: all 32 lanes call (the
+  // epilogue warps), else one lane does; `release` in the one lane that tells
+  // the scheduler this role is done with the slot.
+  __device__ int next(bool release, bool whole_warp) {
     detail::wait_barrier(&clc_full[slot], phase, "clc_full", slot, role);
     const int tile = tile_of(read_clc_response(&response[slot]));
-    __syncwarp(__activemask());
+    // This CTA's generic-proxy read of the slot comes before the next
+    // try_cancel's async-proxy write into it (the scheduler fences only its
+    // own CTA; the multicast writes this one's slot too).
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    // Every lane has read the slot before one lane releases it.
+    if (whole_warp) __syncwarp();
     if (release) detail::mbarrier_arrive_remote_cluster(leader_clc_empty + slot * 8);
     if (++slot == kClcSlots) {
       slot = 0;
@@ -226,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       TileWalk<SCHEDULE> walk(num_tiles, clc_full, clc_response, leader_clc_empty, "producer");
       int stage = 0;
       uint32_t phase = 0;
-      for (int tile = walk.first(); tile >= 0; tile = walk.next(true)) {
+      for (int tile = walk.first(); tile >= 0; tile = walk.next(true, false)) {
         const TileCoord t = raster.tile(tile);
         const int m0 = cta_row0(t, static_cast<int>(rank));
         const int n0 = cta_b_col0(t, static_cast<int>(rank), BLOCK_N);
@@ -261,6 +267,17 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+      // Tail: wait until the MMAs have released every stage this CTA filled,
+      // so that no tcgen05.commit arrival for this CTA's ring is still in
+      // flight when the CTA exits (the arrivals of different commits are not
+      // ordered with the acc_full one the epilogue waits for).
+      for (int i = 0; i < NUM_STAGES; ++i) {
+        detail::wait_barrier(&smem_empty[stage], phase ^ 1, "smem_empty", stage, "producer");
+        if (++stage == NUM_STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
     }
   } else if (warp == kMmaWarp) {
     // ======================= MMA issuer (leader only) =======================
@@ -271,7 +288,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t phase = 0;
       int acc = 0;
       uint32_t acc_phase = 0;
-      for (int tile = walk.first(); tile >= 0; tile = walk.next(true)) {
+      for (int tile = walk.first(); tile >= 0; tile = walk.next(true, false)) {
         // The epilogues of both CTAs have drained this accumulator buffer.
         detail::wait_barrier<true>(&acc_empty[acc], acc_phase ^ 1, "acc_empty", acc, "MMA");
         cuda::ptx::tcgen05_fence_after_thread_sync();
@@ -313,7 +330,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     uint32_t acc_phase = 0;
     int panel_use = 0;     // panels stored so far by this warp
     uint32_t c_phases = 0; // bit b: phase of c_loaded[warp][b]
-    for (int tile = walk.first(); tile >= 0; tile = walk.next(lane == 0)) {
+    for (int tile = walk.first(); tile >= 0; tile = walk.next(lane == 0, true)) {
       const TileCoord t = raster.tile(tile);
       const int row0 = cta_row0(t, static_cast<int>(rank)) + warp * kEpiPanelRows;
       const int n0 = t.n_block * BLOCK_N;
