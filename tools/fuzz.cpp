@@ -262,24 +262,13 @@ std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int nu
   for (ElementBuffer* buf : {&c_ours, &c_ref, &c_cublas})
     CHECK_CUDA(cudaMemcpyAsync(buf->data(), c_init.data(), c_init.bytes(), cudaMemcpyDeviceToDevice, stream));
 
+  Operands lds;
+  lds.lda = sa.ld;
+  lds.ldb = sb.ld;
+  lds.ldc = sc.ld;
   auto args_for = [&](ElementBuffer& out) {
-    GemmArgs g;
-    g.dtype = c.dtype;
-    g.op_a = c.layout.a;
-    g.op_b = c.layout.b;
-    g.m = s.m;
-    g.n = s.n;
-    g.k = s.k;
-    g.alpha = c.alpha;
-    g.beta = c.beta;
-    g.a = a.data() + c.off_a;
-    g.lda = sa.ld;
-    g.b = b.data() + c.off_b;
-    g.ldb = sb.ld;
-    g.c = out.data() + c.off_c;
-    g.ldc = sc.ld;
-    g.stream = stream;
-    return g;
+    return make_args(c.dtype, c.layout, s, lds, a.data() + c.off_a, b.data() + c.off_b, out.data() + c.off_c, c.alpha,
+                     c.beta, stream);
   };
   const Plan ours = gemm(args_for(c_ours));
   const Plan ref = reference_gemm(args_for(c_ref));
