@@ -3,6 +3,9 @@
 #include <array>
 #include <mutex>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
 #include "reference/reference.hpp"
 
 namespace tcgemm::detail {
@@ -11,7 +14,27 @@ namespace {
 constexpr int kMaxDevices = 64;
 std::array<DeviceInfo, kMaxDevices> g_devices;
 std::array<std::once_flag, kMaxDevices> g_once;
+
+// Binds `dev`'s primary context when the thread has no current context.
+// Never replaces a context the caller made current.
+cudaError_t bind_context_if_none(int dev) {
+  static const auto get_current = reinterpret_cast<PFN_cuCtxGetCurrent_v4000>(driver_entry_point("cuCtxGetCurrent"));
+  CUcontext ctx = nullptr;
+  if (get_current == nullptr || get_current(&ctx) != CUDA_SUCCESS || ctx != nullptr) return cudaSuccess;
+  return cudaSetDevice(dev);
+}
 }  // namespace
+
+void* driver_entry_point(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
 
 const DeviceInfo* current_device(std::string* error) {
   int dev = -1;
@@ -27,6 +50,12 @@ const DeviceInfo* current_device(std::string* error) {
   }
   if (dev < 0 || dev >= kMaxDevices) {
     *error = "device index " + std::to_string(dev) + " is beyond the " + std::to_string(kMaxDevices) + " supported";
+    return nullptr;
+  }
+  if (const cudaError_t err = bind_context_if_none(dev); err != cudaSuccess) {
+    cudaGetLastError();
+    *error = "no CUDA context is current and device " + std::to_string(dev) +
+             "'s primary context could not be made current (" + cudaGetErrorString(err) + ")";
     return nullptr;
   }
   std::call_once(g_once[dev], [dev] {

@@ -17,8 +17,15 @@ struct DeviceInfo {
 };
 
 // The current device's info; on failure `error` is set and says why (no
-// device visible, driver too old, ...).
+// device visible, driver too old, ...). A thread with no CUDA context current
+// (one unset or popped through the driver API) gets the device's primary
+// context bound again, as the runtime's first call on a thread would do:
+// tcgemm's driver calls (tensor-map encoding) need one.
 const DeviceInfo* current_device(std::string* error);
+
+// A driver API function by name (CUDA 12.0 ABI) through the runtime, so that
+// the library does not link libcuda; nullptr when the driver lacks it.
+void* driver_entry_point(const char* symbol);
 
 // Empty when `ptr` is device (or managed) memory usable by kernels; otherwise
 // e.g. "A is host memory (not device memory)".
