@@ -46,9 +46,12 @@ __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase, cons
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     if (start == 0) start = now;
     if (now - start > uint64_t{TCGEMM_HANG_TIMEOUT_MS} * 1000000) {
-      printf("tcgemm: hang: %s waited %d ms for barrier %s[%d] (phase %u): block %d, thread %d (warp %d)\n", role,
-             TCGEMM_HANG_TIMEOUT_MS, name, index, phase, static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x),
-             static_cast<int>(threadIdx.x) / 32);
+      // One line per waiting warp: its lanes expire together; the lowest
+      // active one reports.
+      if ((__activemask() & ((1u << (threadIdx.x % 32)) - 1)) == 0)
+        printf("tcgemm: hang: %s waited %d ms for barrier %s[%d] (phase %u): block %d, thread %d (warp %d)\n", role,
+               TCGEMM_HANG_TIMEOUT_MS, name, index, phase, static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x),
+               static_cast<int>(threadIdx.x) / 32);
       __trap();
     }
   }
