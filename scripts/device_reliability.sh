@@ -7,9 +7,13 @@
 #   sanitize_<tool>.txt  compute-sanitizer memcheck, racecheck, synccheck and
 #                     initcheck over the GPU test suite (run side by side;
 #                     SANITIZE_TOOLS picks them, SANITIZE_FILTER narrows the
-#                     tests, for the slow tools)
+#                     tests, SANITIZE_SHARDS splits each run over the GPUs,
+#                     SANITIZE_ARGS adds compute-sanitizer options). The
+#                     default filter leaves out Edges.OutOfDeviceMemory: it
+#                     takes all device memory, which the sanitizer needs too
 #   hang.txt          a -DTCGEMM_DEBUG_HANGS=ON build (build-dbg, 2 s wait
-#                     bound) running the GPU test that provokes a hang report
+#                     bound, for DEBUG_ARCHS, default "90a;100a") running the
+#                     GPU test that provokes a hang report
 # STEPS (default "soak fuzz sanitize hang") picks the parts; each is bounded
 # by STEP_TIMEOUT seconds (default 240).
 set -uo pipefail
@@ -40,18 +44,30 @@ for step in $STEPS; do
     fuzz) timeout "$STEP_TIMEOUT" "$tcgemm" check --fuzz "$FUZZ_CASES" --seed "$FUZZ_SEED" --all-configs > "$OUT/fuzz.txt" 2>&1 || status=1
           grep -v "^ \|^FAIL" "$OUT/fuzz.txt" | tail -2; grep -c "^FAIL" "$OUT/fuzz.txt" ;;
     sanitize)
+      # Each tool's run may be split into SANITIZE_SHARDS gtest shards, run
+      # side by side and spread over the visible GPUs (synccheck over the
+      # whole suite takes longer than one call otherwise).
+      shards=${SANITIZE_SHARDS:-1}
+      gpus=$(nvidia-smi -L | wc -l)
+      logs=()
       for tool in $SANITIZE_TOOLS; do
-        filter="${SANITIZE_FILTER:-*}"
-        timeout "$STEP_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-          "$tests" --gtest_filter="$filter" > "$OUT/sanitize_$tool.txt" 2>&1 &
+        for ((i = 0; i < shards; i++)); do
+          log="$OUT/sanitize_$tool.txt"; ((shards > 1)) && log="$OUT/sanitize_${tool}_$i.txt"
+          logs+=("$log")
+          CUDA_VISIBLE_DEVICES=${SANITIZE_GPU:-$((i % gpus))} GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+            timeout "$STEP_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode 3 ${SANITIZE_ARGS:-} \
+            "$tests" --gtest_filter="${SANITIZE_FILTER:-*-Edges.OutOfDeviceMemory}" > "$log" 2>&1 &
+        done
       done
       wait
-      for tool in $SANITIZE_TOOLS; do
-        echo "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.txt" | tail -1)" \
-             "$(grep -E '^\[  (PASSED|FAILED) ' "$OUT/sanitize_$tool.txt" | tr '\n' ' ')"
-        grep -qE '(ERROR|RACECHECK) SUMMARY: 0 ' "$OUT/sanitize_$tool.txt" || status=1
+      for log in "${logs[@]}"; do
+        echo "$(basename "$log" .txt): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" \
+             "$(grep -E '^\[  (PASSED|FAILED) ' "$log" | tr '\n' ' ')" \
+             "(last test started: $(grep -E '^\[ RUN' "$log" | tail -1 | cut -c14-))"
+        grep -qE '(ERROR|RACECHECK) SUMMARY: 0 ' "$log" || status=1
       done ;;
     hang) if ! BUILD_DIR=build-dbg configure_and_build -DTCGEMM_DEBUG_HANGS=ON -DTCGEMM_HANG_TIMEOUT_MS=2000 \
+              "-DTCGEMM_CUDA_ARCHS=${DEBUG_ARCHS:-90a;100a}" \
               > "$OUT/hang.txt" 2>&1; then
             tail -30 "$OUT/hang.txt"; status=1; continue
           fi
