@@ -33,6 +33,10 @@ TEST_F(Hang, ABrokenBarrierIsReportedNotHung) {
   EXPECT_NE(status, 0) << "the broken GEMM must fail";
   EXPECT_EQ(WEXITSTATUS(status) == 124, false) << "the child hung until `timeout` killed it";
   EXPECT_NE(output.find("tcgemm: hang: "), std::string::npos) << "no hang report";
+  bool names_role = false;
+  for (const char* role : {"producer", "consumer", "scheduler", "MMA", "epilogue"})
+    names_role |= output.find(std::string("tcgemm: hang: ") + role + " waited ") != std::string::npos;
+  EXPECT_TRUE(names_role) << "the report names the waiting role";
   EXPECT_NE(output.find("for barrier smem_full["), std::string::npos) << "the report names the barrier";
   EXPECT_NE(output.find("(phase 0)"), std::string::npos) << "the report names the phase";
   EXPECT_NE(output.find("block "), std::string::npos) << "the report names the block";
