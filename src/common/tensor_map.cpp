@@ -59,7 +59,8 @@ std::string tma_unsupported_reason(const void* base, const Tma2D& t) {
 
 namespace {
 PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  static const auto fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(driver_entry_point("cuTensorMapEncodeTiled"));
+  static const auto fn =
+      reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(driver_entry_point("cuTensorMapEncodeTiled"));
   return fn;
 }
 }  // namespace
