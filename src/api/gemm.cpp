@@ -53,17 +53,9 @@ Plan reference_gemm(const GemmArgs& args) noexcept {
       p.reason = "tcgemm: " + error;
       return p;
     }
-    for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c}}) {
-      if (args.k == 0 && name[0] != 'C') continue;
-      if (std::string why = detail::check_device_pointer(name, ptr); !why.empty()) {
-        p.status = Status::invalid_argument;
-        p.reason = "tcgemm: " + why + " (" + detail::describe(args) + ")";
-        return p;
-      }
-    }
-    if (std::string why = detail::check_stream(args.stream, dev->id); !why.empty()) {
+    if (std::string why = detail::check_operands(args, dev->id); !why.empty()) {
       p.status = Status::invalid_argument;
-      p.reason = "tcgemm: " + why + " (" + detail::describe(args) + ")";
+      p.reason = "tcgemm: " + why;
       return p;
     }
     const cudaError_t err = args.k == 0 ? detail::launch_scale(args) : detail::launch_reference_gemm(args);

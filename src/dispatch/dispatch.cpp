@@ -49,6 +49,15 @@ std::string arch_name(const DeviceInfo& d) { return "sm_" + std::to_string(d.cc_
 
 }  // namespace
 
+std::string check_operands(const GemmArgs& args, int device) {
+  for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c}}) {
+    if (args.k == 0 && name[0] != 'C') continue;
+    if (std::string why = check_device_pointer(name, ptr); !why.empty()) return why + " (" + describe(args) + ")";
+  }
+  if (std::string why = check_stream(args.stream, device); !why.empty()) return why + " (" + describe(args) + ")";
+  return {};
+}
+
 Decision make_plan(const GemmArgs& args, const Options& options) {
   if (std::string why = check_args(args); !why.empty()) return reject(Status::invalid_argument, why);
   const int prefer = static_cast<int>(options.prefer);
@@ -84,17 +93,7 @@ Decision make_plan(const GemmArgs& args, const Options& options) {
                                            " only; device " + std::to_string(dev->id) + " (" + dev->name + ") is " +
                                            arch_name(*dev) + ": rebuild with -DTCGEMM_CUDA_ARCHS=<arch>");
 
-  // Every pointer that will be touched must be device memory, checked before
-  // anything is launched so that a rejected call writes nothing.
-  const bool reads_ab = args.k > 0;
-  for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c}}) {
-    if (!reads_ab && name[0] != 'C') continue;
-    if (std::string why = check_device_pointer(name, ptr); !why.empty())
-      return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
-  }
-
-  if (std::string why = check_stream(args.stream, dev->id); !why.empty())
-    return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
+  if (std::string why = check_operands(args, dev->id); !why.empty()) return reject(Status::invalid_argument, why);
 
   if (args.k == 0) {
     plan.backend = Backend::none;
