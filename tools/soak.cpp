@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -124,7 +125,7 @@ int run_soak(int64_t launches, int streams, int device) {
                     static_cast<long long>(st.count)));
     }
   };
-  auto worker = [&](int t, int64_t count, bool warmup) {
+  auto stream_loop = [&](int t, int64_t count, bool warmup) {
     cudaStream_t stream;
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     for (int64_t i = 0; i < count; ++i) {
@@ -144,27 +145,36 @@ int run_soak(int64_t launches, int streams, int device) {
     for (const Problem& p : problems[static_cast<size_t>(t)]) check(p, stream, t, count);
     CHECK_CUDA(cudaStreamDestroy(stream));
   };
+  // One thread per stream, launches_of(t) launches each. A CudaError thrown
+  // in a thread (the fills and comparisons throw) is rethrown here, after
+  // the join, so that it ends the command as it does on the main thread.
+  auto run_streams = [&](auto launches_of, bool warmup) {
+    std::exception_ptr error;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < streams; ++t)
+      threads.emplace_back([&, t] {
+        try {
+          stream_loop(t, launches_of(t), warmup);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(print);
+          if (!error) error = std::current_exception();
+        }
+      });
+    for (auto& th : threads) th.join();
+    if (error) std::rethrow_exception(error);
+  };
 
   // A first round on every stream (kernel set-up, library caches, the
   // comparison's kernels; these threads' cuBLAS handles come and go), then
   // the baseline for memory growth.
-  {
-    std::vector<std::thread> threads;
-    for (int t = 0; t < streams; ++t) threads.emplace_back(worker, t, 2 * kMenuSize, true);
-    for (auto& th : threads) th.join();
-  }
+  run_streams([](int) { return int64_t{2 * kMenuSize}; }, true);
   CHECK_CUDA(cudaDeviceSynchronize());
   const size_t free_before = device_free_bytes(), rss_before = host_rss_bytes();
   done = 0;
   spot_checks = 0;
 
   const auto start = std::chrono::steady_clock::now();
-  {
-    std::vector<std::thread> threads;
-    for (int t = 0; t < streams; ++t)
-      threads.emplace_back(worker, t, launches / streams + (t < launches % streams ? 1 : 0), false);
-    for (auto& th : threads) th.join();
-  }
+  run_streams([&](int t) { return launches / streams + (t < launches % streams ? 1 : 0); }, false);
   CHECK_CUDA(cudaDeviceSynchronize());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const size_t free_after = device_free_bytes(), rss_after = host_rss_bytes();
