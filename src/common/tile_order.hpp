@@ -49,6 +49,14 @@ struct GroupedRaster {
 
 TCGEMM_HD int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
 
+// Fraction of `slots` (concurrent tiles: SMs, or clusters) kept busy over the
+// waves that `tiles` tiles take: 1 when the last wave is full. Host only
+// (the configuration choice of each family).
+inline double wave_efficiency(int64_t tiles, int slots) {
+  const int64_t waves = (tiles + slots - 1) / slots;
+  return static_cast<double>(tiles) / static_cast<double>(waves * slots);
+}
+
 // Whether an M x N output cut into block_m x block_n tiles has few enough
 // tiles for the 32-bit tile indices of the schedules (found by the API
 // fuzzer: M = N = 2^31-1 would overflow them). Host code only needs it.

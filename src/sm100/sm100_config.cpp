@@ -9,11 +9,6 @@ static_assert(tmem_columns(256) <= kTmemColumns && tmem_columns(128) <= kTmemCol
 
 namespace {
 
-double wave_efficiency(int64_t tiles, int slots) {
-  const int64_t waves = (tiles + slots - 1) / slots;
-  return static_cast<double>(tiles) / static_cast<double>(waves * slots);
-}
-
 // Relative throughput of a full wave of each width: a 256 x 128 MMA reads
 // 1.5x the operand bytes per FLOP of a 256 x 256 one.
 double tile_width_factor(int block_n) { return block_n == 256 ? 1.0 : 0.9; }
@@ -28,7 +23,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   if (!is_tile_width(block_n)) {
     double best = -1.0;
     for (int w : {256, 128}) {  // ties go to the wider tile
-      const double score = wave_efficiency(m_tiles * ceil_div(n, w), slots) * tile_width_factor(w);
+      const double score = detail::wave_efficiency(m_tiles * ceil_div(n, w), slots) * tile_width_factor(w);
       if (score > best) {
         best = score;
         block_n = w;

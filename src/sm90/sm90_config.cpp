@@ -23,11 +23,6 @@ double tile_width_factor(int block_n) {
   }
 }
 
-double wave_efficiency(int64_t tiles, int num_sms) {
-  const int64_t waves = (tiles + num_sms - 1) / num_sms;
-  return static_cast<double>(tiles) / static_cast<double>(waves * num_sms);
-}
-
 // Ping-pong 128x128 against the cooperative tiles: it hides each tile's
 // epilogue behind the other consumer's mainloop, so it gains most where the
 // epilogue is a large share of a tile's time, i.e. at short K (measured on
@@ -51,14 +46,14 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
     for (int i = static_cast<int>(std::size(kTileWidths)) - 1; i >= 0; --i) {
       const int w = kTileWidths[i];
       const int64_t tiles = m_blocks * ceil_div(n, w);
-      const double score = wave_efficiency(tiles, num_sms) * tile_width_factor(w);
+      const double score = detail::wave_efficiency(tiles, num_sms) * tile_width_factor(w);
       if (score > best) {
         best = score;
         block_n = w;
         pingpong = false;
       }
       if (is_tile_config(w, 1, true) && tiles >= 2 * static_cast<int64_t>(num_sms)) {
-        const double pp = wave_efficiency(tiles, num_sms) * pingpong_factor(k);
+        const double pp = detail::wave_efficiency(tiles, num_sms) * pingpong_factor(k);
         if (pp > best) {
           best = pp;
           block_n = w;
