@@ -31,6 +31,9 @@ TCGEMM_SUPPORT_HOST_DEVICE constexpr bool is_nan_or_inf(DType dtype, uint16_t bi
 // Zero of either sign is the only pattern with no bit set below the sign.
 TCGEMM_SUPPORT_HOST_DEVICE constexpr bool is_nonzero(uint16_t bits) { return (bits & 0x7FFF) != 0; }
 
+// Unit roundoff of the type: 2^-11 (fp16), 2^-8 (bf16).
+constexpr double unit_roundoff(DType dtype) { return dtype == DType::f16 ? 1.0 / 2048 : 1.0 / 256; }
+
 // Host conversions, round to nearest even.
 float to_float(DType dtype, uint16_t bits);
 uint16_t from_float(DType dtype, float value);

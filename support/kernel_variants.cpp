@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstring>
+
 namespace tcgemm::support {
 
 Backend device_family(int device) {
@@ -18,6 +20,11 @@ Backend device_family(int device) {
   if (major == 9 && minor == 0) return Backend::sm90;
   if (major == 10 && minor == 0) return Backend::sm100;
   return Backend::none;
+}
+
+bool family_built(Backend family) {
+  const char* arch = family == Backend::sm90 ? "sm_90a" : family == Backend::sm100 ? "sm_100a" : nullptr;
+  return arch != nullptr && std::strstr(build_info().cuda_archs, arch) != nullptr;
 }
 
 std::vector<KernelVariant> builtin_variants(Backend family) {

@@ -14,6 +14,9 @@ namespace tcgemm::support {
 // Backend::none (tcgemm has no kernel family for the device). `device` < 0:
 // the current device.
 Backend device_family(int device = -1);
+// Whether this build of tcgemm holds that family's kernels (its arch, sm_90a
+// or sm_100a, is in build_info().cuda_archs); false for Backend::none.
+bool family_built(Backend family);
 
 struct KernelVariant {
   Options options;                   // forces this configuration (Prefer::tcgemm_only)

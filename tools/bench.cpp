@@ -68,7 +68,7 @@ struct BenchRow {
   double ours_tflops() const { return c.shape.flops() / (ours_median() * 1e-6) / 1e12; }
   double cublas_tflops() const { return c.shape.flops() / (cublas_median() * 1e-6) / 1e12; }
   double speedup() const { return cublas_median() / ours_median(); }
-  bool close() const { return vs_cublas.finite() && vs_cublas.norm_rel < tolerance(c.dtype); }
+  bool close() const { return vs_cublas.finite() && vs_cublas.norm_rel < support::normwise_tolerance(c.dtype); }
   std::string warning() const {
     if (!error.empty()) return "ERROR: " + error;
     if (!inputs_ok) return "WARN: inputs not random";

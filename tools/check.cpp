@@ -114,9 +114,9 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     if (vs_ref.nonfinite_ref > 0)
       out.failures.push_back(format("the reference produced %lld non-finite outputs",
                                     static_cast<long long>(vs_ref.nonfinite_ref)));
-    if (!(vs_ref.norm_rel < tolerance(dtype)))
+    if (!(vs_ref.norm_rel < support::normwise_tolerance(dtype)))
       out.failures.push_back(format("relative error %.3e is above the %s tolerance %.0e (max |diff| %.3e)",
-                                    vs_ref.norm_rel, to_string(dtype), tolerance(dtype), vs_ref.max_abs));
+                                    vs_ref.norm_rel, to_string(dtype), support::normwise_tolerance(dtype), vs_ref.max_abs));
   }
   if (cublas.status == Status::ok) {
     // cuBLAS's own error puts ours in scale: both round the same fp32 sums.

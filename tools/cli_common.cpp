@@ -105,8 +105,6 @@ GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operand
   return args;
 }
 
-double tolerance(DType dtype) { return dtype == DType::bf16 ? 1e-2 : 2e-3; }
-
 std::string short_kernel(const Plan& plan) {
   std::string out = to_string(plan.backend);
   if (plan.backend != Backend::sm90 && plan.backend != Backend::sm100) return out;

@@ -57,11 +57,6 @@ using ElementBuffer = support::DeviceBuffer<uint16_t>;
 GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operands& ops, const void* a,
                    const void* b, void* c, float alpha, float beta, cudaStream_t stream);
 
-// The normwise relative error allowed against the fp32-accumulating
-// reference, for inputs uniform in (-1, 1): a few units of the output's
-// rounding (fp16 u = 2^-11, bf16 u = 2^-8).
-double tolerance(DType dtype);
-
 // "sm90 128x256x64/4st", "cublas", ...: backend plus tile and stage count,
 // taken from Plan::kernel, short enough for a table column.
 std::string short_kernel(const Plan& plan);

@@ -181,8 +181,7 @@ std::string describe(const FuzzCase& c) {
 
 // The normwise bound against the reference (see the file comment).
 double fuzz_bound(DType dtype, int64_t k) {
-  const double u = dtype == DType::f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
-  return 2.0 * u + 4.0 * static_cast<double>(k) * std::ldexp(1.0, -24);
+  return 2.0 * support::unit_roundoff(dtype) + 4.0 * static_cast<double>(k) * std::ldexp(1.0, -24);
 }
 
 // Bit identity with cuBLAS, by K: cases where tcgemm's kernel ran with
@@ -205,9 +204,7 @@ struct Totals {
 // (host side, only for a failing case).
 std::string locate_errors(DType dtype, const ElementBuffer& x, const ElementBuffer& ref, int64_t off, int64_t ld,
                           int64_t m, int64_t n, double bound) {
-  std::vector<uint16_t> hx(x.size()), hr(ref.size());
-  CHECK_CUDA(cudaMemcpy(hx.data(), x.data(), x.bytes(), cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaMemcpy(hr.data(), ref.data(), ref.bytes(), cudaMemcpyDeviceToHost));
+  const std::vector<uint16_t> hx = support::download(x.data(), x.size()), hr = support::download(ref.data(), ref.size());
   auto value = [&](uint16_t bits) { return static_cast<double>(support::to_float(dtype, bits)); };
   double sum2 = 0.0;
   for (int64_t r = 0; r < m; ++r)
@@ -321,17 +318,11 @@ std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int nu
 
     // Every built-in configuration of the family gives the same bits.
     if (all_configs && ours.backend == family) {
-      const std::vector<uint16_t> reference_bits = [&] {
-        std::vector<uint16_t> h(c_elems);
-        CHECK_CUDA(cudaMemcpy(h.data(), c_ours.data(), c_ours.bytes(), cudaMemcpyDeviceToHost));
-        return h;
-      }();
+      const std::vector<uint16_t> reference_bits = support::download(c_ours.data(), c_elems, stream);
       for (const support::KernelVariant& v : support::builtin_variants(family)) {
         CHECK_CUDA(cudaMemcpyAsync(c_cublas.data(), c_init.data(), c_init.bytes(), cudaMemcpyDeviceToDevice, stream));
         const Plan p = gemm(args_for(c_cublas), v.options);
-        std::vector<uint16_t> h(c_elems);
-        CHECK_CUDA(cudaMemcpyAsync(h.data(), c_cublas.data(), c_cublas.bytes(), cudaMemcpyDeviceToHost, stream));
-        CHECK_CUDA(cudaStreamSynchronize(stream));
+        const std::vector<uint16_t> h = support::download(c_cublas.data(), c_elems, stream);
         if (p.status != Status::ok) {
           fails.push_back(v.label + " failed: " + p.reason);
           continue;
@@ -350,10 +341,8 @@ std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int nu
 
   // Nothing outside C changed: the whole buffer against its initial state,
   // except the M x N elements themselves.
-  std::vector<uint16_t> before(c_elems), after(c_elems);
-  CHECK_CUDA(cudaMemcpyAsync(before.data(), c_init.data(), c_init.bytes(), cudaMemcpyDeviceToHost, stream));
-  CHECK_CUDA(cudaMemcpyAsync(after.data(), c_ours.data(), c_ours.bytes(), cudaMemcpyDeviceToHost, stream));
-  CHECK_CUDA(cudaStreamSynchronize(stream));
+  const std::vector<uint16_t> before = support::download(c_init.data(), c_elems, stream),
+                              after = support::download(c_ours.data(), c_elems, stream);
   int64_t outside = 0;
   for (size_t i = 0; i < c_elems; ++i) {
     const int64_t rel = static_cast<int64_t>(i) - c.off_c;

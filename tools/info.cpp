@@ -43,8 +43,7 @@ int run_info(const ArgParser& parser) {
   row("  architectures", build.cuda_archs);
   row("  kernel families", build.kernel_families);
   const Backend family = support::device_family(d.index);
-  const bool built = (family == Backend::sm90 && std::strstr(build.cuda_archs, "sm_90a") != nullptr) ||
-                     (family == Backend::sm100 && std::strstr(build.cuda_archs, "sm_100a") != nullptr);
+  const bool built = support::family_built(family);
   row("  runs here", family == Backend::none ? format("no tcgemm kernel family for %s: cuBLAS fallback", d.arch().c_str())
                      : built ? format("%s (this device is %s)", to_string(family), d.arch().c_str())
                              : format("%s would, but this build lacks it: cuBLAS fallback", to_string(family)));

@@ -1,5 +1,6 @@
 #include "gemm_case.hpp"
 
+#include "support/compare.hpp"
 #include "support/kernel_variants.hpp"
 
 #include <algorithm>
@@ -31,10 +32,7 @@ const std::string& gpu_skip_reason() {
       return std::string("cannot query the current CUDA device");
     }
     const std::string archs = build_info().cuda_archs;
-    const Backend family = support::device_family(dev);
-    const bool built = (family == Backend::sm90 && archs.find("sm_90a") != std::string::npos) ||
-                       (family == Backend::sm100 && archs.find("sm_100a") != std::string::npos);
-    if (!built) {
+    if (!support::family_built(support::device_family(dev))) {
       return "device " + std::to_string(dev) + " (" + prop.name + ") has compute capability " +
              std::to_string(prop.major) + "." + std::to_string(prop.minor) +
              "; these tests need 9.0 or 10.0 with that family built in (this build: " + archs + ")";
@@ -229,9 +227,6 @@ std::string element(DType dtype, const char* label, int64_t r, int64_t c, uint16
                 static_cast<double>(to_float(dtype, want)), want);
   return buf;
 }
-
-// Unit roundoff of the output type.
-double unit_roundoff(DType dtype) { return dtype == DType::f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8); }
 }  // namespace
 
 Comparison compare(DType dtype, const std::vector<uint16_t>& got, const std::vector<uint16_t>& want, uint16_t outside,
@@ -255,7 +250,7 @@ Comparison compare(DType dtype, const std::vector<uint16_t>& got, const std::vec
       const bool got_bad = is_nan_or_inf(dtype, got[i]), want_bad = is_nan_or_inf(dtype, want[i]);
       out.nan += got_bad;
       out.ref_nan += want_bad;
-      out.ref_nonzero += (want[i] & 0x7FFF) != 0;
+      out.ref_nonzero += support::is_nonzero(want[i]);
       if (got[i] != want[i] && out.bit_mismatches++ == 0)
         out.first_mismatch = element(dtype, "C", r, c, got[i], want[i]);
       if (got_bad || want_bad) continue;
@@ -270,7 +265,7 @@ Comparison compare(DType dtype, const std::vector<uint16_t>& got, const std::vec
   // only in the order of fp32 additions round to within one output ulp
   // (2u |want|); the rms term covers elements near zero after cancellation.
   // A skipped k16 step moves an element by ~sqrt(16) rms(products): far out.
-  const double u = unit_roundoff(dtype);
+  const double u = support::unit_roundoff(dtype);
   const double rms = out.elements > 0 ? std::sqrt(sum_want2 / static_cast<double>(out.elements)) : 0.0;
   for (int64_t r = 0; r < m; ++r)
     for (int64_t c = 0; c < n; ++c) {
@@ -304,7 +299,7 @@ void expect_sane_reference(const Comparison& c, const std::string& what) {
 
 void expect_close(const Comparison& c, DType dtype, const std::string& what) {
   expect_sane_reference(c, what);
-  const double tol = dtype == DType::f16 ? 2e-3 : 1e-2;
+  const double tol = support::normwise_tolerance(dtype);
   EXPECT_EQ(c.nan, 0) << "NaN/Inf in C (an unwritten tile keeps its NaN poison): " << what << "\n  " << c.summary();
   EXPECT_LT(c.rel_fro, tol) << "normwise relative error: " << what << "\n  " << c.summary();
   EXPECT_EQ(c.beyond_bound, 0) << "elementwise bound: " << what << "\n  " << c.summary();

@@ -17,8 +17,6 @@ namespace {
 
 class Edges : public GpuTest {};
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 // Operands with more than 2^31 elements (A is 2^20+7 x 2056: 2.16e9): every
 // offset must be computed in 64 bits, in the kernel and in the tensor maps.
 TEST_F(Edges, OperandsBeyond32BitElementCounts) {
