@@ -14,6 +14,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = REPO / "python" / "tcgemm"
@@ -42,3 +43,23 @@ def gpu_skip_reason() -> str | None:
     if (major, minor) != (9, 0):
         return f"needs an sm_90 GPU, found {torch.cuda.get_device_name()} (sm_{major}{minor})"
     return None
+
+
+def capture_graph(fn: Callable[[], object], mode: str, warm_up: bool = True) -> Any:
+    """fn's work as a torch.cuda.CUDAGraph, captured on a side stream in the
+    capture mode `mode` ("global", "thread_local" or "relaxed"). With
+    `warm_up`, fn runs once on that stream first, as torch's documentation
+    asks of callers; without, the first call of fn is the captured one."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    if warm_up:
+        with torch.cuda.stream(side):
+            fn()
+        torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side, capture_error_mode=mode):
+        fn()
+    torch.cuda.synchronize()
+    return graph

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from conftest import REPO, gpu_skip_reason, load_generator
+from conftest import REPO, capture_graph, gpu_skip_reason, load_generator
 
 _skip = gpu_skip_reason()
 if _skip:
@@ -64,6 +64,27 @@ def test_runs_the_package_kernel(submission: ModuleType, m: int, n: int, k: int,
     assert (status, backend, kernel, layout) == (package.status, package.backend, package.kernel, package.layout)
     assert backend == "sm90", reason
     assert torch.equal(submission.custom_kernel((a, b, c)).clone(), tcgemm.matmul(a, b))
+
+
+@pytest.mark.parametrize("mode", ["global", "thread_local", "relaxed"])
+def test_custom_kernel_in_a_cuda_graph(submission: ModuleType, mode: str) -> None:
+    # Captured, then replayed on new inputs written into the captured tensors:
+    # the same bits as the eager call. The fallback path too (an unaligned a).
+    m, n, k, seed = mv2.BENCHMARKS[5]
+    a, b, c = mv2.generate_input(m, n, k, seed)
+    flat = torch.empty(64 * 64 + 1, device="cuda", dtype=torch.float16)
+    unaligned = (flat[1:].view(64, 64), torch.rand(64, 32, device="cuda", dtype=torch.float16),
+                 torch.empty(64, 32, device="cuda", dtype=torch.float16))
+    assert submission.plan(*unaligned)[1] == "cublas"
+    for data in ((a, b, c), unaligned):
+        graph = capture_graph(lambda: submission.custom_kernel(data), mode)
+        data[0].copy_(torch.rand_like(data[0]))
+        data[1].copy_(torch.rand_like(data[1]))
+        want = submission.custom_kernel(data).clone()
+        data[2].fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(data[2], want), f"mode {mode}, {tuple(data[0].shape)} @ {tuple(data[1].shape)}"
 
 
 def test_refuses_bad_input_like_the_package(submission: ModuleType) -> None:

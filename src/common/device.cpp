@@ -25,10 +25,10 @@ cudaError_t bind_context_if_none(int dev) {
 }
 }  // namespace
 
-void* driver_entry_point(const char* symbol) {
+void* driver_entry_point(const char* symbol, int abi_version) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult q{};
-  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, abi_version, cudaEnableDefault, &q) != cudaSuccess ||
       q != cudaDriverEntryPointSuccess) {
     cudaGetLastError();
     return nullptr;
@@ -99,11 +99,27 @@ std::string check_device_pointer(const char* name, const void* ptr) {
 
 std::string check_stream(cudaStream_t stream, int device) {
   if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return {};
-  int owner = -1;
-  const cudaError_t err = cudaStreamGetDevice(stream, &owner);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("the stream is not a usable CUDA stream (") + cudaGetErrorString(err) + ")";
+  // NOTE: not cudaStreamGetDevice (nor cuStreamGetDevice, cudaStreamGetFlags,
+  // cudaStreamGetId): on a stream that is being captured they fail with
+  // cudaErrorStreamCaptureUnsupported and invalidate the capture, in every
+  // capture mode. The stream's context and that context's device are legal
+  // to ask for while capturing (see the capture rule in device.hpp).
+  static const auto stream_context =
+      reinterpret_cast<PFN_cuStreamGetCtx_v9020>(driver_entry_point("cuStreamGetCtx"));
+  static const auto context_device =
+      reinterpret_cast<PFN_cuCtxGetDevice_v13000>(driver_entry_point("cuCtxGetDevice", 13000));
+  if (stream_context == nullptr || context_device == nullptr)
+    return "the CUDA driver lacks cuStreamGetCtx or cuCtxGetDevice (CUDA 13): it cannot say which device the stream "
+           "belongs to";
+  CUcontext ctx = nullptr;
+  CUdevice owner = -1;
+  CUresult res = stream_context(reinterpret_cast<CUstream>(stream), &ctx);
+  if (res == CUDA_SUCCESS) res = context_device(&owner, ctx);
+  if (res != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    static const auto error_name = reinterpret_cast<PFN_cuGetErrorName_v6000>(driver_entry_point("cuGetErrorName"));
+    if (error_name == nullptr || error_name(res, &name) != CUDA_SUCCESS) name = "unknown driver error";
+    return std::string("the stream is not a usable CUDA stream (") + name + ")";
   }
   if (owner != device)
     return "the stream belongs to device " + std::to_string(owner) + ", but device " + std::to_string(device) +

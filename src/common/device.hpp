@@ -1,5 +1,31 @@
 // What the library needs to know about the current CUDA device, queried once
 // per device and cached, and the memory kind of user pointers.
+//
+// NOTE: the capture rule. Every call of tcgemm::gemm / tcgemm_gemm may be
+// issued while its stream is being captured into a CUDA graph, in any capture
+// mode (global, thread_local, relaxed), and while another thread captures.
+// A runtime or driver call on the launch path that capture forbids fails with
+// cudaErrorStreamCaptureUnsupported and invalidates the caller's capture, so
+// anyone adding one must check it against this list (each entry was tried
+// under capture in all three modes on an H200, driver 580; tests/gpu/
+// test_graphs.cpp captures every entry point):
+//   legal, per call:  cudaGetDevice, cuCtxGetCurrent, cudaPointerGetAttributes,
+//                     cuStreamGetCtx, cuCtxGetDevice (v2, of a context),
+//                     cuTensorMapEncodeTiled, cudaLaunchKernelEx (cluster
+//                     attribute), cudaGetLastError, cublasSetStream,
+//                     cublasGemmEx
+//   legal, once:      cudaGetDeviceProperties, cudaFuncGetAttributes,
+//                     cudaFuncSetAttribute, cudaDeviceGetAttribute,
+//                     cudaOccupancyMaxActiveClusters,
+//                     cudaGetDriverEntryPointByVersion
+//   forbidden:        cudaStreamGetDevice, cuStreamGetDevice,
+//                     cudaStreamGetFlags, cudaStreamGetId (on the capturing
+//                     stream); cublasCreate and anything else that allocates
+//                     with cudaMalloc or synchronizes (unless done in relaxed
+//                     mode through cudaThreadExchangeStreamCaptureMode, as the
+//                     cuBLAS fallback creates its handles)
+// Nothing on the launch path allocates device memory, synchronizes, or
+// records/queries events.
 #pragma once
 
 #include <string>
@@ -23,9 +49,10 @@ struct DeviceInfo {
 // tcgemm's driver calls (tensor-map encoding) need one.
 const DeviceInfo* current_device(std::string* error);
 
-// A driver API function by name (CUDA 12.0 ABI) through the runtime, so that
-// the library does not link libcuda; nullptr when the driver lacks it.
-void* driver_entry_point(const char* symbol);
+// A driver API function by name, in the ABI of CUDA `abi_version` (12000:
+// 12.0), through the runtime, so that the library does not link libcuda;
+// nullptr when the driver lacks it.
+void* driver_entry_point(const char* symbol, int abi_version = 12000);
 
 // Empty when `ptr` is device (or managed) memory usable by kernels; otherwise
 // e.g. "A is host memory (not device memory)".

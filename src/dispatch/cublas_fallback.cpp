@@ -20,8 +20,13 @@ struct ThreadHandles {
   ~ThreadHandles() {
     int current = 0;
     if (cudaGetDevice(&current) != cudaSuccess) return;
+    // cublasDestroy frees device memory: legal in relaxed mode even while
+    // another thread captures a graph in global mode.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     for (cublasHandle_t h : handles)
       if (h != nullptr) cublasDestroy(h);
+    cudaThreadExchangeStreamCaptureMode(&mode);
   }
 };
 
@@ -33,8 +38,16 @@ cublasHandle_t handle_for(int device, cublasStatus_t* status) {
     return nullptr;
   }
   if (handles[device] == nullptr) {
+    // cublasCreate allocates device memory, which a stream capture in global
+    // or thread_local mode forbids (the call fails and the capture is
+    // invalidated) when a thread's first fallback call is captured. Relaxed
+    // mode for this thread only, for the one allocation: it belongs to the
+    // handle, not to the graph, so it is legal then.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     cublasHandle_t h = nullptr;
     *status = cublasCreate(&h);
+    cudaThreadExchangeStreamCaptureMode(&mode);
     if (*status != CUBLAS_STATUS_SUCCESS) return nullptr;
     cublasSetMathMode(h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
                                                    CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));

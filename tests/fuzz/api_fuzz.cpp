@@ -97,7 +97,7 @@ std::string check_device_pointer(const char* name, const void* ptr) {
   return {};
 }
 std::string check_stream(cudaStream_t, int) { return {}; }
-void* driver_entry_point(const char*) { return nullptr; }  // no driver here
+void* driver_entry_point(const char*, int) { return nullptr; }  // no driver here
 std::string cublas_gemm(const GemmArgs& g) {
   record("cublas", g);
   return {};

@@ -147,19 +147,36 @@ void fill_operand(const char* name, DType dtype, uint16_t* p, int64_t rows, int6
 void wait_for_fills(const char* what) { check_cuda(cudaDeviceSynchronize(), what); }
 }  // namespace
 
+namespace {
+// Rows x columns of A and B as stored (row-major).
+struct StoredShapes {
+  int64_t rows_a, cols_a, rows_b, cols_b;
+};
+StoredShapes stored_shapes(const GemmCase& gc) {
+  return {gc.op_a == Op::N ? gc.m : gc.k, gc.op_a == Op::N ? gc.k : gc.m, gc.op_b == Op::N ? gc.k : gc.n,
+          gc.op_b == Op::N ? gc.n : gc.k};
+}
+}  // namespace
+
 Problem::Problem(const GemmCase& gc) : case_(gc) {
-  const int64_t rows_a = gc.op_a == Op::N ? gc.m : gc.k, cols_a = gc.op_a == Op::N ? gc.k : gc.m;
-  const int64_t rows_b = gc.op_b == Op::N ? gc.k : gc.n, cols_b = gc.op_b == Op::N ? gc.n : gc.k;
-  a_ = Buffer(static_cast<size_t>(gc.offset_a + std::max<int64_t>(rows_a * gc.lda, 1)));
-  b_ = Buffer(static_cast<size_t>(gc.offset_b + std::max<int64_t>(rows_b * gc.ldb, 1)));
+  const StoredShapes s = stored_shapes(gc);
+  a_ = Buffer(static_cast<size_t>(gc.offset_a + std::max<int64_t>(s.rows_a * gc.lda, 1)));
+  b_ = Buffer(static_cast<size_t>(gc.offset_b + std::max<int64_t>(s.rows_b * gc.ldb, 1)));
   const size_t c_elems = static_cast<size_t>(gc.offset_c) + c_span();
   c_ = Buffer(c_elems);
   c_ref_ = Buffer(c_elems);
   fill_bits(a_.data(), a_.size(), poison_bits(gc.dtype));
   fill_bits(b_.data(), b_.size(), poison_bits(gc.dtype));
-  fill_operand("A", gc.dtype, a(), rows_a, cols_a, gc.lda, gc.fill, seed_a(gc.seed), gc);
-  fill_operand("B", gc.dtype, b(), rows_b, cols_b, gc.ldb, gc.fill, seed_b(gc.seed), gc);
+  refill_inputs(gc.seed);
   poison_outputs();
+}
+
+void Problem::refill_inputs(uint64_t seed) const {
+  const GemmCase& gc = case_;
+  const StoredShapes s = stored_shapes(gc);
+  fill_operand("A", gc.dtype, a(), s.rows_a, s.cols_a, gc.lda, gc.fill, seed_a(seed), gc);
+  fill_operand("B", gc.dtype, b(), s.rows_b, s.cols_b, gc.ldb, gc.fill, seed_b(seed), gc);
+  wait_for_fills("filling A and B");
 }
 
 GemmArgs Problem::args(uint16_t* c, cudaStream_t stream) const {

@@ -106,6 +106,10 @@ class Problem {
   // GemmArgs of the case that write into `c` (c() or c_ref()).
   GemmArgs args(uint16_t* c, cudaStream_t stream = nullptr) const;
 
+  // New values for A and B, in place (same buffers, same layout), drawn from
+  // `seed` as the constructor draws them from the case's seed.
+  void refill_inputs(uint64_t seed) const;
+
   void poison_outputs() const;  // C and the reference C
   void poison_c() const;        // C only: keeps a computed reference
   // The same seeded matrix in C and the reference C, for beta != 0.

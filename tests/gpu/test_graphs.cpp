@@ -1,0 +1,387 @@
+// CUDA graphs: every way into the library (C++ API, C ABI; tcgemm's kernel,
+// the cuBLAS fallback, cuBLAS on request, the K == 0 scale) can be captured
+// in each capture mode, and the graph replays the same bits as the eager call,
+// also after its inputs were rewritten in place. PyTorch's reduce-overhead
+// mode and LLM serving stacks run their GEMMs this way. The rule the launch
+// path follows is in src/common/device.hpp.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "gemm_case.hpp"
+#include "support/kernel_variants.hpp"
+#include "tcgemm/tcgemm.h"
+
+namespace tcgemm::test {
+namespace {
+
+struct CaptureMode {
+  cudaStreamCaptureMode mode;
+  const char* name;
+};
+constexpr CaptureMode kModes[] = {{cudaStreamCaptureModeGlobal, "global"},
+                                  {cudaStreamCaptureModeThreadLocal, "thread_local"},
+                                  {cudaStreamCaptureModeRelaxed, "relaxed"}};
+
+// A captured, instantiated graph; destroyed with the object.
+class Graph {
+ public:
+  Graph() = default;
+  Graph(Graph&& o) noexcept : graph_(std::exchange(o.graph_, nullptr)), exec_(std::exchange(o.exec_, nullptr)) {}
+  Graph& operator=(Graph&& o) noexcept {
+    std::swap(graph_, o.graph_);
+    std::swap(exec_, o.exec_);
+    return *this;
+  }
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph() {
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+    if (graph_ != nullptr) cudaGraphDestroy(graph_);
+  }
+
+  // What `issue` enqueues on `stream` while it is captured in `mode`. A
+  // call inside that capture forbids invalidates it: then this throws.
+  static Graph capture(cudaStream_t stream, cudaStreamCaptureMode mode, const std::function<void()>& issue) {
+    Graph g;
+    check_cuda(cudaStreamBeginCapture(stream, mode), "cudaStreamBeginCapture");
+    issue();
+    const cudaError_t end = cudaStreamEndCapture(stream, &g.graph_);
+    cudaGetLastError();
+    check_cuda(end, "cudaStreamEndCapture (a call inside the capture invalidated it)");
+    check_cuda(cudaGraphInstantiate(&g.exec_, g.graph_, 0), "cudaGraphInstantiate");
+    return g;
+  }
+
+  size_t num_nodes() const {
+    size_t n = 0;
+    check_cuda(cudaGraphGetNodes(graph_, nullptr, &n), "cudaGraphGetNodes");
+    return n;
+  }
+
+  // Launches the graph on `stream` and waits for it.
+  void replay(cudaStream_t stream) const {
+    check_cuda(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch");
+    check_cuda(cudaStreamSynchronize(stream), "graph replay");
+  }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// A non-blocking stream (legacy-stream work does not order it), destroyed
+// with the object. The legacy default stream cannot be captured.
+class Stream {
+ public:
+  Stream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  operator cudaStream_t() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+enum class Entry { cpp_api, c_abi };
+const char* to_string(Entry e) { return e == Entry::cpp_api ? "C++ API" : "C ABI"; }
+
+// One call through `entry`. The C ABI takes no Options: those calls use the
+// automatic choice.
+Plan call(Entry entry, const GemmArgs& g, const Options& options = {}) {
+  if (entry == Entry::cpp_api) return tcgemm::gemm(g, options);
+  Plan p;
+  const int rc = tcgemm_gemm(static_cast<int>(g.dtype), static_cast<int>(g.op_a), static_cast<int>(g.op_b), g.m, g.n,
+                             g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc, g.stream);
+  p.status = static_cast<Status>(rc);
+  if (rc != 0) p.reason = tcgemm_last_error();
+  return p;
+}
+
+// A path through the library: a case that takes it, the options that force
+// it, and the backend that must run.
+struct Path {
+  const char* name;
+  GemmCase gc;
+  Options options;
+  Backend backend;
+  bool c_abi = true;  // reachable through the C ABI (it takes no options)
+};
+
+std::vector<Path> paths() {
+  std::vector<Path> out;
+  // tcgemm's kernel, the nn.Linear layout at a decode-like M.
+  GemmCase kernel = make_case(DType::bf16, kLayouts[1], 33, 1000, 520, Fill::uniform_pm1, 51000);
+  kernel.beta = 0.5f;
+  out.push_back({"kernel", kernel, {}, own_backend()});
+  // A 2-CTA cluster configuration (TMA multicast) where the family has one.
+  if (own_backend() == Backend::sm90) {
+    GemmCase cluster = make_case(DType::f16, kLayouts[0], 520, 700, 300, Fill::uniform_pm1, 51001);
+    cluster.beta = -1.0f;
+    out.push_back({"kernel_cluster", cluster, Options{Prefer::tcgemm_only, 128, 2}, own_backend(), false});
+  }
+  // The cuBLAS fallback: an odd lda that TMA cannot describe.
+  GemmCase fallback = make_case(DType::f16, kLayouts[2], 130, 96, 64, Fill::uniform_pm1, 51002);
+  fallback.lda += 1;
+  fallback.beta = 0.25f;
+  out.push_back({"cublas_fallback", fallback, {}, Backend::cublas});
+  // cuBLAS on request.
+  GemmCase cublas = make_case(DType::bf16, kLayouts[3], 64, 256, 128, Fill::uniform_pm1, 51003);
+  out.push_back({"cublas_requested", cublas, Options{Prefer::cublas_only, 0}, Backend::cublas, false});
+  // K == 0: C = beta * C through the scale kernel.
+  GemmCase scale = make_case(DType::f16, kLayouts[0], 70, 90, 0, Fill::uniform_pm1, 51004);
+  scale.beta = -0.5f;
+  out.push_back({"k0_scale", scale, {}, Backend::none});
+  return out;
+}
+
+// Puts the same seeded C0 in C and the reference C, or poison where beta is
+// 0 (C must then not be read, and every element written).
+void reset_outputs(const Problem& prob, uint64_t seed) {
+  if (prob.gemm_case().beta != 0.0f)
+    prob.fill_outputs(Fill::uniform_pm1, seed);
+  else
+    prob.poison_outputs();
+}
+
+void expect_same_bits(const Problem& prob, const std::string& what) {
+  const GemmCase& gc = prob.gemm_case();
+  expect_identical(compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc),
+                   what);
+}
+
+class Graphs : public GpuTest {};
+
+// Every path, entry point and capture mode: the captured call reports ok,
+// runs nothing while captured, and replays the eager call's bits, also
+// after A, B and C were rewritten in place.
+TEST_F(Graphs, EveryPathEntryAndModeReplaysEagerBits) {
+  Stream stream;
+  for (const Path& path : paths()) {
+    for (Entry entry : {Entry::cpp_api, Entry::c_abi}) {
+      if (entry == Entry::c_abi && !path.c_abi) continue;
+      for (const CaptureMode& mode : kModes) {
+        const std::string what = std::string(path.name) + " via " + to_string(entry) + ", capture mode " + mode.name +
+                                 ": " + path.gc.describe();
+        SCOPED_TRACE(what);
+        Problem prob(path.gc);
+        reset_outputs(prob, 1);
+        const std::vector<uint16_t> c0 = prob.download_c();
+
+        Plan captured;
+        const Graph graph = Graph::capture(stream, mode.mode, [&] {
+          captured = call(entry, prob.args(prob.c(), stream), path.options);
+        });
+        TCGEMM_ASSERT_OK(captured, what);
+        ASSERT_GT(graph.num_nodes(), 0u) << "nothing was captured";
+        ASSERT_EQ(prob.download_c(), c0) << "the call ran during capture instead of being recorded";
+        if (entry == Entry::cpp_api) {
+          EXPECT_EQ(captured.backend, path.backend) << captured.reason;
+        }
+
+        for (uint64_t round = 0; round < 2; ++round) {
+          if (round > 0) prob.refill_inputs(path.gc.seed + 1000 * round);
+          reset_outputs(prob, 2 + round);
+          TCGEMM_ASSERT_OK(run_gemm(prob.args(prob.c_ref(), stream), path.options), what);  // eager
+          graph.replay(stream);
+          expect_same_bits(prob, what + (round == 0 ? ", first replay" : ", replay after new inputs"));
+        }
+      }
+    }
+  }
+}
+
+// One graph of many calls (shapes from decode to prefill, every layout, both
+// dtypes, the fallback and the K == 0 path, every built-in configuration of
+// the family), replayed over inputs rewritten in place between replays.
+TEST_F(Graphs, ManyCallsOfDifferentShapesReplayAfterInputsChange) {
+  struct Call {
+    GemmCase gc;
+    Options options;
+    Entry entry = Entry::cpp_api;
+  };
+  std::vector<Call> calls;
+  uint64_t seed = 52000;
+  for (int64_t m : {1, 8, 33, 64})
+    calls.push_back({make_case(DType::bf16, kLayouts[1], m, 2048, 1024, Fill::uniform_pm1, seed++), {},
+                     m % 2 ? Entry::c_abi : Entry::cpp_api});
+  for (const Layout& layout : kLayouts)
+    for (DType dtype : {DType::f16, DType::bf16}) {
+      GemmCase gc = make_case(dtype, layout, 300, 260, 200, Fill::uniform_pm1, seed++);
+      gc.beta = layout.a == Op::N ? 0.0f : 1.0f;
+      calls.push_back({gc, {}, dtype == DType::f16 ? Entry::c_abi : Entry::cpp_api});
+    }
+  calls.push_back({make_case(DType::f16, kLayouts[0], 1024, 1536, 1024, Fill::uniform_pm1, seed++), {}});
+  GemmCase odd = make_case(DType::bf16, kLayouts[0], 77, 55, 33, Fill::uniform_pm1, seed++);
+  odd.ldb += 3;  // the fallback
+  calls.push_back({odd, {}, Entry::c_abi});
+  GemmCase k0 = make_case(DType::bf16, kLayouts[3], 40, 24, 0, Fill::uniform_pm1, seed++);
+  k0.beta = 2.0f;
+  calls.push_back({k0, {}});
+  for (const support::KernelVariant& v : support::builtin_variants(own_backend()))
+    calls.push_back({make_case(DType::f16, kLayouts[2], 400, 520, 192, Fill::uniform_pm1, seed++), v.options});
+
+  std::vector<std::unique_ptr<Problem>> probs;
+  for (const Call& c : calls) probs.push_back(std::make_unique<Problem>(c.gc));
+  Stream stream;
+  for (size_t i = 0; i < calls.size(); ++i) reset_outputs(*probs[i], 7);
+  std::vector<Plan> captured(calls.size());
+  const Graph graph = Graph::capture(stream, cudaStreamCaptureModeGlobal, [&] {
+    for (size_t i = 0; i < calls.size(); ++i)
+      captured[i] = call(calls[i].entry, probs[i]->args(probs[i]->c(), stream), calls[i].options);
+  });
+  for (size_t i = 0; i < calls.size(); ++i) {
+    TCGEMM_ASSERT_OK(captured[i], calls[i].gc.describe());
+  }
+  EXPECT_GE(graph.num_nodes(), calls.size());
+
+  for (uint64_t round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (round > 0) probs[i]->refill_inputs(calls[i].gc.seed + 100 * round);
+      reset_outputs(*probs[i], 8 + round);
+      TCGEMM_ASSERT_OK(run_gemm(probs[i]->args(probs[i]->c_ref(), stream), calls[i].options), calls[i].gc.describe());
+    }
+    graph.replay(stream);
+    for (size_t i = 0; i < calls.size(); ++i)
+      expect_same_bits(*probs[i], "call " + std::to_string(i) + " of the graph, replay " + std::to_string(round) +
+                                      ": " + calls[i].gc.describe());
+  }
+}
+
+// A thread's first fallback call inside a capture (its cuBLAS handle is
+// created then), the thread gone (its handle destroyed) before the graph is
+// replayed from another thread.
+TEST_F(Graphs, FirstCallOfAThreadCapturedAndReplayedAfterItExits) {
+  GemmCase gc = make_case(DType::bf16, kLayouts[1], 96, 72, 136, Fill::uniform_pm1, 53000);
+  gc.ldb += 1;  // the fallback
+  for (const CaptureMode& mode : kModes) {
+    SCOPED_TRACE(std::string("capture mode ") + mode.name);
+    Problem prob(gc);
+    Stream stream;
+    Graph graph;
+    Plan captured;
+    std::string error;
+    std::thread t([&] {
+      try {
+        graph = Graph::capture(stream, mode.mode, [&] { captured = tcgemm::gemm(prob.args(prob.c(), stream)); });
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    });
+    t.join();
+    ASSERT_TRUE(error.empty()) << error;
+    TCGEMM_ASSERT_OK(captured, gc.describe());
+    EXPECT_EQ(captured.backend, Backend::cublas) << captured.reason;
+    for (uint64_t round = 0; round < 2; ++round) {
+      if (round > 0) prob.refill_inputs(gc.seed + 1);
+      prob.poison_outputs();
+      TCGEMM_ASSERT_OK(run_gemm(prob.args(prob.c_ref(), stream)), gc.describe());
+      graph.replay(stream);
+      expect_same_bits(prob, gc.describe());
+    }
+  }
+}
+
+// A call refused during a capture says why and leaves the capture intact:
+// the refusal makes no call that capture forbids.
+TEST_F(Graphs, RefusedCallDoesNotInvalidateTheCapture) {
+  const GemmCase gc = make_case(DType::f16, kLayouts[0], 128, 128, 64, Fill::uniform_pm1, 54000);
+  Problem prob(gc);
+  std::vector<uint16_t> host(16);
+  Stream stream;
+  for (const CaptureMode& mode : kModes) {
+    SCOPED_TRACE(std::string("capture mode ") + mode.name);
+    prob.poison_outputs();
+    Plan null_a, host_b, ok;
+    const Graph graph = Graph::capture(stream, mode.mode, [&] {
+      GemmArgs g = prob.args(prob.c(), stream);
+      g.a = nullptr;
+      null_a = tcgemm::gemm(g);
+      g = prob.args(prob.c(), stream);
+      g.b = host.data();
+      host_b = tcgemm::gemm(g);
+      ok = tcgemm::gemm(prob.args(prob.c(), stream));
+    });
+    EXPECT_EQ(null_a.status, Status::invalid_argument) << null_a.reason;
+    EXPECT_TRUE(contains(null_a.reason, "A is a null pointer")) << null_a.reason;
+    EXPECT_EQ(host_b.status, Status::invalid_argument) << host_b.reason;
+    EXPECT_TRUE(contains(host_b.reason, "B is host memory")) << host_b.reason;
+    TCGEMM_ASSERT_OK(ok, gc.describe());
+    TCGEMM_ASSERT_OK(run_gemm(prob.args(prob.c_ref(), stream)), gc.describe());
+    graph.replay(stream);
+    expect_same_bits(prob, gc.describe());
+  }
+}
+
+// While one thread holds a global-mode capture open, another thread's eager
+// calls (its first fallback call among them: a new cuBLAS handle) run, and
+// the capture stays valid.
+TEST_F(Graphs, EagerCallsInAnotherThreadDuringAGlobalCapture) {
+  const GemmCase own = make_case(DType::f16, kLayouts[1], 256, 512, 128, Fill::uniform_pm1, 55000);
+  GemmCase fallback = make_case(DType::bf16, kLayouts[0], 100, 60, 40, Fill::uniform_pm1, 55001);
+  fallback.lda += 1;
+  Problem captured_prob(own), eager_own(own), eager_fallback(fallback);
+  Stream capture_stream, eager_stream;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool capturing = false, eager_done = false;
+  Plan captured, eager_plans[2];
+  std::string error;
+
+  std::thread capturer([&] {
+    try {
+      Graph g = Graph::capture(capture_stream, cudaStreamCaptureModeGlobal, [&] {
+        captured = tcgemm::gemm(captured_prob.args(captured_prob.c(), capture_stream));
+        std::unique_lock<std::mutex> lock(mu);
+        capturing = true;
+        cv.notify_all();
+        cv.wait(lock, [&] { return eager_done; });
+      });
+      captured_prob.poison_c();
+      g.replay(capture_stream);
+    } catch (const std::exception& e) {
+      error = e.what();
+      std::lock_guard<std::mutex> lock(mu);
+      capturing = true;
+      cv.notify_all();
+    }
+  });
+  std::thread eager([&] {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return capturing; });
+    }
+    // No synchronization here: that would be illegal while a global capture
+    // is open, for the test as for any caller.
+    eager_plans[0] = tcgemm::gemm(eager_own.args(eager_own.c(), eager_stream));
+    eager_plans[1] = tcgemm::gemm(eager_fallback.args(eager_fallback.c(), eager_stream));
+    std::lock_guard<std::mutex> lock(mu);
+    eager_done = true;
+    cv.notify_all();
+  });
+  eager.join();
+  capturer.join();
+  ASSERT_TRUE(error.empty()) << error;
+  check_cuda(cudaStreamSynchronize(eager_stream), "eager calls");
+  TCGEMM_ASSERT_OK(captured, own.describe());
+  TCGEMM_ASSERT_OK(eager_plans[0], own.describe());
+  TCGEMM_ASSERT_OK(eager_plans[1], fallback.describe());
+  EXPECT_EQ(eager_plans[1].backend, Backend::cublas);
+  for (const Problem* p : {&captured_prob, &eager_own, &eager_fallback}) {
+    TCGEMM_ASSERT_OK(run_reference(p->args(p->c_ref())), p->gemm_case().describe());
+    expect_close(compare(p->gemm_case().dtype, p->download_c(), p->download_ref(), poison_bits(p->gemm_case().dtype),
+                         p->gemm_case().m, p->gemm_case().n, p->gemm_case().ldc),
+                 p->gemm_case().dtype, p->gemm_case().describe());
+  }
+}
+
+}  // namespace
+}  // namespace tcgemm::test
