@@ -11,6 +11,7 @@
 // test_graphs.cpp captures every entry point):
 //   legal, per call:  cudaGetDevice, cuCtxGetCurrent, cudaPointerGetAttributes,
 //                     cuStreamGetCtx, cuCtxGetDevice (v2, of a context),
+//                     cudaStreamIsCapturing, cudaThreadExchangeStreamCaptureMode,
 //                     cuTensorMapEncodeTiled, cudaLaunchKernelEx (cluster
 //                     attribute), cudaGetLastError, cublasSetStream,
 //                     cublasGemmEx
@@ -20,12 +21,15 @@
 //                     cudaGetDriverEntryPointByVersion
 //   forbidden:        cudaStreamGetDevice, cuStreamGetDevice,
 //                     cudaStreamGetFlags, cudaStreamGetId (on the capturing
-//                     stream); cublasCreate and anything else that allocates
-//                     with cudaMalloc or synchronizes (unless done in relaxed
-//                     mode through cudaThreadExchangeStreamCaptureMode, as the
-//                     cuBLAS fallback creates its handles)
-// Nothing on the launch path allocates device memory, synchronizes, or
-// records/queries events.
+//                     stream); anything that synchronizes (cudaDeviceSynchronize,
+//                     and so cublasDestroy), in any mode, while any stream is
+//                     being captured; allocations (cudaMalloc, and so
+//                     cublasCreate) and event queries, unless the calling
+//                     thread is in relaxed mode (cudaThreadExchangeStreamCaptureMode:
+//                     the cuBLAS fallback creates its handles so, and runs
+//                     cuBLAS so on streams that are not being captured)
+// Nothing else on the launch path allocates device memory, synchronizes, or
+// records or queries events.
 #pragma once
 
 #include <string>

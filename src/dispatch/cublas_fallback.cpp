@@ -1,6 +1,9 @@
 #include "dispatch/cublas_fallback.hpp"
 
 #include <array>
+#include <mutex>
+#include <optional>
+#include <vector>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -9,52 +12,96 @@ namespace tcgemm::detail {
 
 namespace {
 
-// One handle per thread and device (a handle must not be used by two threads
-// at once), destroyed when the thread exits: a process whose threads come and
-// go (pools, per-request threads) would otherwise leak one handle and its
-// workspace per thread (`tcgemm check --soak` measured 270 MB over 4 of
-// them). At process exit the CUDA runtime may already be unloading; then
-// cudaGetDevice fails and the handle is left to the process teardown.
+constexpr int kMaxDevices = 64;
+
+// Sets this thread's stream capture mode to relaxed for its lifetime (the
+// thread's previous mode comes back at the end of the scope).
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
+// cuBLAS handles not held by any thread, per device. A handle must not be used
+// by two threads at once, so each thread holds its own (ThreadHandles) and
+// gives it back here when it exits; the next new thread takes it. Handles are
+// never destroyed:
+// - a process whose threads come and go (pools, per-request threads) keeps as
+//   many handles as it had threads at once, not one per thread it ever ran
+//   (destroying them at thread exit also bounded that, but see below);
+// - cublasDestroy synchronizes the device, which is illegal while any stream
+//   of the process is being captured (it invalidated a capture of another
+//   thread when a thread exited during it);
+// - a graph captured on a thread that has exited may still run the kernels
+//   that thread's handle set up.
+// The handles go with the process.
+struct HandlePool {
+  std::mutex mutex;
+  std::array<std::vector<cublasHandle_t>, kMaxDevices> free;
+};
+HandlePool& handle_pool() {
+  static HandlePool* pool = new HandlePool;  // never destroyed: threads may exit after static destructors ran
+  return *pool;
+}
+
 struct ThreadHandles {
-  std::array<cublasHandle_t, 64> handles{};
+  std::array<cublasHandle_t, kMaxDevices> handles{};
   ~ThreadHandles() {
-    int current = 0;
-    if (cudaGetDevice(&current) != cudaSuccess) return;
-    // cublasDestroy frees device memory: legal in relaxed mode even while
-    // another thread captures a graph in global mode.
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    for (cublasHandle_t h : handles)
-      if (h != nullptr) cublasDestroy(h);
-    cudaThreadExchangeStreamCaptureMode(&mode);
+    HandlePool& pool = handle_pool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    for (int d = 0; d < kMaxDevices; ++d)
+      if (handles[d] != nullptr) pool.free[d].push_back(handles[d]);
   }
 };
 
 cublasHandle_t handle_for(int device, cublasStatus_t* status) {
   thread_local ThreadHandles per_thread;
   auto& handles = per_thread.handles;
-  if (device < 0 || device >= 64) {
+  *status = CUBLAS_STATUS_SUCCESS;
+  if (device < 0 || device >= kMaxDevices) {
     *status = CUBLAS_STATUS_INVALID_VALUE;
     return nullptr;
   }
-  if (handles[device] == nullptr) {
-    // cublasCreate allocates device memory, which a stream capture in global
-    // or thread_local mode forbids (the call fails and the capture is
-    // invalidated) when a thread's first fallback call is captured. Relaxed
-    // mode for this thread only, for the one allocation: it belongs to the
-    // handle, not to the graph, so it is legal then.
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    cublasHandle_t h = nullptr;
-    *status = cublasCreate(&h);
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    if (*status != CUBLAS_STATUS_SUCCESS) return nullptr;
-    cublasSetMathMode(h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
-                                                   CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
-    handles[device] = h;
+  if (handles[device] != nullptr) return handles[device];
+  {
+    HandlePool& pool = handle_pool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    if (!pool.free[device].empty()) {
+      handles[device] = pool.free[device].back();
+      pool.free[device].pop_back();
+      return handles[device];
+    }
   }
-  *status = CUBLAS_STATUS_SUCCESS;
-  return handles[device];
+  // cublasCreate allocates device memory, which a capture in global or
+  // thread_local mode forbids (the call fails and invalidates the capture)
+  // when a thread's first fallback call is captured, or runs while another
+  // thread captures in global mode. The allocation belongs to the handle, not
+  // to any graph: relaxed mode, for this thread and this call only.
+  const RelaxedCaptureMode relaxed;
+  cublasHandle_t h = nullptr;
+  *status = cublasCreate(&h);
+  if (*status != CUBLAS_STATUS_SUCCESS) return nullptr;
+  cublasSetMathMode(h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                                 CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+  handles[device] = h;
+  return h;
+}
+
+// Whether `stream` is being captured. The legacy default stream cannot be;
+// asking about it while another thread captures a blocking stream returns an
+// error, which counts as "capturing" here (the conservative answer).
+bool is_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
 }
 
 }  // namespace
@@ -65,6 +112,13 @@ std::string cublas_gemm(const GemmArgs& g) {
   cublasStatus_t st{};
   cublasHandle_t h = handle_for(device, &st);
   if (h == nullptr) return std::string("cublasCreate failed: ") + cublasGetStatusString(st);
+  // On a stream that is not being captured, cuBLAS polls its own events
+  // (cudaEventQuery), which a global-mode capture on another thread forbids to
+  // every thread. Those calls cannot touch that capture: relaxed mode for
+  // this thread. A capturing stream keeps the caller's mode, so that anything
+  // the capture cannot record still fails loudly.
+  std::optional<RelaxedCaptureMode> relaxed;
+  if (!is_capturing(g.stream)) relaxed.emplace();
   st = cublasSetStream(h, g.stream);
   if (st != CUBLAS_STATUS_SUCCESS) return std::string("cublasSetStream failed: ") + cublasGetStatusString(st);
   const cudaDataType_t type = g.dtype == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
