@@ -11,7 +11,6 @@
 namespace tcgemm::detail {
 
 namespace {
-constexpr int kMaxDevices = 64;
 std::array<DeviceInfo, kMaxDevices> g_devices;
 std::array<std::once_flag, kMaxDevices> g_once;
 

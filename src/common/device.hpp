@@ -38,6 +38,10 @@
 
 namespace tcgemm::detail {
 
+// Device indices the per-device caches (device facts, kernel setup, cuBLAS
+// handles) hold room for.
+inline constexpr int kMaxDevices = 64;
+
 struct DeviceInfo {
   int id = -1;
   int cc_major = 0, cc_minor = 0;

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime.h>
 
+#include "common/device.hpp"
 #include "common/smem_layout.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -80,10 +81,11 @@ std::string setup_kernel_once(int threads, int cluster, int smem, int* clusters)
     cudaError_t err = cudaSuccess;
     int clusters = 0;
   };
-  static std::array<PerDevice, 64> per_device;
+  static std::array<PerDevice, kMaxDevices> per_device;
   int device = 0;
   cudaGetDevice(&device);
-  if (device < 0 || device >= 64) return "device index " + std::to_string(device) + " is beyond the 64 supported";
+  if (device < 0 || device >= kMaxDevices)
+    return "device index " + std::to_string(device) + " is beyond the " + std::to_string(kMaxDevices) + " supported";
   PerDevice& d = per_device[device];
   std::call_once(d.once, [&] {
     d.err = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);

@@ -8,11 +8,11 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "common/device.hpp"
+
 namespace tcgemm::detail {
 
 namespace {
-
-constexpr int kMaxDevices = 64;
 
 // Sets this thread's stream capture mode to relaxed for its lifetime (the
 // thread's previous mode comes back at the end of the scope).
