@@ -216,7 +216,7 @@ struct Totals {
   double worst_ratio = 0.0;  // max of normwise error / bound over the cases
   // The element-wise bound: tcgemm's own code (its kernels and the K == 0
   // scale), where any element beyond it fails the case ...
-  int64_t own_checked = 0;
+  int64_t own_checked = 0, own_cases_beyond = 0, own_elements_beyond = 0;
   double own_worst = 0.0;  // max |c - ref| / bound over the elements
   // ... and the cuBLAS fallback, where elements beyond it are cuBLAS's own
   // numerics: counted, the first cases kept as repro lines.
@@ -337,6 +337,8 @@ std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int nu
     if (ours.backend != Backend::cublas) {
       ++totals.own_checked;
       totals.own_worst = std::max(totals.own_worst, ew.worst);
+      totals.own_cases_beyond += ew.beyond > 0;
+      totals.own_elements_beyond += ew.beyond;
       if (ew.beyond > 0)
         fails.push_back(format("%lld of %lld elements beyond the element-wise bound (worst |c - ref| / bound %.3g); "
                                "first %s",
@@ -458,9 +460,11 @@ int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const s
               static_cast<long long>(totals.cases), static_cast<long long>(totals.failed), to_string(family),
               static_cast<long long>(totals.own), static_cast<long long>(totals.fallback),
               static_cast<long long>(totals.none), totals.worst_ratio);
-  std::printf("element-wise bound, tcgemm (%s kernels, K = 0 scale): %lld cases, worst |c - ref| / bound %.3f "
-              "(any element beyond it fails its case)\n",
-              to_string(family), static_cast<long long>(totals.own_checked), totals.own_worst);
+  std::printf("element-wise bound, tcgemm (%s kernels, K = 0 scale): %lld cases, %lld with elements beyond it "
+              "(%lld elements; each such case fails), worst |c - ref| / bound %.3f\n",
+              to_string(family), static_cast<long long>(totals.own_checked),
+              static_cast<long long>(totals.own_cases_beyond), static_cast<long long>(totals.own_elements_beyond),
+              totals.own_worst);
   std::printf("element-wise bound, cuBLAS fallback: %lld cases, %lld with elements beyond it (%lld elements; "
               "cuBLAS's numerics, not failures), worst |c - ref| / bound %.3f; with alpha*AB rounded twice allowed: "
               "worst %.3f (beyond it fails)\n",
