@@ -3,7 +3,11 @@
 # quotes their summaries). Results in $OUT:
 #   soak.txt          tcgemm check --soak: SOAK_LAUNCHES launches on SOAK_STREAMS
 #                     threads/streams at once, spot-checked, memory growth
-#   fuzz.txt          tcgemm check --fuzz FUZZ_CASES --all-configs
+#   fuzz.txt          tcgemm check --fuzz FUZZ_CASES --all-configs; the step
+#                     prints the run's summary (normwise and element-wise
+#                     worst ratios, the cuBLAS fallback's elements beyond the
+#                     element-wise bound with repro lines, bit identity) and
+#                     the number of failed cases
 #   sanitize_<tool>[_<shard>].txt  compute-sanitizer memcheck, racecheck, synccheck and
 #                     initcheck over the GPU test suite (run side by side;
 #                     SANITIZE_TOOLS picks them, SANITIZE_FILTER narrows the
@@ -50,7 +54,9 @@ for step in $STEPS; do
     soak) timeout "$STEP_TIMEOUT" "$tcgemm" check --soak "$SOAK_LAUNCHES" --streams "$SOAK_STREAMS" > "$OUT/soak.txt" 2>&1 || status=1
           tail -3 "$OUT/soak.txt" ;;
     fuzz) timeout "$STEP_TIMEOUT" "$tcgemm" check --fuzz "$FUZZ_CASES" --seed "$FUZZ_SEED" --all-configs > "$OUT/fuzz.txt" 2>&1 || status=1
-          grep -v "^ \|^FAIL" "$OUT/fuzz.txt" | tail -2; grep -c "^FAIL" "$OUT/fuzz.txt" ;;
+          # The summary, from its first line to the end (the last lines if the run ended early).
+          sed -n '/^fuzz: /,$p' "$OUT/fuzz.txt" | grep . || tail -3 "$OUT/fuzz.txt"
+          echo "failed cases: $(grep -c "^FAIL" "$OUT/fuzz.txt")" ;;
     sanitize)
       # Each tool's run may be split into SANITIZE_SHARDS gtest shards, run
       # side by side and spread over the visible GPUs (synccheck over the

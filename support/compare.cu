@@ -14,6 +14,7 @@ namespace {
 
 using detail::blocks_for;
 using detail::kThreads;
+using detail::warp_max;
 using detail::warp_sum;
 
 struct CompareAccum {
@@ -24,11 +25,6 @@ struct CompareAccum {
   // the unsigned order is the numeric order, so atomicMax works on them.
   unsigned long long max_abs_bits, max_rel_bits;
 };
-
-__device__ double warp_max(double v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, offset));
-  return v;
-}
 
 // Pass 1 (kRelative = false): sums, counts and max |x - ref|. Pass 2 needs
 // the RMS of ref from pass 1 for its floor, and computes the elementwise max.

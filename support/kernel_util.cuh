@@ -1,5 +1,5 @@
 // What the support kernels share: launch sizes, fp16/bf16 traits and the
-// warp reduction. Internal to tcgemm_support.
+// warp reductions. Internal to tcgemm_support.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -33,6 +33,20 @@ struct BF16Traits {
 template <typename T>
 __device__ T warp_sum(T v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// The same for maxima of doubles (NaN ignored, as fmax does) and minima of
+// unsigned 64-bit values.
+__device__ inline double warp_max(double v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, offset));
+  return v;
+}
+__device__ inline unsigned long long warp_min(unsigned long long v) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const unsigned long long other = __shfl_down_sync(0xffffffffu, v, offset);
+    v = other < v ? other : v;
+  }
   return v;
 }
 

@@ -3,10 +3,11 @@
 //   C = alpha * op(A) @ op(B) + beta * C
 //
 // A, B and C are all fp16 or all bf16, stored row-major (as in PyTorch) with a
-// leading dimension (elements between consecutive rows). Accumulation is fp32,
-// K in order, 16 products per tensor-core step, one rounding to the output type
-// at the end: results are deterministic and do not depend on M, N or on the
-// tile configuration chosen. There is no split-K.
+// leading dimension (elements between consecutive rows). In tcgemm's kernels
+// accumulation is fp32, K in order, 16 products per tensor-core step, one
+// rounding to the output type at the end: results are deterministic and do not
+// depend on M, N or on the tile configuration chosen. There is no split-K.
+// (Calls that fall back to cuBLAS get cuBLAS's numbers: see Backend.)
 //
 // op(X) = X (Op::N) or X^T (Op::T). A T operand is stored row-major in its
 // transposed shape: for op_a = T, A is stored as a K x M matrix.
@@ -43,11 +44,26 @@ enum class Status : int {
   cuda_error = 4,        // a CUDA, driver or cuBLAS call failed
 };
 
-// Which implementation ran (or would run) a call.
+// Which implementation ran (or would run) a call, and so what numbers it
+// gives. tcgemm's own code (sm90, sm100, and none's K == 0 scale) rounds an
+// fp32 sum once, and every output element meets the element-wise bound
+//
+//   |c - ref| <= (1 + u) gamma_{K+1} (|alpha| sum_k |a_ik| |b_kj| + |beta| |c_ij|) + u |ref| + eta
+//
+// where ref is the exact result, gamma_n = n 2^-24 / (1 - n 2^-24) covers the
+// fp32 sum, u (2^-11 fp16, 2^-8 bf16) the one rounding to the output type and
+// eta (half the type's smallest subnormal) that rounding in the subnormal
+// range. `tcgemm check` and its fuzzer hold every element to it against a
+// float64 reference. The cuBLAS fallback gives cuBLAS's numbers, which on some
+// paths (e.g. N == 1 with beta != 0) round alpha * op(A) @ op(B) to fp16/bf16
+// before adding beta * C: an extra rounding, up to u |alpha| sum_k |a_ik| |b_kj|,
+// that can put elements where beta * C cancels most of alpha * A @ B many ulps
+// outside the bound. Plan::backend and Plan::reason say when a call falls back;
+// Prefer::tcgemm_only refuses it instead.
 enum class Backend : int {
   none = 0,       // nothing to launch (M, N == 0) or a scale-only kernel (K == 0)
   sm90 = 1,       // tcgemm's Hopper kernel (wgmma + TMA, persistent)
-  cublas = 2,     // the cuBLAS fallback
+  cublas = 2,     // the cuBLAS fallback (cuBLAS's numerics, see above)
   sm100 = 3,      // tcgemm's Blackwell kernel (tcgen05 + tensor memory + TMA, 2-SM clusters)
 };
 
@@ -129,7 +145,8 @@ struct Plan {
   Status status = Status::ok;
   Backend backend = Backend::none;
   std::string kernel;  // e.g. "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
-  std::string reason;  // why this backend (or why the call is rejected)
+  std::string reason;  // why this backend (or why the call is rejected); "fallback: ..." names
+                       // what kept tcgemm's kernel from the call, which then has cuBLAS's numerics
   int grid_ctas = 0;   // CTAs tcgemm's kernel was launched with (set by gemm(), not plan())
 };
 

@@ -1,6 +1,7 @@
 #include "gemm_case.hpp"
 
 #include "support/compare.hpp"
+#include "support/elementwise.hpp"
 #include "support/kernel_variants.hpp"
 
 #include <algorithm>
@@ -210,9 +211,10 @@ void Problem::poison_c() const {
   wait_for_fills("poisoning C");
 }
 
-void Problem::fill_outputs(Fill fill, uint64_t seed) const {
+void Problem::fill_outputs(Fill fill, uint64_t seed) {
   poison_outputs();
-  for (uint16_t* c : {this->c(), c_ref()})
+  if (c0_.size() == 0) c0_ = Buffer(c_.size());
+  for (uint16_t* c : {this->c(), c_ref(), c0()})
     support::fill_random(case_.dtype, c, case_.m, case_.n, case_.ldc, distribution(fill), seed,
                          poison_bits(case_.dtype));
   wait_for_fills("filling C");
@@ -328,6 +330,21 @@ void expect_identical(const Comparison& c, const std::string& what) {
   EXPECT_EQ(c.nan, 0) << "NaN/Inf in C: " << what << "\n  " << c.summary();
   EXPECT_EQ(c.bit_mismatches, 0) << "not bit-identical: " << what << "\n  " << c.summary();
   EXPECT_EQ(c.outside_changed, 0) << "C written outside M x N: " << what << "\n  " << c.summary();
+}
+
+void expect_within_bound(const Problem& prob, Backend backend, const std::string& what) {
+  const GemmCase& gc = prob.gemm_case();
+  if (gc.beta != 0.0f && prob.c0() == nullptr)
+    throw std::runtime_error("expect_within_bound: beta != 0 needs C0 from fill_outputs() (" + gc.describe() + ")");
+  const support::ElementwiseStats ew =
+      support::check_elementwise(prob.args(prob.c()), gc.beta != 0.0f ? prob.c0() : nullptr);
+  if (backend == Backend::cublas)
+    EXPECT_EQ(ew.beyond_rounded_twice, 0)
+        << "element-wise bound, alpha*AB rounded twice allowed (cuBLAS fallback): " << what << "\n  worst |c - ref| / "
+        << "bound " << ew.worst_rounded_twice << "; first " << ew.first_rounded_twice.str();
+  else
+    EXPECT_EQ(ew.beyond, 0) << "element-wise bound against the float64 reference: " << what
+                            << "\n  worst |c - ref| / bound " << ew.worst << "; first " << ew.first.str();
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

@@ -100,6 +100,9 @@ class Problem {
   uint16_t* b() const { return b_.data() + case_.offset_b; }
   uint16_t* c() const { return c_.data() + case_.offset_c; }
   uint16_t* c_ref() const { return c_ref_.data() + case_.offset_c; }
+  // C as fill_outputs() left it, kept for the element-wise check (beta != 0);
+  // null before fill_outputs().
+  uint16_t* c0() const { return c0_.size() ? c0_.data() + case_.offset_c : nullptr; }
   // Elements of C from c() to the end of the guard rows.
   size_t c_span() const { return static_cast<size_t>((case_.m + kGuardRows) * case_.ldc); }
 
@@ -112,8 +115,8 @@ class Problem {
 
   void poison_outputs() const;  // C and the reference C
   void poison_c() const;        // C only: keeps a computed reference
-  // The same seeded matrix in C and the reference C, for beta != 0.
-  void fill_outputs(Fill fill, uint64_t seed) const;
+  // The same seeded matrix in C, the reference C and c0(), for beta != 0.
+  void fill_outputs(Fill fill, uint64_t seed);
 
   std::vector<uint16_t> download_c() const { return download(c(), c_span()); }
   std::vector<uint16_t> download_ref() const { return download(c_ref(), c_span()); }
@@ -121,7 +124,7 @@ class Problem {
  private:
   GemmCase case_;
   using Buffer = support::DeviceBuffer<uint16_t>;
-  Buffer a_, b_, c_, c_ref_;
+  Buffer a_, b_, c_, c_ref_, c0_;
 };
 
 // tcgemm::gemm / reference_gemm, then synchronize: a kernel fault throws
@@ -156,6 +159,12 @@ Comparison compare(DType dtype, const std::vector<uint16_t>& got, const std::vec
 void expect_close(const Comparison& c, DType dtype, const std::string& what);
 // Bit for bit, no NaN, nothing outside M x N written.
 void expect_identical(const Comparison& c, const std::string& what);
+
+// Every element of the problem's C within the element-wise bound against a
+// float64 reference (support/error_bound.hpp), computed on the GPU: strictly
+// where tcgemm's code ran; where `backend` is the cuBLAS fallback, with the
+// extra rounding of alpha*AB that cuBLAS makes on some paths allowed.
+void expect_within_bound(const Problem& prob, Backend backend, const std::string& what);
 
 // Status ok, with the reason printed otherwise.
 #define TCGEMM_ASSERT_OK(plan, what)             \

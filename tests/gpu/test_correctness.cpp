@@ -98,10 +98,12 @@ TEST_P(ShapeSweep, MatchesReference) {
 
   const Comparison cmp =
       compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc);
-  if (gc.fill == Fill::small_int)
+  if (gc.fill == Fill::small_int) {
     expect_identical(cmp, what + " kernel " + got.kernel);
-  else
+  } else {
     expect_close(cmp, gc.dtype, what + " kernel " + got.kernel);
+    expect_within_bound(prob, got.backend, what + " kernel " + got.kernel);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayoutsAndDtypes, ShapeSweep, ::testing::ValuesIn(sweep_params()), param_name);
@@ -157,6 +159,7 @@ TEST_F(AlphaBeta, NumericWithRandomC) {
       const Plan got = run_gemm(prob.args(prob.c()));
       TCGEMM_ASSERT_OK(got, "gemm " + what);
       expect_close(compare(dt, prob.download_c(), prob.download_ref(), poison_bits(dt), gc.m, gc.n, gc.ldc), dt, what);
+      expect_within_bound(prob, got.backend, what);
     }
 }
 

@@ -65,6 +65,7 @@ TEST_F(Fallback, MisalignedNumericLongK) {
     TCGEMM_ASSERT_OK(got, "gemm " + what);
     EXPECT_EQ(got.backend, Backend::cublas) << got.reason;
     expect_close(compare(dt, prob.download_c(), prob.download_ref(), poison_bits(dt), gc.m, gc.n, gc.ldc), dt, what);
+    expect_within_bound(prob, got.backend, what);
   }
 }
 

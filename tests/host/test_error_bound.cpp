@@ -1,0 +1,249 @@
+// The element-wise error bound (support/error_bound.hpp) on hand-built
+// elements, computed on the host the way the kernels compute them: what one
+// rounding of an fp32 sum must pass, what a second rounding or a lost product
+// must fail, and the edges (K == 0, alpha == 0, subnormal outputs).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/error_bound.hpp"
+#include "support/half_bits.hpp"
+
+namespace tcgemm::support {
+namespace {
+
+// One output element: its row of op(A), its column of op(B), the scalars and
+// C0's element, all exactly representable in `dtype`.
+struct Element {
+  DType dtype = DType::bf16;
+  std::vector<float> a, b;
+  float alpha = 1.0f, beta = 0.0f, c0 = 0.0f;
+
+  int64_t k() const { return static_cast<int64_t>(a.size()); }
+  std::string str() const {
+    std::string s = std::string(to_string(dtype)) + " k=" + std::to_string(k());
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " alpha=%.9g beta=%.9g c0=%.9g", alpha, beta, c0);
+    return s + buf;
+  }
+};
+
+float round_to(DType dtype, float v) { return to_float(dtype, from_float(dtype, v)); }
+
+// fp32 products summed in K order one at a time (fmaf), as tcgemm's
+// reference does; the kernels' tensor-core steps round no more often.
+float fp32_sum(const Element& e) {
+  float acc = 0.0f;
+  for (int64_t i = 0; i < e.k(); ++i) acc = std::fmaf(e.a[i], e.b[i], acc);
+  return acc;
+}
+
+// tcgemm's epilogue: alpha * acc, beta * c0 added by one fma, one rounding.
+float rounded_once(const Element& e) {
+  float x = e.alpha * fp32_sum(e);
+  if (e.beta != 0.0f) x = std::fmaf(e.beta, e.c0, x);
+  return round_to(e.dtype, x);
+}
+
+// alpha * AB rounded to the output type first, then beta * c0 added and
+// rounded again (what cuBLAS does on some paths).
+float rounded_twice(const Element& e) {
+  const float t = round_to(e.dtype, e.alpha * fp32_sum(e));
+  return round_to(e.dtype, std::fmaf(e.beta, e.c0, t));
+}
+
+// The float64 terms, as the GPU check computes them.
+ElementTerms terms(const Element& e) {
+  double sum = 0.0, abs_sum = 0.0;
+  for (int64_t i = 0; i < e.k(); ++i) {
+    sum = std::fma(static_cast<double>(e.a[i]), e.b[i], sum);
+    abs_sum = std::fma(std::fabs(static_cast<double>(e.a[i])), std::fabs(static_cast<double>(e.b[i])), abs_sum);
+  }
+  ElementTerms t{e.alpha * sum, std::fabs(static_cast<double>(e.alpha)) * abs_sum, 0.0};
+  if (e.beta != 0.0f) {
+    t.ref += static_cast<double>(e.beta) * e.c0;
+    t.abs_c = std::fabs(static_cast<double>(e.beta) * e.c0);
+  }
+  return t;
+}
+
+double error(const Element& e, float got) { return std::fabs(static_cast<double>(got) - terms(e).ref); }
+double bound(const Element& e) { return elementwise_bound(terms(e), e.k(), output_rounding(e.dtype)); }
+double bound_rounded_twice(const Element& e) {
+  return elementwise_bound_rounded_twice(terms(e), e.k(), output_rounding(e.dtype));
+}
+
+Element random_element(std::mt19937_64& rng, DType dtype, int64_t k, float alpha, float beta) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Element e;
+  e.dtype = dtype;
+  e.alpha = alpha;
+  e.beta = beta;
+  for (int64_t i = 0; i < k; ++i) {
+    e.a.push_back(round_to(dtype, u(rng)));
+    e.b.push_back(round_to(dtype, u(rng)));
+  }
+  if (beta != 0.0f) e.c0 = round_to(dtype, u(rng));
+  return e;
+}
+
+TEST(ErrorBound, GammaAndOutputRounding) {
+  EXPECT_EQ(gamma_f32(0), 0.0);
+  EXPECT_EQ(gamma_f32(1), 0x1p-24 / (1.0 - 0x1p-24));
+  EXPECT_DOUBLE_EQ(gamma_f32(8193), 8193 * 0x1p-24 / (1.0 - 8193 * 0x1p-24));
+  EXPECT_TRUE(std::isinf(gamma_f32(int64_t{1} << 24)));
+  EXPECT_EQ(output_rounding(DType::f16).u, 1.0 / 2048);
+  EXPECT_EQ(output_rounding(DType::bf16).u, 1.0 / 256);
+  EXPECT_EQ(output_rounding(DType::f16).u, unit_roundoff(DType::f16));
+  EXPECT_EQ(output_rounding(DType::bf16).u, unit_roundoff(DType::bf16));
+  // Half the smallest subnormal of each type.
+  EXPECT_EQ(output_rounding(DType::f16).eta, 0.5 * to_float(DType::f16, 0x0001));
+  EXPECT_EQ(output_rounding(DType::bf16).eta, 0.5 * static_cast<double>(to_float(DType::bf16, 0x0001)));
+  // Usable in constant expressions (and so on the GPU as written).
+  static_assert(elementwise_bound(ElementTerms{0.0, 0.0, 0.0}, 0, output_rounding(DType::f16)) == 0x1p-25);
+}
+
+// Random elements computed as the kernels do, for every K size class,
+// scalings exact in fp32 and not (0.1, 0.3), and cancelling sums: all within
+// the bound, and the bound tight enough that some come close to it (the
+// output rounding alone reaches ~u_out |ref|).
+TEST(ErrorBound, OneRoundingOfAnFp32SumPasses) {
+  std::mt19937_64 rng(2024);
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    double worst = 0.0;
+    for (int64_t k : {1, 2, 3, 15, 16, 17, 100, 1000, 8192})
+      for (float alpha : {1.0f, 0.5f, -2.0f, 0.1f})
+        for (float beta : {0.0f, 1.0f, -0.75f, 0.3f})
+          for (int trial = 0; trial < (k > 1000 ? 20 : 200); ++trial) {
+            const Element e = random_element(rng, dtype, k, alpha, beta);
+            const double err = error(e, rounded_once(e)), b = bound(e);
+            ASSERT_LE(err, b) << e.str() << " trial " << trial;
+            worst = std::max(worst, err / b);
+          }
+    EXPECT_GT(worst, 0.5) << to_string(dtype) << ": the bound is looser than the output rounding it allows";
+  }
+}
+
+// The constructed case: bf16, alpha * AB = 1 + 2^-9 rounds to 1 in bf16
+// (half an ulp at 1 is 2^-8), and beta * c0 = -1 then cancels it: the
+// twice-rounded result is 0, the exact one 2^-9, far beyond the bound; one
+// rounding gets 2^-9 exactly. The looser bound admits the second rounding.
+TEST(ErrorBound, SecondRoundingFailsTheBound) {
+  Element e;
+  e.dtype = DType::bf16;
+  e.a = {1.0f, 1.0f};
+  e.b = {1.0f, 0x1p-9f};
+  e.beta = 1.0f;
+  e.c0 = -1.0f;
+  EXPECT_EQ(terms(e).ref, 0x1p-9);
+  EXPECT_EQ(rounded_once(e), 0x1p-9f);
+  EXPECT_EQ(rounded_twice(e), 0.0f);
+  EXPECT_LE(error(e, rounded_once(e)), bound(e));
+  EXPECT_GT(error(e, rounded_twice(e)), 100 * bound(e)) << "bound " << bound(e);
+  EXPECT_LE(error(e, rounded_twice(e)), bound_rounded_twice(e));
+}
+
+// Random elements with beta * c0 cancelling most of alpha * AB: rounding
+// twice breaks the bound in many of them, and never the looser bound.
+TEST(ErrorBound, SecondRoundingOnRandomCancellingElements) {
+  std::mt19937_64 rng(7);
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    int beyond = 0, trials = 0;
+    for (int64_t k : {1, 7, 64, 1000})
+      for (int trial = 0; trial < 500; ++trial, ++trials) {
+        Element e = random_element(rng, dtype, k, 1.0f, 1.0f);
+        e.c0 = round_to(dtype, -fp32_sum(e) * 0.999f);
+        const float got = rounded_twice(e);
+        ASSERT_LE(error(e, got), bound_rounded_twice(e)) << e.str();
+        beyond += error(e, got) > bound(e);
+      }
+    EXPECT_GT(beyond, trials / 10) << to_string(dtype) << ": " << beyond << " of " << trials;
+  }
+}
+
+// A result that lost its largest product (as a skipped K step would) fails
+// even the looser bound.
+TEST(ErrorBound, LostProductFailsBothBounds) {
+  std::mt19937_64 rng(11);
+  for (DType dtype : {DType::f16, DType::bf16})
+    for (int64_t k : {2, 16, 256})
+      for (int trial = 0; trial < 100; ++trial) {
+        const Element e = random_element(rng, dtype, k, 1.0f, 1.0f);
+        int64_t largest = 0;
+        for (int64_t i = 1; i < k; ++i)
+          if (std::fabs(e.a[i] * e.b[i]) > std::fabs(e.a[largest] * e.b[largest])) largest = i;
+        Element lost = e;
+        lost.a[largest] = 0.0f;
+        EXPECT_GT(error(e, rounded_once(lost)), bound_rounded_twice(e)) << e.str() << " trial " << trial;
+      }
+}
+
+// K == 0: C = beta * c0, one fp32 product (inexact for beta = 0.1) and one
+// rounding to the output type. The bound is then (1 + u_out) gamma_1
+// |beta c0| + u_out |ref| + eta_out; one ulp off fails.
+TEST(ErrorBound, KZeroIsBetaTimesC) {
+  std::mt19937_64 rng(3);
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    const OutputRounding out = output_rounding(dtype);
+    for (float beta : {1.0f, -0.75f, 0.1f, 3.0f})
+      for (int trial = 0; trial < 1000; ++trial) {
+        const Element e = random_element(rng, dtype, 0, 1.0f, beta);
+        const ElementTerms t = terms(e);
+        EXPECT_EQ(t.abs_ab, 0.0);
+        EXPECT_EQ(t.ref, static_cast<double>(beta) * e.c0);
+        EXPECT_EQ(bound(e), (1.0 + out.u) * gamma_f32(1) * t.abs_c + out.u * std::fabs(t.ref) + out.eta);
+        ASSERT_LE(error(e, rounded_once(e)), bound(e)) << e.str();
+      }
+    Element e;
+    e.dtype = dtype;
+    e.beta = 1.0f;
+    e.c0 = 1.5f;
+    const float one_ulp_off = to_float(dtype, static_cast<uint16_t>(from_float(dtype, 1.5f) + 1));
+    EXPECT_EQ(error(e, 1.5f), 0.0);
+    EXPECT_GT(error(e, one_ulp_off), bound(e)) << e.str();
+  }
+}
+
+// alpha == 0: A and B contribute nothing, not even to the bound. With
+// beta == 0 too the result must be zero: the bound is eta_out, below the
+// smallest subnormal.
+TEST(ErrorBound, AlphaZero) {
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    Element e;
+    e.dtype = dtype;
+    e.alpha = 0.0f;
+    e.a = {0.75f, -1.0f, 0.5f};
+    e.b = {1.0f, 0.25f, -0.5f};
+    EXPECT_EQ(terms(e).abs_ab, 0.0);
+    EXPECT_EQ(bound(e), output_rounding(dtype).eta);
+    EXPECT_LE(error(e, 0.0f), bound(e));
+    EXPECT_LE(error(e, -0.0f), bound(e));
+    EXPECT_GT(error(e, to_float(dtype, 0x0001)), bound(e)) << "the smallest subnormal";
+    e.beta = -0.75f;
+    e.c0 = 0.5f;
+    EXPECT_EQ(rounded_once(e), -0.375f);
+    EXPECT_LE(error(e, rounded_once(e)), bound(e));
+    EXPECT_GT(error(e, to_float(dtype, static_cast<uint16_t>(from_float(dtype, -0.375f) + 1))), bound(e));
+  }
+}
+
+// An fp16 result in the subnormal range is off by up to half its spacing
+// (2^-25), far more than u_out relative: 1.5 * 2^-24 rounds (ties to even)
+// to 2^-23. Only eta_out admits it.
+TEST(ErrorBound, SubnormalOutputUsesTheAbsoluteTerm) {
+  Element e;
+  e.dtype = DType::f16;
+  e.a = {1.5f * 0x1p-12f};
+  e.b = {0x1p-12f};
+  EXPECT_EQ(rounded_once(e), 0x1p-23f);
+  EXPECT_EQ(error(e, rounded_once(e)), 0x1p-25);
+  EXPECT_LE(error(e, rounded_once(e)), bound(e));
+  EXPECT_GT(error(e, rounded_once(e)), bound(e) - output_rounding(DType::f16).eta);
+}
+
+}  // namespace
+}  // namespace tcgemm::support
