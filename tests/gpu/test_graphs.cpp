@@ -143,7 +143,7 @@ std::vector<Path> paths() {
 
 // Puts the same seeded C0 in C and the reference C, or poison where beta is
 // 0 (C must then not be read, and every element written).
-void reset_outputs(const Problem& prob, uint64_t seed) {
+void reset_outputs(Problem& prob, uint64_t seed) {
   if (prob.gemm_case().beta != 0.0f)
     prob.fill_outputs(Fill::uniform_pm1, seed);
   else
