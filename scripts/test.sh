@@ -10,9 +10,14 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
 source scripts/env.sh
 configure_and_build
-ctest --test-dir "$BUILD_DIR" --output-on-failure
-
 status=0
+ctest --test-dir "$BUILD_DIR" --output-on-failure || status=$?
+# ctest names the tests it skipped but not why: print each one's reason.
+awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; shown = 0 }
+     !shown && name != "" && /^(SKIP: |TCGEMM_GPU_TESTS_SKIPPED: )/ { print "skipped " name ": " $0; shown = 1 }' \
+  "$BUILD_DIR/Testing/Temporary/LastTest.log" 2>/dev/null || true
+[[ $status -eq 0 ]] || exit $status
+
 python3 -m pytest -p no:cacheprovider -q -rs python/tests || status=$?
 # 5: pytest collected nothing (every module skipped), which is not a failure here.
 [[ $status -eq 0 || $status -eq 5 ]] || exit $status
