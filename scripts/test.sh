@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
 source scripts/env.sh
-configure_and_build
+configure_and_build -DTCGEMM_BUILD_TESTS=ON  # bench.sh turns them off in the same build dir
 status=0
 ctest --test-dir "$BUILD_DIR" --output-on-failure || status=$?
 # ctest names the tests it skipped but not why: print each one's reason.
