@@ -34,8 +34,8 @@ if ! command -v nvcc >/dev/null; then
   fail "nvcc not found: the kernels need the CUDA 13 toolkit (install it, or put its bin/ on PATH)"
 fi
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+log=$(mktemp) probe=""
+trap 'rm -rf "$log" ${probe:+"$probe"}' EXIT
 sudo=""; [[ $(id -u) -ne 0 ]] && sudo=sudo
 # No retries and short network timeouts: without network apt gives up at once
 # instead of retrying each mirror; timeout bounds the rest.
@@ -62,13 +62,13 @@ pip_install() {  # ARG...: a few seconds offline instead of minutes of retries
   fi
   return $status
 }
-# Why the last install failed, in one line: apt's or pip's first error,
-# without the addresses it names.
+# Why the last install failed, in one line: apt's or pip's first error (or
+# the last line it wrote), without the addresses it names.
 reason() {
   local line
-  line=$(grep -m1 -E '^(E: |ERROR: )' "$log" | sed -E 's/^(E|ERROR): //; s#[a-z]+://[^ ]*##g; s/ +/ /g' |
-    cut -c1-160) || true
-  echo "${line:-no error message; timed out?}"
+  line=$({ grep -m1 -E '^(E: |ERROR: )' "$log" || grep . "$log" | tail -1; } |
+    sed -E 's/^(E|ERROR): //; s#[a-z]+://[^ ]*##g; s/ +/ /g' | cut -c1-160) || true
+  echo "${line:-no output; timed out?}"
 }
 
 # ---------------------------------------------------------------------------
@@ -129,7 +129,6 @@ if [[ $mode == test ]]; then
         optional_missing "libFuzzer runtime for clang $version" "API fuzz test" "installed, but clang++ -fsanitize=fuzzer still does not link"
       fi
     fi
-    rm -rf "$probe"
   fi
 
   # cuobjdump (and nvdisasm) read the shipped machine code for
