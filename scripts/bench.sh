@@ -4,7 +4,7 @@
 # e.g. --suite matmul_v2 or --shape 4096x4096x4096 --dtype bf16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh bench
 source scripts/env.sh
 configure_and_build -DTCGEMM_BUILD_TESTS=OFF
 "$BUILD_DIR/tools/tcgemm" info

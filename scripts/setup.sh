@@ -1,53 +1,142 @@
 #!/usr/bin/env bash
-# Installs what building and testing tcgemm needs on a fresh Debian/Ubuntu
-# machine that already has the CUDA 13 toolkit (nvcc): CMake, Ninja, a C++20
-# compiler, GoogleTest and clang (with libFuzzer, for the API fuzzer) from the
-# distribution, and -- when the toolkit has
-# none -- cuobjdump/nvdisasm from PyPI for the SASS checks (into .tools/).
-# Safe to run again: it installs only what is missing.
+# Installs what one of the two commands needs, and nothing more, on a
+# Debian/Ubuntu machine that already has the CUDA 13 toolkit (nvcc):
+#   setup.sh bench   CMake, Ninja and a C++20 compiler (g++)
+#   setup.sh test    the same, GoogleTest, python3 and pytest; then, best
+#                    effort, clang with libFuzzer (the API fuzz test) and, when
+#                    the toolkit has none, cuobjdump/nvdisasm (the SASS check)
+# (no argument: test). Only what is missing is installed: with nothing
+# missing, no package manager runs. A required tool that cannot be installed
+# (no network, say) stops setup with one line naming it and what needs it; an
+# optional one costs one line naming the test that will be skipped.
+# TCGEMM_SETUP_STRICT=1 (CI) makes the optional tools required too, so that a
+# run cannot pass with a test silently skipped.
+# Package managers are bounded in time: offline they fail in seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-test}
+case $mode in
+  bench | test) ;;
+  *) echo "usage: setup.sh [bench|test]" >&2; exit 2 ;;
+esac
+strict=${TCGEMM_SETUP_STRICT:-0}
+source scripts/env.sh  # the toolkit's bin/ and .tools/ on PATH, as the build sees them
 
-need=()
-command -v cmake >/dev/null || need+=(cmake)
-command -v ninja >/dev/null || need+=(ninja-build)
-command -v g++ >/dev/null || need+=(g++)
-[[ -f /usr/include/gtest/gtest.h ]] || need+=(libgtest-dev)
-command -v python3 >/dev/null || need+=(python3 python3-pip)
-command -v clang++ >/dev/null || need+=(clang)  # the API fuzzer (libFuzzer, ASan, UBSan)
+fail() { echo "setup: $*" >&2; exit 1; }
+# optional_missing TOOL TEST REASON: a tool that could not be had costs its
+# test, which is skipped; under TCGEMM_SETUP_STRICT it is a failure.
+optional_missing() {
+  if [[ $strict == 1 ]]; then fail "no $1 ($3): TCGEMM_SETUP_STRICT=1 requires it for the $2"; fi
+  echo "setup: no $1: the $2 will be skipped ($3)" >&2
+}
+
+if ! command -v nvcc >/dev/null; then
+  fail "nvcc not found: the kernels need the CUDA 13 toolkit (install it, or put its bin/ on PATH)"
+fi
+
+log=$(mktemp) probe=""
+trap 'rm -rf "$log" ${probe:+"$probe"}' EXIT
+sudo=""; [[ $(id -u) -ne 0 ]] && sudo=sudo
+# No retries and short network timeouts: without network apt gives up at once
+# instead of retrying each mirror; timeout bounds the rest.
+apt_opts=(-o Acquire::Retries=0 -o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20 -o DPkg::Lock::Timeout=120)
+apt_updated=0
+apt_install() {  # PACKAGE...: the package lists are refreshed once, on first use
+  command -v apt-get >/dev/null || { echo "E: apt-get not found" > "$log"; return 1; }
+  if [[ $apt_updated == 0 ]]; then
+    apt_updated=1
+    # Offline, update only warns and keeps the old lists; the install then fails.
+    $sudo timeout 300 apt-get "${apt_opts[@]}" update -qq > "$log" 2>&1 || true
+  fi
+  $sudo env DEBIAN_FRONTEND=noninteractive timeout 1800 apt-get "${apt_opts[@]}" install -y -qq "$@" >> "$log" 2>&1
+}
+pip_install() {  # ARG...: a few seconds offline instead of minutes of retries
+  local status=0
+  timeout 600 python3 -m pip install -q --disable-pip-version-check --timeout 15 --retries 1 "$@" > "$log" 2>&1 ||
+    status=$?
+  # A distribution's own python3 refuses pip installs unless told (PEP 668).
+  if [[ $status -ne 0 ]] && grep -q externally-managed-environment "$log"; then
+    status=0
+    timeout 600 python3 -m pip install -q --disable-pip-version-check --timeout 15 --retries 1 \
+      --break-system-packages "$@" > "$log" 2>&1 || status=$?
+  fi
+  return $status
+}
+# Why the last install failed, in one line: apt's or pip's first error (or
+# the last line it wrote), without the addresses it names.
+reason() {
+  local line
+  line=$({ grep -m1 -E '^(E: |ERROR: )' "$log" || grep . "$log" | tail -1; } |
+    sed -E 's/^(E|ERROR): //; s#[a-z]+://[^ ]*##g; s/ +/ /g' | cut -c1-160) || true
+  echo "${line:-no output; timed out?}"
+}
+
+# ---------------------------------------------------------------------------
+# Required: installed when missing, or setup stops.
+# ---------------------------------------------------------------------------
+need=() needed_for=()
+want() { need+=("$1"); needed_for+=("$1 ($2)"); }  # PACKAGE WHAT-NEEDS-IT
+command -v cmake >/dev/null || want cmake "the build"
+command -v ninja >/dev/null || want ninja-build "the build"
+command -v g++ >/dev/null || want g++ "the build and nvcc's host compiler"
+if [[ $mode == test ]]; then
+  [[ -f /usr/include/gtest/gtest.h || -f /usr/local/include/gtest/gtest.h ]] || want libgtest-dev "the C++ tests"
+  if ! command -v python3 >/dev/null; then
+    want python3 "the Python tests"
+    want python3-pip "to install pytest"
+  elif ! python3 -c "import pytest" 2>/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
+    want python3-pip "to install pytest"
+  fi
+fi
 if ((${#need[@]})); then
   echo "setup: installing ${need[*]}"
-  sudo=""; [[ $(id -u) -ne 0 ]] && sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-
-# libFuzzer's runtime comes with clang on some distributions and in
-# libclang-rt-<version>-dev on others (Debian 12, Ubuntu 24.04).
-if command -v clang++ >/dev/null; then
-  probe=$(mktemp -d)
-  printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' > "$probe/p.cpp"
-  if ! clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2>/dev/null; then
-    version=$(clang++ --version | grep -o 'version [0-9]*' | grep -o '[0-9]*' | head -1)
-    echo "setup: installing libclang-rt-$version-dev (libFuzzer)"
-    sudo=""; [[ $(id -u) -ne 0 ]] && sudo=sudo
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "libclang-rt-$version-dev" \
-      >/dev/null || echo "setup: no libFuzzer runtime; the API fuzz test will be skipped" >&2
+  if ! apt_install "${need[@]}"; then
+    list=$(printf '%s, ' "${needed_for[@]}")
+    them=them; ((${#need[@]} == 1)) && them=it
+    fail "cannot install ${list%, }: $(reason); install $them and run again"
   fi
-  rm -rf "$probe"
+fi
+if [[ $mode == test ]] && ! python3 -c "import pytest" 2>/dev/null; then
+  echo "setup: installing pytest"
+  pip_install pytest || fail "cannot install pytest (the Python tests): $(reason); install it and run again"
 fi
 
-export PATH="/usr/local/cuda/bin:$PATH"
-if ! command -v nvcc >/dev/null; then
-  echo "setup: nvcc not found: install the CUDA 13 toolkit (or put its bin/ on PATH)" >&2
-  exit 1
-fi
+# ---------------------------------------------------------------------------
+# Optional (test only): without them one test is skipped, and says so.
+# ---------------------------------------------------------------------------
+if [[ $mode == test ]]; then
+  # clang with libFuzzer, ASan and UBSan: the API fuzz test. libFuzzer's
+  # runtime comes with clang on some distributions and in
+  # libclang-rt-<version>-dev on others (Debian 12, Ubuntu 24.04).
+  if ! command -v clang++ >/dev/null; then
+    echo "setup: installing clang"
+    if ! apt_install clang; then
+      optional_missing "clang (libFuzzer)" "API fuzz test" "$(reason)"
+    elif ! command -v clang++ >/dev/null; then
+      optional_missing "clang (libFuzzer)" "API fuzz test" "installed, but no clang++ on PATH"
+    fi
+  fi
+  if command -v clang++ >/dev/null; then
+    probe=$(mktemp -d)
+    printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' > "$probe/p.cpp"
+    links() { clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2>/dev/null; }
+    if ! links; then
+      version=$(clang++ --version | grep -o 'version [0-9]*' | grep -o '[0-9]*' | head -1)
+      echo "setup: installing libclang-rt-$version-dev (libFuzzer)"
+      if ! apt_install "libclang-rt-$version-dev"; then
+        optional_missing "libFuzzer runtime for clang $version" "API fuzz test" "$(reason)"
+      elif ! links; then
+        optional_missing "libFuzzer runtime for clang $version" "API fuzz test" "installed, but clang++ -fsanitize=fuzzer still does not link"
+      fi
+    fi
+  fi
 
-# cuobjdump + nvdisasm read the shipped machine code (tests/check_sass.sh).
-if ! command -v cuobjdump >/dev/null && [[ ! -x .tools/nvidia/cu13/bin/cuobjdump ]]; then
-  echo "setup: installing cuobjdump and nvdisasm into .tools/"
-  python3 -m pip install -q --disable-pip-version-check --target .tools \
-    nvidia-cuda-cuobjdump==13.2.78 nvidia-cuda-nvdisasm==13.2.78 ||
-    echo "setup: could not install cuobjdump; the SASS check will be skipped" >&2
+  # cuobjdump (and nvdisasm) read the shipped machine code for
+  # tests/check_sass.sh; from PyPI into .tools/ when the toolkit has none.
+  if ! command -v cuobjdump >/dev/null; then
+    echo "setup: installing cuobjdump and nvdisasm into .tools/"
+    pip_install --target .tools nvidia-cuda-cuobjdump==13.2.78 nvidia-cuda-nvdisasm==13.2.78 ||
+      optional_missing cuobjdump "SASS check" "$(reason)"
+  fi
 fi
-echo "setup: ok ($(nvcc --version | grep -o 'release [0-9.]*'), $(cmake --version | head -1))"
+echo "setup: ok for $mode ($(nvcc --version | grep -o 'release [0-9.]*'), $(cmake --version | head -1))"

@@ -13,7 +13,7 @@ build=${2:?}
 seconds=${3:-30}
 
 if ! command -v clang++ >/dev/null; then
-  echo "SKIP: clang++ not found (scripts/setup.sh installs it)"
+  echo "SKIP: clang++ not found (scripts/setup.sh test installs it where it can)"
   exit 77
 fi
 probe=$(mktemp -d)
