@@ -3,8 +3,10 @@
 # needed), GPU tests (skipped with a message when no Hopper GPU is visible),
 # the SASS check (skipped without cuobjdump), the API fuzz test (skipped
 # without clang and libFuzzer), then the Python tests: the one-file submission
-# generator runs here; the torch operator tests skip without torch and an
-# sm_90 GPU (scripts/device_python.sh installs the package and runs them there).
+# generator runs anywhere; where torch with CUDA and scikit-build-core are
+# installed, the `tcgemm` package is built against that torch and installed
+# (offline: pip install --no-build-isolation --no-deps --no-index .) so that the
+# torch tests run too; elsewhere they skip, saying why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
@@ -18,6 +20,15 @@ awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; shown = 0 }
   "$BUILD_DIR/Testing/Temporary/LastTest.log" 2>/dev/null || true
 [[ $status -eq 0 ]] || exit $status
 
+if python3 -c "import sys, torch, scikit_build_core; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  echo "test: installing the tcgemm package against torch $(python3 -c 'import torch; print(torch.__version__)')"
+  if ! python3 -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --no-index . \
+      > "$BUILD_DIR/python_install.log" 2>&1; then
+    tail -30 "$BUILD_DIR/python_install.log"
+    echo "test: the tcgemm package did not build (log: $BUILD_DIR/python_install.log)" >&2
+    exit 1
+  fi
+fi
 python3 -m pytest -p no:cacheprovider -q -rs python/tests || status=$?
 # 5: pytest collected nothing (every module skipped), which is not a failure here.
 [[ $status -eq 0 || $status -eq 5 ]] || exit $status

@@ -42,6 +42,8 @@ def gpu_skip_reason() -> str | None:
     major, minor = torch.cuda.get_device_capability()
     if (major, minor) != (9, 0):
         return f"needs an sm_90 GPU, found {torch.cuda.get_device_name()} (sm_{major}{minor})"
+    if importlib.util.find_spec("tcgemm") is None:
+        return "the tcgemm package is not installed (pip install --no-build-isolation . from the checkout)"
     return None
 
 
