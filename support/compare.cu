@@ -2,7 +2,6 @@
 
 #include <cfloat>
 #include <cmath>
-#include <cstring>
 
 #include "support/cuda_error.hpp"
 #include "support/device_buffer.hpp"
@@ -79,13 +78,6 @@ __global__ void compare_kernel(const uint16_t* x, int64_t ldx, const uint16_t* r
   atomicMax(&acc->max_abs_bits, static_cast<unsigned long long>(__double_as_longlong(max_abs)));
 }
 
-double from_bits(unsigned long long bits) {
-  double v;
-  static_assert(sizeof v == sizeof bits);
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
-
 }  // namespace
 
 CompareStats compare(DType dtype, const uint16_t* x, int64_t ldx, const uint16_t* ref, int64_t ld_ref, int64_t rows,
@@ -114,8 +106,8 @@ CompareStats compare(DType dtype, const uint16_t* x, int64_t ldx, const uint16_t
   stats.nonfinite_x = static_cast<int64_t>(first.nonfinite_x);
   stats.nonfinite_ref = static_cast<int64_t>(first.nonfinite_ref);
   stats.identical = static_cast<int64_t>(first.identical);
-  stats.max_abs = from_bits(first.max_abs_bits);
-  stats.max_elem_rel = from_bits(second.max_rel_bits);
+  stats.max_abs = detail::double_from_bits(first.max_abs_bits);
+  stats.max_elem_rel = detail::double_from_bits(second.max_rel_bits);
   if (first.ref_sq > 0.0)
     stats.norm_rel = std::sqrt(first.diff_sq / first.ref_sq);
   else

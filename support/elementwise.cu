@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
 #include "support/cuda_error.hpp"
 #include "support/device_buffer.hpp"
@@ -125,13 +124,6 @@ __global__ void element_detail_kernel(Problem p, int64_t row, int64_t col, Detai
                 p.c[row * p.ldc + col]};
 }
 
-double from_bits(unsigned long long bits) {
-  double v;
-  static_assert(sizeof v == sizeof bits);
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
-
 }  // namespace
 
 std::string BoundViolation::str() const {
@@ -184,8 +176,8 @@ ElementwiseStats check_elementwise(const GemmArgs& args, const void* c0) {
   stats.nonfinite = static_cast<int64_t>(r.nonfinite);
   stats.beyond = static_cast<int64_t>(r.beyond);
   stats.beyond_rounded_twice = static_cast<int64_t>(r.beyond_rounded_twice);
-  stats.worst = from_bits(r.worst_bits);
-  stats.worst_rounded_twice = from_bits(r.worst_rounded_twice_bits);
+  stats.worst = detail::double_from_bits(r.worst_bits);
+  stats.worst_rounded_twice = detail::double_from_bits(r.worst_rounded_twice_bits);
 
   auto violation = [&](unsigned long long index, bool rounded_twice) {
     BoundViolation v;

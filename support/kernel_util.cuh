@@ -6,8 +6,18 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace tcgemm::support::detail {
+
+// The double whose bits a reduction kept as an integer (atomicMax over
+// non-negative doubles works on their bit patterns).
+inline double double_from_bits(unsigned long long bits) {
+  double v;
+  static_assert(sizeof v == sizeof bits);
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
 
 constexpr int kThreads = 256;
 // Grid-stride loops: enough blocks to fill any current GPU several times over.
