@@ -1,8 +1,8 @@
 // The public C++ API: validation -> dispatch -> kernel family.
 #include <exception>
 
-#include "common/device.hpp"
-#include "common/validate.hpp"
+#include "common/host/device.hpp"
+#include "common/host/validate.hpp"
 #include "dispatch/dispatch.hpp"
 #include "reference/reference.hpp"
 #include "tcgemm/tcgemm.hpp"

@@ -8,7 +8,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "common/device.hpp"
+#include "common/host/device.hpp"
 
 namespace tcgemm::detail {
 

@@ -1,7 +1,7 @@
 #include "dispatch/dispatch.hpp"
 
-#include "common/device.hpp"
-#include "common/validate.hpp"
+#include "common/host/device.hpp"
+#include "common/host/validate.hpp"
 #include "dispatch/cublas_fallback.hpp"
 #include "reference/reference.hpp"
 #include "sm100/sm100_gemm.hpp"

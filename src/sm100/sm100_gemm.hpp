@@ -1,6 +1,6 @@
 // Host interface of the sm100 kernel family: can it take a call, what is it
 // called, and launch it. Validation of the arguments themselves
-// (common/validate.hpp) has already happened.
+// (common/host/validate.hpp) has already happened.
 #pragma once
 
 #include <string>

@@ -54,9 +54,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "common/barrier.cuh"
-#include "common/epilogue.cuh"
-#include "common/ptx_wrappers.cuh"
+#include "common/device/barrier.cuh"
+#include "common/device/epilogue.cuh"
+#include "common/device/ptx_wrappers.cuh"
 #include "sm100/sm100_config.hpp"
 #include "sm100/tcgen05.cuh"
 #include "sm100/umma_desc.hpp"

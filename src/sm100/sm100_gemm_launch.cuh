@@ -7,8 +7,8 @@
 
 #include <cuda_runtime.h>
 
-#include "common/launch.cuh"
-#include "common/tensor_map.hpp"
+#include "common/host/launch.cuh"
+#include "common/host/tensor_map.hpp"
 #include "sm100/sm100_gemm.hpp"
 #include "sm100/sm100_gemm_kernel.cuh"
 

@@ -1,4 +1,4 @@
-#include "common/tensor_map.hpp"
+#include "common/host/tensor_map.hpp"
 #include "sm90/sm90_gemm.hpp"
 
 namespace tcgemm::sm90 {

@@ -51,9 +51,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "common/barrier.cuh"
-#include "common/epilogue.cuh"
-#include "common/ptx_wrappers.cuh"
+#include "common/device/barrier.cuh"
+#include "common/device/epilogue.cuh"
+#include "common/device/ptx_wrappers.cuh"
 #include "sm90/sm90_config.hpp"
 #include "sm90/smem_desc.hpp"
 #include "sm90/wgmma.cuh"

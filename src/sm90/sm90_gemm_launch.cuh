@@ -8,8 +8,8 @@
 
 #include <cuda_runtime.h>
 
-#include "common/launch.cuh"
-#include "common/tensor_map.hpp"
+#include "common/host/launch.cuh"
+#include "common/host/tensor_map.hpp"
 #include "sm90/sm90_gemm.hpp"
 #include "sm90/sm90_gemm_kernel.cuh"
 

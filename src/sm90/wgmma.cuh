@@ -1,6 +1,6 @@
 // Thin wrappers for the Hopper instructions that CCCL's cuda::ptx does not
 // provide: wgmma (PTX ISA 9.7.15), setmaxnreg (9.7.17.1), stmatrix / ldmatrix
-// (9.7.14.5.15-16). Those every family needs are in common/ptx_wrappers.cuh.
+// (9.7.14.5.15-16). Those every family needs are in common/device/ptx_wrappers.cuh.
 // One function per instruction; nothing here decides anything.
 #pragma once
 

@@ -32,7 +32,7 @@
 #include <string>
 
 #include "api/c_abi_args.hpp"
-#include "common/device.hpp"
+#include "common/host/device.hpp"
 #include "dispatch/cublas_fallback.hpp"
 #include "reference/reference.hpp"
 #include "sm100/sm100_gemm.hpp"

@@ -3,7 +3,7 @@
 // in each capture mode, and the graph replays the same bits as the eager call,
 // also after its inputs were rewritten in place. PyTorch's reduce-overhead
 // mode and LLM serving stacks run their GEMMs this way. The rule the launch
-// path follows is in src/common/device.hpp.
+// path follows is in src/common/host/device.hpp.
 #include <gtest/gtest.h>
 
 #include <functional>

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "common/tensor_map.hpp"
-#include "common/validate.hpp"
+#include "common/host/tensor_map.hpp"
+#include "common/host/validate.hpp"
 #include "sm90/sm90_config.hpp"
 
 namespace tcgemm::detail {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/validate.hpp"
+#include "common/host/validate.hpp"
 #include "torch_layout.hpp"
 
 namespace tcgemm::torch_glue {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/validate.hpp"
+#include "common/host/validate.hpp"
 
 namespace tcgemm::detail {
 namespace {

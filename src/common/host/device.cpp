@@ -1,4 +1,4 @@
-#include "common/device.hpp"
+#include "common/host/device.hpp"
 
 #include <array>
 #include <mutex>

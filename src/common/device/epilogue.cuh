@@ -11,7 +11,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "common/barrier.cuh"
+#include "common/device/barrier.cuh"
 #include "common/smem_layout.hpp"
 
 namespace tcgemm::detail {

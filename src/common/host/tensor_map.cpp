@@ -1,4 +1,4 @@
-#include "common/tensor_map.hpp"
+#include "common/host/tensor_map.hpp"
 
 #include <cstdio>
 #include <mutex>
@@ -7,8 +7,8 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
-#include "common/device.hpp"
-#include "common/validate.hpp"
+#include "common/host/device.hpp"
+#include "common/host/validate.hpp"
 
 namespace tcgemm::detail {
 

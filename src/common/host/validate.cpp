@@ -1,4 +1,4 @@
-#include "common/validate.hpp"
+#include "common/host/validate.hpp"
 
 #include <string>
 

@@ -11,7 +11,7 @@
 
 #include <cuda_runtime.h>
 
-#include "common/device.hpp"
+#include "common/host/device.hpp"
 #include "common/smem_layout.hpp"
 #include "tcgemm/tcgemm.hpp"
 
