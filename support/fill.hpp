@@ -34,7 +34,7 @@ constexpr Distribution integers(int lo, int hi) {
 }
 
 // Fills the matrix from a counter-based generator keyed by `seed`. Element
-// (r, c) depends only on the seed and r * cols + c, not on ld or the base
+// (r, c) depends only on `seed` and r * cols + c, not on ld or the base
 // address: the same seed gives the same matrix on every run and GPU and in
 // every layout, so a failure can be reproduced from its seed. The padding
 // columns [cols, ld) get `pad_bits` (poison: a kernel that reads past a row

@@ -1,4 +1,4 @@
-// The bf16 instantiations of sm90_gemm_persistent (4 layouts x 2 tile widths).
+// The bf16 instantiations of sm90_gemm_persistent: 4 layouts x the 7 kTileConfigs, 28 kernels.
 #include "sm90/sm90_gemm_launch.cuh"
 
 namespace tcgemm::sm90 {

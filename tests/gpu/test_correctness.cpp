@@ -21,7 +21,7 @@ struct SweepShape {
   int64_t pad;  // extra elements per row beyond the rounded-up row length
 };
 
-// What each shape exercises (STYLE.md, "Tests that cannot pass by accident").
+// What each shape exercises (every case is there for a reason; none can pass by accident).
 const SweepShape kSweepShapes[] = {
     {"aligned", 256, 512, 128, 0},
     {"one_past_a_tile", 129, 257, 65, 0},     // partial tiles in M, N and K; ld > row length

@@ -1,5 +1,6 @@
-// The numerics contract (DESIGN.md, "Numerics"): results are deterministic,
-// independent of M ("batch invariant") and of the tile configuration.
+// The numerics contract (docs/DESIGN.md, "What it computes, and the numerics
+// contract"): results are deterministic, independent of M ("batch
+// invariant") and of the tile configuration.
 #include <gtest/gtest.h>
 
 #include <string>

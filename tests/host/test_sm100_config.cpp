@@ -136,7 +136,7 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
   // B200: 148 SMs, 74 two-CTA clusters at once.
   const Config clc = select_config(8192, 8192, 8192, 148);
   EXPECT_EQ(clc.block_n, 256);
-  EXPECT_EQ(clc.schedule, Schedule::cluster_launch_control) << "the seed's default";
+  EXPECT_EQ(clc.schedule, Schedule::cluster_launch_control) << "Cluster Launch Control is the default schedule";
   EXPECT_EQ(clc.num_tiles, 32 * 32);
   EXPECT_EQ(clc.grid_clusters, clc.num_tiles) << "CLC: the grid covers every tile";
   EXPECT_EQ(clc.stages, stages_for(256));
