@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
-#include <regex>
 
 #include "arg_parser.hpp"
 
@@ -107,17 +106,13 @@ GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operand
 
 std::string short_kernel(const Plan& plan) {
   std::string out = to_string(plan.backend);
-  if (plan.backend != Backend::sm90 && plan.backend != Backend::sm100) return out;
-  // Plan::kernel reads like "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
-  // or "sm100_gemm<f16,NN,256x256x64, 6 stages, cluster launch control>".
-  static const std::regex tile(R"((\d+x\d+(x\d+)?))");
-  static const std::regex stages(R"((\d+) stage)");
-  std::smatch m;
-  if (std::regex_search(plan.kernel, m, tile)) out += " " + m.str(1);
-  if (std::regex_search(plan.kernel, m, stages)) out += "/" + m.str(1) + "st";
-  if (plan.kernel.find("cluster 2x1") != std::string::npos) out += "/c2";
-  if (plan.kernel.find("ping-pong") != std::string::npos) out += "/pp";
-  if (plan.kernel.find("cluster launch control") != std::string::npos) out += "/clc";
+  if (plan.path != Path::kernel) return out;
+  const KernelConfig& k = plan.config;
+  out += format(" %dx%dx%d/%dst", k.block_m, k.block_n, k.block_k, k.stages);
+  // sm100's 2-CTA pair is its tile, not an option: only sm90's clusters are marked.
+  if (plan.backend == Backend::sm90 && k.cluster_m > 1) out += format("/c%d", k.cluster_m);
+  if (k.pingpong) out += "/pp";
+  if (k.schedule == Schedule::cluster_launch_control) out += "/clc";
   if (plan.grid_ctas > 0) out += " g" + std::to_string(plan.grid_ctas);
   return out;
 }

@@ -57,8 +57,8 @@ using ElementBuffer = support::DeviceBuffer<uint16_t>;
 GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operands& ops, const void* a,
                    const void* b, void* c, float alpha, float beta, cudaStream_t stream);
 
-// "sm90 128x256x64/4st", "cublas", ...: backend plus tile and stage count,
-// taken from Plan::kernel, short enough for a table column.
+// "sm90 128x256x64/4st", "cublas", ...: backend plus tile and stage count
+// (Plan::config), short enough for a table column.
 std::string short_kernel(const Plan& plan);
 
 // Prints "tcgemm <command>: <message>" and the usage on stderr; returns kExitUsage.
