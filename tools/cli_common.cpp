@@ -117,6 +117,13 @@ std::string short_kernel(const Plan& plan) {
   return out;
 }
 
+bool same_kernel(const Plan& a, const Plan& b) {
+  const KernelConfig &x = a.config, &y = b.config;
+  return a.backend == b.backend && a.path == b.path && x.block_m == y.block_m && x.block_n == y.block_n &&
+         x.block_k == y.block_k && x.stages == y.stages && x.cluster_m == y.cluster_m && x.pingpong == y.pingpong &&
+         x.schedule == y.schedule;
+}
+
 int usage_error(const ArgParser& parser, const std::string& message) {
   std::fprintf(stderr, "tcgemm %s: %s\n\n%s", parser.command().c_str(), message.c_str(), parser.usage().c_str());
   return kExitUsage;

@@ -61,6 +61,10 @@ GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operand
 // (Plan::config), short enough for a table column.
 std::string short_kernel(const Plan& plan);
 
+// Whether two plans of one call run the same thing: the same backend and
+// path and, for a kernel, the same configuration.
+bool same_kernel(const Plan& a, const Plan& b);
+
 // Prints "tcgemm <command>: <message>" and the usage on stderr; returns kExitUsage.
 int usage_error(const ArgParser& parser, const std::string& message);
 
