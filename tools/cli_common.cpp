@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "arg_parser.hpp"
+#include "cuda_check.hpp"
 
 namespace tcgemm::cli {
 
@@ -122,6 +123,23 @@ bool same_kernel(const Plan& a, const Plan& b) {
   return a.backend == b.backend && a.path == b.path && x.block_m == y.block_m && x.block_n == y.block_n &&
          x.block_k == y.block_k && x.stages == y.stages && x.cluster_m == y.cluster_m && x.pingpong == y.pingpong &&
          x.schedule == y.schedule;
+}
+
+std::vector<std::string> check_builtin_configs(
+    Backend family, const GemmArgs& args, const std::function<void()>& reset,
+    const std::function<std::vector<std::string>(const support::KernelVariant&, const Plan&)>& compare) {
+  std::vector<std::string> lines;
+  for (const support::KernelVariant& v : support::builtin_variants(family)) {
+    reset();
+    const Plan p = gemm(args, v.options);
+    CHECK_CUDA(cudaStreamSynchronize(args.stream));
+    if (p.status != Status::ok) {
+      lines.push_back(v.label + " failed: " + p.reason);
+      continue;
+    }
+    for (std::string& line : compare(v, p)) lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 int usage_error(const ArgParser& parser, const std::string& message) {
