@@ -151,34 +151,23 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   }
 
   // Tile invariance: tcgemm's kernel in every built-in configuration of its
-  // family must give ours' bits.
+  // family must give ours' bits (the automatic choice ran the family's
+  // kernel, so every configuration of it must run too).
   if (ours.status == Status::ok && own_kernel) {
     ElementBuffer c_tile(ops.c_elems);
-    bool differs = false;
-    for (const support::KernelVariant& v : support::builtin_variants(ours.backend)) {
-      prepare(c_tile);
-      const Plan p = gemm(args_for(c_tile), v.options);
-      CHECK_CUDA(cudaStreamSynchronize(stream));
-      // The automatic choice ran the family's kernel, so every configuration of it must run too.
-      if (p.status != Status::ok) {
-        differs = true;
-        out.failures.push_back(format("%s failed: %s", v.label.c_str(), p.reason.c_str()));
-        continue;
-      }
-      const support::CompareStats st =
-          support::compare(dtype, c_tile.data(), ops.ldc, c_ours.data(), ops.ldc, s.m, s.n, stream);
-      if (st.identical != st.count) {
-        differs = true;
-        out.failures.push_back(format("%s (%s) differs from the automatic choice in "
-                                      "%lld of %lld elements",
-                                      v.label.c_str(), short_kernel(p).c_str(),
-                                      static_cast<long long>(st.count - st.identical),
-                                      static_cast<long long>(st.count)));
-      }
-    }
-    tiles.assign(differs ? "DIFF" : "same");
+    const std::vector<std::string> differ = check_builtin_configs(
+        ours.backend, args_for(c_tile), [&] { prepare(c_tile); },
+        [&](const support::KernelVariant& v, const Plan& p) -> std::vector<std::string> {
+          const support::CompareStats st =
+              support::compare(dtype, c_tile.data(), ops.ldc, c_ours.data(), ops.ldc, s.m, s.n, stream);
+          if (st.identical == st.count) return {};
+          return {format("%s (%s) differs from the automatic choice in %lld of %lld elements", v.label.c_str(),
+                         short_kernel(p).c_str(), static_cast<long long>(st.count - st.identical),
+                         static_cast<long long>(st.count))};
+        });
+    out.failures.insert(out.failures.end(), differ.begin(), differ.end());
+    tiles.assign(differ.empty() ? "same" : "DIFF");
   }
-
 
   out.passed = out.failures.empty();
   std::printf("%-22s %9s %9s %10s %8s %-5s %s\n", kernel.c_str(), err.c_str(), elem.c_str(), cublas_err.c_str(),

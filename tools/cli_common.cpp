@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
-#include <regex>
 
 #include "arg_parser.hpp"
+#include "cuda_check.hpp"
 
 namespace tcgemm::cli {
 
@@ -107,19 +107,39 @@ GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operand
 
 std::string short_kernel(const Plan& plan) {
   std::string out = to_string(plan.backend);
-  if (plan.backend != Backend::sm90 && plan.backend != Backend::sm100) return out;
-  // Plan::kernel reads like "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
-  // or "sm100_gemm<f16,NN,256x256x64, 6 stages, cluster launch control>".
-  static const std::regex tile(R"((\d+x\d+(x\d+)?))");
-  static const std::regex stages(R"((\d+) stage)");
-  std::smatch m;
-  if (std::regex_search(plan.kernel, m, tile)) out += " " + m.str(1);
-  if (std::regex_search(plan.kernel, m, stages)) out += "/" + m.str(1) + "st";
-  if (plan.kernel.find("cluster 2x1") != std::string::npos) out += "/c2";
-  if (plan.kernel.find("ping-pong") != std::string::npos) out += "/pp";
-  if (plan.kernel.find("cluster launch control") != std::string::npos) out += "/clc";
+  if (plan.path != Path::kernel) return out;
+  const KernelConfig& k = plan.config;
+  out += format(" %dx%dx%d/%dst", k.block_m, k.block_n, k.block_k, k.stages);
+  // sm100's 2-CTA pair is its tile, not an option: only sm90's clusters are marked.
+  if (plan.backend == Backend::sm90 && k.cluster_m > 1) out += format("/c%d", k.cluster_m);
+  if (k.pingpong) out += "/pp";
+  if (k.schedule == Schedule::cluster_launch_control) out += "/clc";
   if (plan.grid_ctas > 0) out += " g" + std::to_string(plan.grid_ctas);
   return out;
+}
+
+bool same_kernel(const Plan& a, const Plan& b) {
+  const KernelConfig &x = a.config, &y = b.config;
+  return a.backend == b.backend && a.path == b.path && x.block_m == y.block_m && x.block_n == y.block_n &&
+         x.block_k == y.block_k && x.stages == y.stages && x.cluster_m == y.cluster_m && x.pingpong == y.pingpong &&
+         x.schedule == y.schedule;
+}
+
+std::vector<std::string> check_builtin_configs(
+    Backend family, const GemmArgs& args, const std::function<void()>& reset,
+    const std::function<std::vector<std::string>(const support::KernelVariant&, const Plan&)>& compare) {
+  std::vector<std::string> lines;
+  for (const support::KernelVariant& v : support::builtin_variants(family)) {
+    reset();
+    const Plan p = gemm(args, v.options);
+    CHECK_CUDA(cudaStreamSynchronize(args.stream));
+    if (p.status != Status::ok) {
+      lines.push_back(v.label + " failed: " + p.reason);
+      continue;
+    }
+    for (std::string& line : compare(v, p)) lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 int usage_error(const ArgParser& parser, const std::string& message) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include "support/device_buffer.hpp"
+#include "support/kernel_variants.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::cli {
@@ -57,9 +59,24 @@ using ElementBuffer = support::DeviceBuffer<uint16_t>;
 GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operands& ops, const void* a,
                    const void* b, void* c, float alpha, float beta, cudaStream_t stream);
 
-// "sm90 128x256x64/4st", "cublas", ...: backend plus tile and stage count,
-// taken from Plan::kernel, short enough for a table column.
+// "sm90 128x256x64/4st", "cublas", ...: backend plus tile and stage count
+// (Plan::config), short enough for a table column.
 std::string short_kernel(const Plan& plan);
+
+// Whether two plans of one call run the same thing: the same backend and
+// path and, for a kernel, the same configuration.
+bool same_kernel(const Plan& a, const Plan& b);
+
+// Runs `args` in every built-in configuration of `family`
+// (support::builtin_variants), one after another on args.stream: `reset`
+// restores the output before each run, and `compare`, called once a run
+// succeeded and the stream is synchronized, says how that output differs
+// from the automatic choice's (nothing: the same bits). Returns a line for
+// each configuration that failed ("<label> failed: <reason>") and compare's
+// lines for those that differ: empty when every configuration agrees.
+std::vector<std::string> check_builtin_configs(
+    Backend family, const GemmArgs& args, const std::function<void()>& reset,
+    const std::function<std::vector<std::string>(const support::KernelVariant&, const Plan&)>& compare);
 
 // Prints "tcgemm <command>: <message>" and the usage on stderr; returns kExitUsage.
 int usage_error(const ArgParser& parser, const std::string& message);

@@ -260,155 +260,206 @@ std::string locate_errors(DType dtype, const ElementBuffer& x, const ElementBuff
   return out;
 }
 
-// Runs one case; returns its failures (empty: passed).
-std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int num_sms, bool all_configs,
-                                       cudaStream_t stream, Totals& totals) {
-  std::vector<std::string> fails;
-  const Shape& s = c.shape;
-  const Storage sa = c.layout.a == Op::N ? Storage{s.m, s.k, c.lda} : Storage{s.k, s.m, c.lda};
-  const Storage sb = c.layout.b == Op::N ? Storage{s.k, s.n, c.ldb} : Storage{s.n, s.k, c.ldb};
-  const Storage sc{s.m, s.n, c.ldc};
-  ElementBuffer a(static_cast<size_t>(sa.elems(c.off_a))), b(static_cast<size_t>(sb.elems(c.off_b)));
-  const size_t c_elems = static_cast<size_t>(sc.elems(c.off_c));
-  ElementBuffer c_init(c_elems), c_ours(c_elems), c_ref(c_elems), c_cublas(c_elems);
+// One case on the device: A, B, C's initial state, and the outputs of
+// tcgemm, the reference and cuBLAS, each C buffer with its offset, row
+// padding and guard (C's random contents everywhere, its M x N part NaN when
+// beta = 0: C must not be read then, and every element must be written).
+struct CaseBuffers {
+  CaseBuffers(const FuzzCase& fuzz_case, cudaStream_t s)
+      : c(fuzz_case),
+        sa(c.layout.a == Op::N ? Storage{c.shape.m, c.shape.k, c.lda} : Storage{c.shape.k, c.shape.m, c.lda}),
+        sb(c.layout.b == Op::N ? Storage{c.shape.k, c.shape.n, c.ldb} : Storage{c.shape.n, c.shape.k, c.ldb}),
+        sc{c.shape.m, c.shape.n, c.ldc},
+        c_elems(static_cast<size_t>(sc.elems(c.off_c))),
+        stream(s),
+        a(static_cast<size_t>(sa.elems(c.off_a))),
+        b(static_cast<size_t>(sb.elems(c.off_b))),
+        c_init(c_elems),
+        c_ours(c_elems),
+        c_ref(c_elems),
+        c_cublas(c_elems) {
+    const support::Distribution inputs = support::uniform(-1.0f, 1.0f);
+    support::fill_random(c.dtype, a.data(), a.size(), inputs, c.seed * 4 + 1, stream);
+    support::fill_random(c.dtype, b.data(), b.size(), inputs, c.seed * 4 + 2, stream);
+    support::fill_random(c.dtype, c_init.data(), c_init.size(), inputs, c.seed * 4 + 3, stream);
+    if (c.beta == 0.0f && c.shape.m > 0 && c.shape.n > 0)
+      CHECK_CUDA(cudaMemset2DAsync(c_init.data() + c.off_c, static_cast<size_t>(sc.ld) * 2, 0xFF,
+                                   static_cast<size_t>(c.shape.n) * 2, static_cast<size_t>(c.shape.m), stream));
+    for (ElementBuffer* buf : {&c_ours, &c_ref, &c_cublas}) reset(*buf);
+  }
 
-  const support::Distribution inputs = support::uniform(-1.0f, 1.0f);
-  support::fill_random(c.dtype, a.data(), a.size(), inputs, c.seed * 4 + 1, stream);
-  support::fill_random(c.dtype, b.data(), b.size(), inputs, c.seed * 4 + 2, stream);
-  // C: random everywhere (padding and guard included), its M x N part NaN
-  // when beta = 0 (C must not be read, and every element must be written).
-  support::fill_random(c.dtype, c_init.data(), c_init.size(), inputs, c.seed * 4 + 3, stream);
-  if (c.beta == 0.0f && s.m > 0 && s.n > 0)
-    CHECK_CUDA(cudaMemset2DAsync(c_init.data() + c.off_c, static_cast<size_t>(sc.ld) * 2, 0xFF,
-                                 static_cast<size_t>(s.n) * 2, static_cast<size_t>(s.m), stream));
-  for (ElementBuffer* buf : {&c_ours, &c_ref, &c_cublas})
-    CHECK_CUDA(cudaMemcpyAsync(buf->data(), c_init.data(), c_init.bytes(), cudaMemcpyDeviceToDevice, stream));
+  // The call, writing into `out` (one of the C buffers).
+  GemmArgs args(ElementBuffer& out) const {
+    Operands lds;
+    lds.lda = sa.ld;
+    lds.ldb = sb.ld;
+    lds.ldc = sc.ld;
+    return make_args(c.dtype, c.layout, c.shape, lds, a.data() + c.off_a, b.data() + c.off_b, out.data() + c.off_c,
+                     c.alpha, c.beta, stream);
+  }
+  // `out` back to C's initial state.
+  void reset(ElementBuffer& out) const {
+    CHECK_CUDA(cudaMemcpyAsync(out.data(), c_init.data(), c_init.bytes(), cudaMemcpyDeviceToDevice, stream));
+  }
+  // The normwise comparison of `x`'s M x N part against `y`'s.
+  support::CompareStats compare(const ElementBuffer& x, const ElementBuffer& y) const {
+    return support::compare(c.dtype, x.data() + c.off_c, sc.ld, y.data() + c.off_c, sc.ld, c.shape.m, c.shape.n,
+                            stream);
+  }
 
-  Operands lds;
-  lds.lda = sa.ld;
-  lds.ldb = sb.ld;
-  lds.ldc = sc.ld;
-  auto args_for = [&](ElementBuffer& out) {
-    return make_args(c.dtype, c.layout, s, lds, a.data() + c.off_a, b.data() + c.off_b, out.data() + c.off_c, c.alpha,
-                     c.beta, stream);
-  };
-  const Plan ours = gemm(args_for(c_ours));
-  const Plan ref = reference_gemm(args_for(c_ref));
-  const Plan cublas = gemm(args_for(c_cublas), Options{Prefer::cublas_only, 0});
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  if (ours.status != Status::ok) fails.push_back("tcgemm::gemm failed: " + ours.reason);
-  if (ref.status != Status::ok) fails.push_back("reference_gemm failed: " + ref.reason);
-  if (!fails.empty()) return fails;
+  const FuzzCase& c;
+  const Storage sa, sb, sc;
+  const size_t c_elems;
+  const cudaStream_t stream;
+  ElementBuffer a, b, c_init, c_ours, c_ref, c_cublas;
+};
 
-  // Which backend should have run.
-  const bool empty = s.m == 0 || s.n == 0 || s.k == 0;
-  const bool tma_ok = c.off_a == 0 && c.off_b == 0 && c.off_c == 0 && sa.ld % 8 == 0 && sb.ld % 8 == 0 &&
-                      sc.ld % 8 == 0;
+// The backend is tcgemm's kernel when TMA can take the operands, the cuBLAS
+// fallback when it cannot, none when there is nothing to multiply.
+void check_backend(const CaseBuffers& buf, const Plan& ours, Backend family, std::vector<std::string>& fails,
+                   Totals& totals) {
+  const FuzzCase& c = buf.c;
+  const bool empty = c.shape.m == 0 || c.shape.n == 0 || c.shape.k == 0;
+  const bool tma_ok = c.off_a == 0 && c.off_b == 0 && c.off_c == 0 && buf.sa.ld % 8 == 0 && buf.sb.ld % 8 == 0 &&
+                      buf.sc.ld % 8 == 0;
   const Backend expected = empty ? Backend::none : (tma_ok && family != Backend::none ? family : Backend::cublas);
   if (ours.backend != expected)
     fails.push_back(format("ran %s, expected %s (%s)", to_string(ours.backend), to_string(expected),
                            ours.reason.c_str()));
   (ours.backend == Backend::none ? totals.none : ours.backend == Backend::cublas ? totals.fallback : totals.own) += 1;
+}
 
-  // Values against the reference.
-  if (s.m > 0 && s.n > 0) {
-    const support::CompareStats st = support::compare(c.dtype, c_ours.data() + c.off_c, sc.ld,
-                                                      c_ref.data() + c.off_c, sc.ld, s.m, s.n, stream);
-    const double bound = fuzz_bound(c.dtype, s.k);
-    if (st.nonfinite_x > 0)
-      fails.push_back(format("%lld outputs are NaN/Inf (unwritten?)", static_cast<long long>(st.nonfinite_x)));
-    if (st.nonfinite_ref > 0) fails.push_back("the reference produced non-finite outputs");
-    // A zero reference (alpha = 0, beta = 0, or K = 0 with beta = 0) must be matched exactly.
-    // (Compared by value: 0 * a negative sum is -0, which equals +0.)
-    const bool exact = (c.alpha == 0.0f || s.k == 0) && c.beta == 0.0f;
-    if (exact ? st.max_abs != 0.0 : !(st.norm_rel <= bound)) {
-      fails.push_back(format("relative error %.3e above the bound %.3e (max |diff| %.3e, %lld of %lld identical)",
-                             st.norm_rel, bound, st.max_abs, static_cast<long long>(st.identical),
-                             static_cast<long long>(st.count)));
-      if (!exact) fails.push_back(locate_errors(c.dtype, c_ours, c_ref, c.off_c, sc.ld, s.m, s.n, bound));
-    }
-    if (!exact) totals.worst_ratio = std::max(totals.worst_ratio, st.norm_rel / bound);
-
-    // Every element against the float64 reference and its element-wise bound
-    // (C0 is read only when beta != 0: it is NaN poison otherwise).
-    const support::ElementwiseStats ew =
-        support::check_elementwise(args_for(c_ours), c.beta != 0.0f ? c_init.data() + c.off_c : nullptr);
-    const long long elements = static_cast<long long>(ew.count);
-    if (ours.backend != Backend::cublas) {
-      ++totals.own_checked;
-      totals.own_worst = std::max(totals.own_worst, ew.worst);
-      totals.own_cases_beyond += ew.beyond > 0;
-      totals.own_elements_beyond += ew.beyond;
-      if (ew.beyond > 0)
-        fails.push_back(format("%lld of %lld elements beyond the element-wise bound (worst |c - ref| / bound %.3g); "
-                               "first %s",
-                               static_cast<long long>(ew.beyond), elements, ew.worst, ew.first.str().c_str()));
-    } else {
-      ++totals.fallback_checked;
-      totals.fallback_worst = std::max(totals.fallback_worst, ew.worst);
-      totals.fallback_worst_rounded_twice = std::max(totals.fallback_worst_rounded_twice, ew.worst_rounded_twice);
-      if (ew.beyond > 0) {
-        ++totals.fallback_cases_beyond;
-        totals.fallback_elements_beyond += ew.beyond;
-        if (totals.fallback_repros.size() < kMaxFallbackRepros)
-          totals.fallback_repros.push_back(
-              format("%s: %lld of %lld elements beyond, worst %.3g, first %s; repro: tcgemm check --fuzz 1 --seed %llu",
-                     describe(c).c_str(), static_cast<long long>(ew.beyond), elements, ew.worst,
-                     ew.first.str().c_str(), static_cast<unsigned long long>(c.seed)));
-      }
-      if (ew.beyond_rounded_twice > 0)
-        fails.push_back(format("cuBLAS fallback: %lld of %lld elements beyond the element-wise bound even with "
-                               "alpha*AB rounded to %s first (worst |c - ref| / that bound %.3g); first %s",
-                               static_cast<long long>(ew.beyond_rounded_twice), elements, to_string(c.dtype),
-                               ew.worst_rounded_twice, ew.first_rounded_twice.str().c_str()));
-    }
-
-    // Bit identity with cuBLAS: counted by K (see Totals), not required:
-    // which kernel cuBLAS runs, and whether it sums K in the same order, is
-    // not visible from outside.
-    const int64_t tiles = ((s.m + 127) / 128) * ((s.n + 127) / 128);
-    if (cublas.status == Status::ok && ours.backend == family && c.alpha == 1.0f && c.beta == 0.0f &&
-        tiles >= num_sms) {
-      const support::CompareStats vc = support::compare(c.dtype, c_ours.data() + c.off_c, sc.ld,
-                                                        c_cublas.data() + c.off_c, sc.ld, s.m, s.n, stream);
-      ++totals.identity_cases[k_bucket(s.k)];
-      if (vc.identical == vc.count) ++totals.identity_held[k_bucket(s.k)];
-    }
-
-    // Every built-in configuration of the family gives the same bits.
-    if (all_configs && ours.backend == family) {
-      const std::vector<uint16_t> reference_bits = support::download(c_ours.data(), c_elems, stream);
-      for (const support::KernelVariant& v : support::builtin_variants(family)) {
-        CHECK_CUDA(cudaMemcpyAsync(c_cublas.data(), c_init.data(), c_init.bytes(), cudaMemcpyDeviceToDevice, stream));
-        const Plan p = gemm(args_for(c_cublas), v.options);
-        const std::vector<uint16_t> h = support::download(c_cublas.data(), c_elems, stream);
-        if (p.status != Status::ok) {
-          fails.push_back(v.label + " failed: " + p.reason);
-          continue;
-        }
-        int64_t differ = 0;
-        for (size_t i = 0; i < c_elems; ++i) differ += h[i] != reference_bits[i];
-        if (differ > 0) {
-          fails.push_back(format("%s (%s) differs from the automatic choice in %lld elements", v.label.c_str(),
-                                 short_kernel(p).c_str(), static_cast<long long>(differ)));
-          fails.push_back("  " + locate_errors(c.dtype, c_cublas, c_ref, c.off_c, sc.ld, s.m, s.n,
-                                               fuzz_bound(c.dtype, s.k)));
-        }
-      }
-    }
+// The normwise error against the reference GEMM, within fuzz_bound; exact
+// where the reference is zero.
+void check_normwise(const CaseBuffers& buf, std::vector<std::string>& fails, Totals& totals) {
+  const FuzzCase& c = buf.c;
+  const support::CompareStats st = buf.compare(buf.c_ours, buf.c_ref);
+  const double bound = fuzz_bound(c.dtype, c.shape.k);
+  if (st.nonfinite_x > 0)
+    fails.push_back(format("%lld outputs are NaN/Inf (unwritten?)", static_cast<long long>(st.nonfinite_x)));
+  if (st.nonfinite_ref > 0) fails.push_back("the reference produced non-finite outputs");
+  // A zero reference (alpha = 0, beta = 0, or K = 0 with beta = 0) must be matched exactly.
+  // (Compared by value: 0 * a negative sum is -0, which equals +0.)
+  const bool exact = (c.alpha == 0.0f || c.shape.k == 0) && c.beta == 0.0f;
+  if (exact ? st.max_abs != 0.0 : !(st.norm_rel <= bound)) {
+    fails.push_back(format("relative error %.3e above the bound %.3e (max |diff| %.3e, %lld of %lld identical)",
+                           st.norm_rel, bound, st.max_abs, static_cast<long long>(st.identical),
+                           static_cast<long long>(st.count)));
+    if (!exact)
+      fails.push_back(locate_errors(c.dtype, buf.c_ours, buf.c_ref, c.off_c, buf.sc.ld, c.shape.m, c.shape.n, bound));
   }
+  if (!exact) totals.worst_ratio = std::max(totals.worst_ratio, st.norm_rel / bound);
+}
 
-  // Nothing outside C changed: the whole buffer against its initial state,
-  // except the M x N elements themselves.
-  const std::vector<uint16_t> before = support::download(c_init.data(), c_elems, stream),
-                              after = support::download(c_ours.data(), c_elems, stream);
+// Every element against the float64 reference and its element-wise bound
+// (C0 is read only when beta != 0: it is NaN poison otherwise): strictly for
+// tcgemm's own code, counted (and held to the bound with alpha*AB rounded
+// twice) for the cuBLAS fallback.
+void check_elementwise_bound(CaseBuffers& buf, const Plan& ours, std::vector<std::string>& fails, Totals& totals) {
+  const FuzzCase& c = buf.c;
+  const support::ElementwiseStats ew =
+      support::check_elementwise(buf.args(buf.c_ours), c.beta != 0.0f ? buf.c_init.data() + c.off_c : nullptr);
+  const long long elements = static_cast<long long>(ew.count);
+  if (ours.backend != Backend::cublas) {
+    ++totals.own_checked;
+    totals.own_worst = std::max(totals.own_worst, ew.worst);
+    totals.own_cases_beyond += ew.beyond > 0;
+    totals.own_elements_beyond += ew.beyond;
+    if (ew.beyond > 0)
+      fails.push_back(format("%lld of %lld elements beyond the element-wise bound (worst |c - ref| / bound %.3g); "
+                             "first %s",
+                             static_cast<long long>(ew.beyond), elements, ew.worst, ew.first.str().c_str()));
+    return;
+  }
+  ++totals.fallback_checked;
+  totals.fallback_worst = std::max(totals.fallback_worst, ew.worst);
+  totals.fallback_worst_rounded_twice = std::max(totals.fallback_worst_rounded_twice, ew.worst_rounded_twice);
+  if (ew.beyond > 0) {
+    ++totals.fallback_cases_beyond;
+    totals.fallback_elements_beyond += ew.beyond;
+    if (totals.fallback_repros.size() < kMaxFallbackRepros)
+      totals.fallback_repros.push_back(
+          format("%s: %lld of %lld elements beyond, worst %.3g, first %s; repro: tcgemm check --fuzz 1 --seed %llu",
+                 describe(c).c_str(), static_cast<long long>(ew.beyond), elements, ew.worst, ew.first.str().c_str(),
+                 static_cast<unsigned long long>(c.seed)));
+  }
+  if (ew.beyond_rounded_twice > 0)
+    fails.push_back(format("cuBLAS fallback: %lld of %lld elements beyond the element-wise bound even with "
+                           "alpha*AB rounded to %s first (worst |c - ref| / that bound %.3g); first %s",
+                           static_cast<long long>(ew.beyond_rounded_twice), elements, to_string(c.dtype),
+                           ew.worst_rounded_twice, ew.first_rounded_twice.str().c_str()));
+}
+
+// Bit identity with cuBLAS: counted by K (see Totals), not required: which
+// kernel cuBLAS runs, and whether it sums K in the same order, is not
+// visible from outside.
+void count_cublas_identity(const CaseBuffers& buf, const Plan& ours, const Plan& cublas, Backend family, int num_sms,
+                           Totals& totals) {
+  const FuzzCase& c = buf.c;
+  const int64_t tiles = ((c.shape.m + 127) / 128) * ((c.shape.n + 127) / 128);
+  if (cublas.status != Status::ok || ours.backend != family || c.alpha != 1.0f || c.beta != 0.0f || tiles < num_sms)
+    return;
+  const support::CompareStats vc = buf.compare(buf.c_ours, buf.c_cublas);
+  ++totals.identity_cases[k_bucket(c.shape.k)];
+  if (vc.identical == vc.count) ++totals.identity_held[k_bucket(c.shape.k)];
+}
+
+// Every built-in configuration of the family gives the automatic choice's
+// bits, in the whole C buffer (cuBLAS's output buffer is reused for them).
+void check_all_configs(CaseBuffers& buf, Backend family, std::vector<std::string>& fails) {
+  const FuzzCase& c = buf.c;
+  const std::vector<uint16_t> reference_bits = support::download(buf.c_ours.data(), buf.c_elems, buf.stream);
+  const std::vector<std::string> differ = check_builtin_configs(
+      family, buf.args(buf.c_cublas), [&] { buf.reset(buf.c_cublas); },
+      [&](const support::KernelVariant& v, const Plan& p) -> std::vector<std::string> {
+        const std::vector<uint16_t> h = support::download(buf.c_cublas.data(), buf.c_elems, buf.stream);
+        int64_t differ = 0;
+        for (size_t i = 0; i < buf.c_elems; ++i) differ += h[i] != reference_bits[i];
+        if (differ == 0) return {};
+        return {format("%s (%s) differs from the automatic choice in %lld elements", v.label.c_str(),
+                       short_kernel(p).c_str(), static_cast<long long>(differ)),
+                "  " + locate_errors(c.dtype, buf.c_cublas, buf.c_ref, c.off_c, buf.sc.ld, c.shape.m, c.shape.n,
+                                     fuzz_bound(c.dtype, c.shape.k))};
+      });
+  fails.insert(fails.end(), differ.begin(), differ.end());
+}
+
+// Nothing outside C changed: the whole buffer against its initial state,
+// except the M x N elements themselves.
+void check_outside_c(const CaseBuffers& buf, std::vector<std::string>& fails) {
+  const FuzzCase& c = buf.c;
+  const std::vector<uint16_t> before = support::download(buf.c_init.data(), buf.c_elems, buf.stream),
+                              after = support::download(buf.c_ours.data(), buf.c_elems, buf.stream);
   int64_t outside = 0;
-  for (size_t i = 0; i < c_elems; ++i) {
+  for (size_t i = 0; i < buf.c_elems; ++i) {
     const int64_t rel = static_cast<int64_t>(i) - c.off_c;
-    const bool inside = rel >= 0 && rel / sc.ld < s.m && rel % sc.ld < s.n;
+    const bool inside = rel >= 0 && rel / buf.sc.ld < c.shape.m && rel % buf.sc.ld < c.shape.n;
     if (!inside && before[i] != after[i]) ++outside;
   }
   if (outside > 0) fails.push_back(format("%lld elements outside C were written", static_cast<long long>(outside)));
+}
+
+// Runs one case; returns its failures (empty: passed).
+std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int num_sms, bool all_configs,
+                                       cudaStream_t stream, Totals& totals) {
+  CaseBuffers buf(c, stream);
+  const Plan ours = gemm(buf.args(buf.c_ours));
+  const Plan ref = reference_gemm(buf.args(buf.c_ref));
+  const Plan cublas = gemm(buf.args(buf.c_cublas), Options{Prefer::cublas_only, 0});
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::vector<std::string> fails;
+  if (ours.status != Status::ok) fails.push_back("tcgemm::gemm failed: " + ours.reason);
+  if (ref.status != Status::ok) fails.push_back("reference_gemm failed: " + ref.reason);
+  if (!fails.empty()) return fails;
+
+  check_backend(buf, ours, family, fails, totals);
+  if (c.shape.m > 0 && c.shape.n > 0) {
+    check_normwise(buf, fails, totals);
+    check_elementwise_bound(buf, ours, fails, totals);
+    count_cublas_identity(buf, ours, cublas, family, num_sms, totals);
+    if (all_configs && ours.backend == family) check_all_configs(buf, family, fails);
+  }
+  check_outside_c(buf, fails);
   return fails;
 }
 

@@ -74,6 +74,15 @@ enum class Backend : int {
 // and take their tiles (Blackwell's Cluster Launch Control; sm_100 only).
 enum class Schedule : int { automatic = 0, persistent = 1, cluster_launch_control = 2 };
 
+// What a call does, one step finer than Backend (whose `none` covers both a
+// call with nothing to compute and the K == 0 scale).
+enum class Path : int {
+  none = 0,    // nothing runs: M or N is 0 (or the call is rejected)
+  scale = 1,   // K == 0: C = beta * C by tcgemm's scale kernel (Backend::none)
+  kernel = 2,  // tcgemm's GEMM kernel of Plan::backend's family (sm90, sm100)
+  cublas = 3,  // the cuBLAS fallback (Backend::cublas)
+};
+
 // What to prefer. `automatic` takes tcgemm's kernel where it can and cuBLAS
 // otherwise; `tcgemm_only` fails instead of falling back; `cublas_only` always
 // uses cuBLAS (the baseline that `tcgemm bench` compares against).
@@ -140,14 +149,31 @@ struct Options {
   Schedule schedule = Schedule::automatic;
 };
 
+// The configuration tcgemm's kernel runs a call with (Plan::config). Every
+// configuration gives the same bits; this says which one, and so what speed.
+struct KernelConfig {
+  int block_m = 0;    // rows of C per tile: 128 on sm90 (one CTA), 256 on sm100 (one MMA over 2 CTAs)
+  int block_n = 0;    // columns of C per tile: kTileWidths (sm90), kSm100TileConfigs (sm100)
+  int block_k = 0;    // K per stage of the operand ring
+  int stages = 0;     // depth of the shared-memory operand ring
+  int cluster_m = 0;  // CTAs per cluster, stacked along M: sm90 1, or 2 sharing B by TMA
+                      // multicast (Options::cluster_m); sm100 always 2 (the pair one MMA spans)
+  bool pingpong = false;  // sm90: the consumer warpgroups alternate tiles instead of sharing one
+  Schedule schedule = Schedule::automatic;  // how tiles reach CTAs: persistent (always on sm90) or
+                                            // cluster_launch_control
+};
+
 // The plan for a call: which backend and kernel, and why.
 struct Plan {
   Status status = Status::ok;
   Backend backend = Backend::none;
-  std::string kernel;  // e.g. "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
+  std::string kernel;  // e.g. "sm90_gemm_persistent<f16,NT,128x256x64, 4 stages>": a name for
+                       // messages, made from backend, config and the call's dtype and layout
   std::string reason;  // why this backend (or why the call is rejected); "fallback: ..." names
                        // what kept tcgemm's kernel from the call, which then has cuBLAS's numerics
   int grid_ctas = 0;   // CTAs tcgemm's kernel was launched with (set by gemm(), not plan())
+  Path path = Path::none;  // what runs (Path::none also for a rejected call: see status)
+  KernelConfig config;     // when path == Path::kernel; all zero otherwise
 };
 
 // Decides what gemm() would do with these arguments, without launching.
@@ -167,6 +193,8 @@ const char* to_string(DType dtype) noexcept;
 const char* to_string(Op op) noexcept;
 const char* to_string(Status status) noexcept;
 const char* to_string(Backend backend) noexcept;
+const char* to_string(Path path) noexcept;
+const char* to_string(Schedule schedule) noexcept;
 
 // Version and build information.
 struct BuildInfo {

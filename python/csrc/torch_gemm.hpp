@@ -183,9 +183,13 @@ inline void run(const Call& c) {
   if (p.status != Status::ok) throw_error(p);
 }
 
-// What the call would run, without running it: status, backend, kernel,
-// reason, and the layout handed to the library ("NT lda=.. ldb=.. ldc=..",
-// with "copied a" / "copied b" where an operand was copied).
+// What the call would run, without running it: the fields of tcgemm.Plan
+// (python/tcgemm/__init__.py) as name, value pairs, which Python takes by
+// name. status, backend, kernel and reason are the library's Plan; layout
+// the ops and leading dimensions handed to the library ("NT lda=.. ldb=..
+// ldc=..", with "copied a" / "copied b" where an operand was copied); path
+// and the kernel's configuration (Plan::path, Plan::config) follow, numbers
+// in decimal and pingpong as "true" or "false".
 inline std::vector<std::string> plan_of(const Call& c) {
   const c10::cuda::CUDAGuard guard(c.out.device());
   const Plan p = plan(c.args);
@@ -194,7 +198,14 @@ inline std::vector<std::string> plan_of(const Call& c) {
                        " ldc=" + std::to_string(c.args.ldc);
   if (c.a_copied) layout += " copied a";
   if (c.b_copied) layout += " copied b";
-  return {to_string(p.status), to_string(p.backend), p.kernel, p.reason, layout};
+  const KernelConfig& k = p.config;
+  return {"status",    to_string(p.status),       "backend",  to_string(p.backend),
+          "kernel",    p.kernel,                  "reason",   p.reason,
+          "layout",    layout,                    "path",     to_string(p.path),
+          "block_m",   std::to_string(k.block_m), "block_n",  std::to_string(k.block_n),
+          "block_k",   std::to_string(k.block_k), "stages",   std::to_string(k.stages),
+          "cluster_m", std::to_string(k.cluster_m), "pingpong", k.pingpong ? "true" : "false",
+          "schedule",  to_string(k.schedule)};
 }
 
 // out = alpha * a @ b + beta * out.

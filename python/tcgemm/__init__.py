@@ -13,6 +13,7 @@ submission generator is `python -m tcgemm.make_submission OUT.py`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -59,6 +60,26 @@ class Plan:
     reason: str   # why this backend, or why the call is refused
     layout: str   # ops and leading dimensions handed to the library, e.g. "NT lda=64 ldb=64 ldc=128",
                   # with "copied a" / "copied b" where an operand had to be copied
+    path: str = "none"  # what runs: "kernel" (tcgemm's, of `backend`), "cublas", "scale" (K == 0: C = beta * C),
+                        # "none" (nothing to compute, or refused)
+    # The kernel's configuration where path is "kernel" (zeros otherwise): the tile of C (block_m x block_n),
+    # K per stage, the stages of its operand ring, CTAs per cluster along M, whether its consumer warpgroups
+    # alternate tiles (sm90), and how tiles reach CTAs ("persistent" or "cluster_launch_control").
+    block_m: int = 0
+    block_n: int = 0
+    block_k: int = 0
+    stages: int = 0
+    cluster_m: int = 0
+    pingpong: bool = False
+    schedule: str = "automatic"
+
+    @classmethod
+    def _from_fields(cls, fields: list[str]) -> Plan:
+        # The operator names every value (name, value, name, value, ...): each
+        # field is taken by its name and converted to its annotated type.
+        named = dict(zip(fields[0::2], fields[1::2]))
+        convert = {"str": str, "int": int, "bool": lambda text: text == "true"}
+        return cls(**{f.name: convert[f.type](named[f.name]) for f in dataclasses.fields(cls)})
 
 
 def plan(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alpha: float = 1.0,
@@ -66,7 +87,7 @@ def plan(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alph
     """The Plan of `matmul(a, b, out, alpha, beta)`, without running it.
 
     Raises like matmul for tensors it refuses (dtypes, shapes, devices)."""
-    return Plan(*_ops.plan_op(a, b, out, alpha, beta))
+    return Plan._from_fields(_ops.plan_op(a, b, out, alpha, beta))
 
 
 def info() -> dict[str, str]:

@@ -4,7 +4,7 @@ can trace the operators, and the autograd formula of `mm`.
 
     torch.ops.tcgemm.mm(a, b, alpha=1.0) -> Tensor
     torch.ops.tcgemm.mm_out(a, b, out, alpha=1.0, beta=0.0) -> None   (writes out)
-    torch.ops.tcgemm.plan(a, b, out=None, alpha=1.0, beta=0.0) -> list[str]
+    torch.ops.tcgemm.plan(a, b, out=None, alpha=1.0, beta=0.0) -> list[str]   (name, value, name, value, ...)
     torch.ops.tcgemm.info() -> list[str]
 """
 

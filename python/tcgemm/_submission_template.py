@@ -43,4 +43,6 @@ def custom_kernel(data: input_t) -> output_t:
 
 def plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> list[str]:
     """What custom_kernel would run: [status, backend, kernel, reason, layout]."""
-    return _ext.plan(a, b, c)
+    fields = _ext.plan(a, b, c)  # name, value, name, value, ...
+    named = dict(zip(fields[0::2], fields[1::2]))
+    return [named[name] for name in ("status", "backend", "kernel", "reason", "layout")]

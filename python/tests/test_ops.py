@@ -76,6 +76,11 @@ def test_matches_reference(m: int, n: int, k: int, layout: str, dtype: torch.dty
         # TMA-compatible: tcgemm's kernel, instantiated for this layout.
         assert plan.backend == "sm90", plan
         assert f"<{'f16' if dtype == torch.float16 else 'bf16'},{layout}," in plan.kernel, plan
+        # The structured fields name the configuration the kernel's name shows.
+        assert plan.path == "kernel" and plan.schedule == "persistent", plan
+        assert (plan.block_m, plan.block_k) == (128, 64) and plan.block_n in (64, 128, 192, 256), plan
+        assert f",{plan.block_m}x{plan.block_n}x{plan.block_k}, {plan.stages} stages" in plan.kernel, plan
+        assert plan.cluster_m in (1, 2) and plan.pingpong == ("ping-pong" in plan.kernel), plan
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -124,8 +129,12 @@ def test_degenerate_shapes() -> None:
     f16 = dict(device="cuda", dtype=torch.float16)
     assert tcgemm.matmul(torch.empty(0, 5, **f16), torch.empty(5, 3, **f16)).shape == (0, 3)
     assert tcgemm.matmul(torch.empty(4, 5, **f16), torch.empty(5, 0, **f16)).shape == (4, 0)
+    empty = tcgemm.plan(torch.empty(0, 5, **f16), torch.empty(5, 3, **f16))
+    assert (empty.backend, empty.path, empty.kernel) == ("none", "none", "none"), empty
     # K == 0: C = beta * C (zeros when beta == 0).
     a, b = torch.empty(4, 0, **f16), torch.empty(0, 3, **f16)
+    scale = tcgemm.plan(a, b)
+    assert (scale.backend, scale.path, scale.kernel) == ("none", "scale", "scale_c"), scale
     assert torch.equal(tcgemm.matmul(a, b), torch.zeros(4, 3, **f16))
     out = torch.full((4, 3), 3.0, **f16)
     tcgemm.matmul(a, b, out=out, beta=2.0)
@@ -159,6 +168,7 @@ def test_unaligned_views_fall_back_to_cublas() -> None:
     b = randn(64, 64, torch.float16, 10)
     plan = tcgemm.plan(a, b)
     assert plan.backend == "cublas" and "16-byte" in plan.reason, plan
+    assert plan.path == "cublas" and plan.block_n == 0, plan
     assert_matches(tcgemm.matmul(a, b), expected(a, b), 64, "unaligned a")
 
 

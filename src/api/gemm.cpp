@@ -1,8 +1,6 @@
 // The public C++ API: validation -> dispatch -> kernel family.
 #include <exception>
 
-#include "common/host/device.hpp"
-#include "common/host/validate.hpp"
 #include "dispatch/dispatch.hpp"
 #include "reference/reference.hpp"
 #include "tcgemm/tcgemm.hpp"
@@ -40,24 +38,13 @@ Plan reference_gemm(const GemmArgs& args) noexcept {
   try {
     Plan p;
     p.kernel = "reference_gemm";
-    if (std::string why = detail::check_args(args); !why.empty()) {
-      p.status = Status::invalid_argument;
-      p.reason = "tcgemm: " + why;
+    const detail::Admission admitted = detail::admit(args, Options{});
+    if (admitted.status != Status::ok) {
+      p.status = admitted.status;
+      p.reason = "tcgemm: " + admitted.reason;
       return p;
     }
-    if (args.m == 0 || args.n == 0) return p;
-    std::string error;
-    const detail::DeviceInfo* dev = detail::current_device(&error);
-    if (dev == nullptr) {
-      p.status = Status::no_device;
-      p.reason = "tcgemm: " + error;
-      return p;
-    }
-    if (std::string why = detail::check_operands(args, dev->id); !why.empty()) {
-      p.status = Status::invalid_argument;
-      p.reason = "tcgemm: " + why;
-      return p;
-    }
+    if (admitted.device == nullptr) return p;
     const cudaError_t err = args.k == 0 ? detail::launch_scale(args) : detail::launch_reference_gemm(args);
     if (err != cudaSuccess) {
       p.status = Status::cuda_error;
@@ -104,6 +91,25 @@ const char* to_string(Backend b) noexcept {
     case Backend::sm100: return "sm100";
   }
   return "unknown-backend";
+}
+
+const char* to_string(Path path) noexcept {
+  switch (path) {
+    case Path::none: return "none";
+    case Path::scale: return "scale";
+    case Path::kernel: return "kernel";
+    case Path::cublas: return "cublas";
+  }
+  return "unknown-path";
+}
+
+const char* to_string(Schedule schedule) noexcept {
+  switch (schedule) {
+    case Schedule::automatic: return "automatic";
+    case Schedule::persistent: return "persistent";
+    case Schedule::cluster_launch_control: return "cluster_launch_control";
+  }
+  return "unknown-schedule";
 }
 
 BuildInfo build_info() noexcept {

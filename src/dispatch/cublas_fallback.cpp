@@ -133,12 +133,4 @@ std::string cublas_gemm(const GemmArgs& g) {
   return {};
 }
 
-std::string cublas_version() {
-  int major = 0, minor = 0, patch = 0;
-  cublasGetProperty(MAJOR_VERSION, &major);
-  cublasGetProperty(MINOR_VERSION, &minor);
-  cublasGetProperty(PATCH_LEVEL, &patch);
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-}
-
 }  // namespace tcgemm::detail

@@ -12,7 +12,4 @@ namespace tcgemm::detail {
 // precision reductions are disallowed. Empty on success, else the reason.
 std::string cublas_gemm(const GemmArgs& args);
 
-// "13.0.2" of the cuBLAS library loaded at run time.
-std::string cublas_version();
-
 }  // namespace tcgemm::detail

@@ -1,6 +1,5 @@
 #include "dispatch/dispatch.hpp"
 
-#include "common/host/device.hpp"
 #include "common/host/validate.hpp"
 #include "dispatch/cublas_fallback.hpp"
 #include "reference/reference.hpp"
@@ -11,10 +10,34 @@ namespace tcgemm::detail {
 
 namespace {
 
-Decision reject(Status status, std::string reason) {
+Decision reject(Status status, const std::string& reason) {
   Decision d;
   d.plan.status = status;
-  d.plan.reason = "tcgemm: " + std::move(reason);
+  d.plan.reason = "tcgemm: " + reason;
+  return d;
+}
+
+// A call that runs no kernel of a family: nothing, the scale, or cuBLAS.
+Decision run_without_kernel(Path path, Backend backend, const char* kernel, std::string reason) {
+  Decision d;
+  d.plan.path = path;
+  d.plan.backend = backend;
+  d.plan.kernel = kernel;
+  d.plan.reason = std::move(reason);
+  return d;
+}
+
+// A call that a family's kernel runs in `config`: the plan shows its public
+// part (Plan::config) and the name made from it.
+template <typename Config>
+Decision run_kernel(Backend family, const Config& config, std::string kernel, const char* reason) {
+  Decision d;
+  d.plan.path = Path::kernel;
+  d.plan.backend = family;
+  d.plan.kernel = std::move(kernel);
+  d.plan.reason = reason;
+  d.plan.config = config;
+  d.config = config;
   return d;
 }
 
@@ -29,22 +52,6 @@ constexpr bool kHasSm100 = true;
 constexpr bool kHasSm100 = false;
 #endif
 
-// Options that only one family understands, checked once the device (and so
-// the family) is known. Empty when they fit.
-std::string sm90_option_error(const Options& o) {
-  if (o.schedule == Schedule::cluster_launch_control)
-    return "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)";
-  return {};
-}
-std::string sm100_option_error(const Options& o) {
-  if (o.block_n != 0 && !sm100::is_tile_width(o.block_n))
-    return "Options::block_n must be 0, 128 or 256 on sm_100, not " + std::to_string(o.block_n);
-  if (o.cluster_m != 0 || o.pingpong)
-    return "Options::cluster_m and pingpong select sm90 configurations; on sm_100 every tile spans a 2-CTA "
-           "cluster (leave them 0/false)";
-  return {};
-}
-
 std::string arch_name(const DeviceInfo& d) { return "sm_" + std::to_string(d.cc_major * 10 + d.cc_minor); }
 
 }  // namespace
@@ -58,61 +65,42 @@ std::string check_operands(const GemmArgs& args, int device) {
   return {};
 }
 
-Decision make_plan(const GemmArgs& args, const Options& options) {
-  if (std::string why = check_args(args); !why.empty()) return reject(Status::invalid_argument, why);
+std::string check_options(const Options& options) {
   const int prefer = static_cast<int>(options.prefer);
-  if (prefer < 0 || prefer > 2)
-    return reject(Status::invalid_argument, "unknown Options::prefer " + std::to_string(prefer));
-  if (options.block_n != 0 && !sm90::is_tile_width(options.block_n))
-    return reject(Status::invalid_argument, "Options::block_n must be 0 (automatic) or one of 64, 128, 192, 256, not " +
-                                                std::to_string(options.block_n));
+  if (prefer < 0 || prefer > 2) return "unknown Options::prefer " + std::to_string(prefer);
   const int schedule = static_cast<int>(options.schedule);
-  if (schedule < 0 || schedule > 2)
-    return reject(Status::invalid_argument, "unknown Options::schedule " + std::to_string(schedule));
-  if ((options.cluster_m != 0 || options.pingpong) &&
-      !sm90::is_tile_config(options.block_n, options.cluster_m, options.pingpong))
-    return reject(Status::invalid_argument, "Options block_n=" + std::to_string(options.block_n) +
-                                                " cluster_m=" + std::to_string(options.cluster_m) +
-                                                " pingpong=" + (options.pingpong ? "true" : "false") +
-                                                " is not a built-in configuration (kTileConfigs)");
+  if (schedule < 0 || schedule > 2) return "unknown Options::schedule " + std::to_string(schedule);
+  return sm90::check_config_options(options);
+}
 
-  Decision decision;
-  Plan& plan = decision.plan;
-  if (args.m == 0 || args.n == 0) {
-    plan.backend = Backend::none;
-    plan.kernel = "none";
-    plan.reason = "M or N is 0: nothing to compute, C is untouched";
-    return decision;
-  }
-
+Admission admit(const GemmArgs& args, const Options& options) {
+  if (std::string why = check_args(args); !why.empty()) return {Status::invalid_argument, why};
+  if (std::string why = check_options(options); !why.empty()) return {Status::invalid_argument, why};
+  if (args.m == 0 || args.n == 0) return {};
   std::string error;
   const DeviceInfo* dev = current_device(&error);
-  if (dev == nullptr) return reject(Status::no_device, error);
+  if (dev == nullptr) return {Status::no_device, error};
   if (dev->image != cudaSuccess)
-    return reject(Status::unsupported, "this build of tcgemm holds code for " + std::string(TCGEMM_ARCHS) +
-                                           " only; device " + std::to_string(dev->id) + " (" + dev->name + ") is " +
-                                           arch_name(*dev) + ": rebuild with -DTCGEMM_CUDA_ARCHS=<arch>");
+    return {Status::unsupported, "this build of tcgemm holds code for " + std::string(TCGEMM_ARCHS) + " only; device " +
+                                     std::to_string(dev->id) + " (" + dev->name + ") is " + arch_name(*dev) +
+                                     ": rebuild with -DTCGEMM_CUDA_ARCHS=<arch>"};
+  if (std::string why = check_operands(args, dev->id); !why.empty()) return {Status::invalid_argument, why};
+  return {Status::ok, {}, dev};
+}
 
-  if (std::string why = check_operands(args, dev->id); !why.empty()) return reject(Status::invalid_argument, why);
-
-  if (args.k == 0) {
-    plan.backend = Backend::none;
-    plan.kernel = "scale_c";
-    plan.reason = args.beta == 0.0f ? "K is 0: C = 0 (beta is 0, C is not read)" : "K is 0: C = beta * C";
-    return decision;
-  }
-
-  if (options.prefer == Prefer::cublas_only) {
-    plan.backend = Backend::cublas;
-    plan.kernel = "cublasGemmEx";
-    plan.reason = "cuBLAS requested";
-    return decision;
-  }
+Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& dev) {
+  if (args.k == 0)
+    return run_without_kernel(Path::scale, Backend::none, "scale_c",
+                              args.beta == 0.0f ? "K is 0: C = 0 (beta is 0, C is not read)" : "K is 0: C = beta * C");
+  if (options.prefer == Prefer::cublas_only)
+    return run_without_kernel(Path::cublas, Backend::cublas, "cublasGemmEx", "cuBLAS requested");
 
   // The kernel family for the device: sm_90 (H100/H200) or sm_100 (B200/GB200).
-  const bool is_sm90 = dev->cc_major == 9 && dev->cc_minor == 0;
-  const bool is_sm100 = dev->cc_major == 10 && dev->cc_minor == 0;
-  if (std::string why = is_sm100 ? sm100_option_error(options) : sm90_option_error(options); !why.empty())
+  const bool is_sm90 = dev.cc_major == 9 && dev.cc_minor == 0;
+  const bool is_sm100 = dev.cc_major == 10 && dev.cc_minor == 0;
+  // The options it can honour; a device without a family is held to sm90's
+  // (Cluster Launch Control is refused everywhere but on sm_100).
+  if (std::string why = is_sm100 ? sm100::check_options(options) : sm90::check_options(options); !why.empty())
     return reject(Status::invalid_argument, why);
   std::string why_not;
   if (is_sm90) {
@@ -121,50 +109,50 @@ Decision make_plan(const GemmArgs& args, const Options& options) {
     why_not = kHasSm100 ? sm100::can_implement(args)
                         : "this build has no sm100 kernels (TCGEMM_CUDA_ARCHS lacks 100a)";
   } else {
-    why_not = "no tcgemm kernel for " + arch_name(*dev) + " (" + dev->name + ") yet";
+    why_not = "no tcgemm kernel for " + arch_name(dev) + " (" + dev.name + ") yet";
   }
   if (why_not.empty() && is_sm90) {
-    decision.config = sm90::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.cluster_m,
-                                          options.pingpong);
-    plan.backend = Backend::sm90;
-    plan.kernel = sm90::kernel_name(args, decision.config);
-    plan.reason = "sm_90 device, operands TMA-compatible";
-    return decision;
+    const sm90::Config config = sm90::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n,
+                                                    options.cluster_m, options.pingpong);
+    return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
   if (why_not.empty() && is_sm100) {
-    decision.config100 =
-        sm100::select_config(args.m, args.n, args.k, dev->num_sms, options.block_n, options.schedule);
-    plan.backend = Backend::sm100;
-    plan.kernel = sm100::kernel_name(args, decision.config100);
-    plan.reason = "sm_100 device, operands TMA-compatible";
-    return decision;
+    const sm100::Config config =
+        sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n, options.schedule);
+    return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
+                      "sm_100 device, operands TMA-compatible");
   }
   if (options.prefer == Prefer::tcgemm_only)
     return reject(Status::unsupported, "no tcgemm kernel can take this call: " + why_not + " (" + describe(args) + ")");
-  plan.backend = Backend::cublas;
-  plan.kernel = "cublasGemmEx";
-  plan.reason = "fallback: " + why_not;
-  return decision;
+  return run_without_kernel(Path::cublas, Backend::cublas, "cublasGemmEx", "fallback: " + why_not);
+}
+
+Decision make_plan(const GemmArgs& args, const Options& options) {
+  const Admission admitted = admit(args, options);
+  if (admitted.status != Status::ok) return reject(admitted.status, admitted.reason);
+  if (admitted.device == nullptr)
+    return run_without_kernel(Path::none, Backend::none, "none", "M or N is 0: nothing to compute, C is untouched");
+  return decide(args, options, *admitted.device);
 }
 
 Plan execute(const GemmArgs& args, Decision decision) {
   Plan& plan = decision.plan;
   if (plan.status != Status::ok) return plan;
   std::string error;
-  switch (plan.backend) {
-    case Backend::none:
-      if (plan.kernel == "scale_c") {
-        const cudaError_t err = launch_scale(args);
-        if (err != cudaSuccess) error = std::string("scale kernel failed: ") + cudaGetErrorString(err);
-      }
+  switch (plan.path) {
+    case Path::none:
       break;
-    case Backend::sm90:
-      error = sm90::run(args, decision.config, &plan.grid_ctas);
+    case Path::scale:
+      if (const cudaError_t err = launch_scale(args); err != cudaSuccess)
+        error = std::string("scale kernel failed: ") + cudaGetErrorString(err);
       break;
-    case Backend::sm100:
-      error = sm100::run(args, decision.config100, &plan.grid_ctas);
+    case Path::kernel:
+      if (const auto* config = std::get_if<sm90::Config>(&decision.config))
+        error = sm90::run(args, *config, &plan.grid_ctas);
+      else if (const auto* config100 = std::get_if<sm100::Config>(&decision.config))
+        error = sm100::run(args, *config100, &plan.grid_ctas);
       break;
-    case Backend::cublas:
+    case Path::cublas:
       error = cublas_gemm(args);
       break;
   }

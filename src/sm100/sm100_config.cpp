@@ -31,17 +31,20 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
     }
   }
   Config c{};
+  c.block_m = kMmaM;
   c.block_n = block_n;
-  c.schedule = schedule == Schedule::persistent ? Schedule::persistent : Schedule::cluster_launch_control;
+  c.block_k = kBlockK;
   c.stages = stages_for(block_n);
+  c.cluster_m = kCtaGroup;
+  c.schedule = schedule == Schedule::persistent ? Schedule::persistent : Schedule::cluster_launch_control;
   c.group_m = 4;  // 4 tile rows = 1024 rows of A per raster group
   c.num_tiles = static_cast<int>(m_tiles * ceil_div(n, block_n));
   c.grid_clusters = c.schedule == Schedule::persistent ? (c.num_tiles < slots ? c.num_tiles : slots) : c.num_tiles;
   return c;
 }
 
-std::string describe(const Config& c) {
-  return std::to_string(kMmaM) + "x" + std::to_string(c.block_n) + "x" + std::to_string(kBlockK) + ", " +
+std::string describe(const KernelConfig& c) {
+  return std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" + std::to_string(c.block_k) + ", " +
          std::to_string(c.stages) + " stages, " +
          (c.schedule == Schedule::persistent ? "persistent" : "cluster launch control");
 }

@@ -80,14 +80,15 @@ constexpr bool is_tile_width(int block_n) {
   return false;
 }
 
-struct Config {
-  int block_n;         // 128 or 256: the MMA's N
-  Schedule schedule;   // persistent or cluster_launch_control (never automatic here)
-  int stages;          // operand ring depth
-  int group_m;         // raster group, in tile rows (256 rows each)
-  int num_tiles;       // 256 x block_n tiles covering C
-  int grid_clusters;   // clusters launched: every tile (CLC), or at most the
-                       // resident clusters (persistent; the launcher caps it)
+// The configuration of one call: what Plan::config shows (block_m = kMmaM,
+// block_n 128 or 256, the MMA's N, block_k = kBlockK, the stages for block_n,
+// cluster_m = kCtaGroup, schedule persistent or cluster_launch_control, never
+// automatic), and how the grid covers C.
+struct Config : KernelConfig {
+  int group_m = 0;        // raster group, in tile rows (256 rows each)
+  int num_tiles = 0;      // 256 x block_n tiles covering C
+  int grid_clusters = 0;  // clusters launched: every tile (CLC), or at most the
+                          // resident clusters (persistent; the launcher caps it)
 };
 
 // Chooses block_n by last-wave efficiency over the clusters that fit at once
@@ -98,8 +99,9 @@ struct Config {
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
                      Schedule schedule = Schedule::automatic);
 
-// "256x256x64, 6 stages, CLC": for plans and tables.
-std::string describe(const Config& config);
+// "256x256x64, 6 stages, cluster launch control" (or "persistent"): for
+// plans and tables.
+std::string describe(const KernelConfig& config);
 
 // ---- Cluster Launch Control responses --------------------------------------
 // A decoded response: whether a cluster was canceled, and the x index of its

@@ -14,8 +14,14 @@ namespace tcgemm::sm100 {
 // 16-byte aligned bases and leading dimensions that are multiples of 8).
 std::string can_implement(const GemmArgs& args);
 
-// "sm100_gemm<f16,NT,256x256x64, 6 stages, cluster launch control>"
-std::string kernel_name(const GemmArgs& args, const Config& config);
+// Empty when the sm100 kernel can honour `options`: block_n 0 or a width of
+// kSm100TileConfigs, and cluster_m and pingpong left alone (every sm100 tile
+// spans a 2-CTA cluster); otherwise why not.
+std::string check_options(const Options& options);
+
+// "sm100_gemm<f16,NT,256x256x64, 6 stages, cluster launch control>": the name
+// of the kernel that runs `config` (Plan::kernel).
+std::string kernel_name(const GemmArgs& args, const KernelConfig& config);
 
 // Encodes the tensor maps and launches on args.stream. Empty on success,
 // otherwise the reason. *grid_ctas gets the grid's size in CTAs.

@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <vector>
+
 #include "common/host/tensor_map.hpp"
 #include "sm100/sm100_gemm.hpp"
 
@@ -12,7 +15,25 @@ std::string can_implement(const GemmArgs& args) {
                                       tma_output_c(args, kEpiPanelCols, kEpiPanelRows));
 }
 
-std::string kernel_name(const GemmArgs& args, const Config& config) {
+std::string check_options(const Options& o) {
+  if (o.block_n != 0 && !is_tile_width(o.block_n)) {
+    // "0, 128 or 256": automatic, then the widths of kSm100TileConfigs, ascending.
+    std::vector<int> widths{0};
+    for (Sm100TileConfig c : kSm100TileConfigs)
+      if (std::find(widths.begin(), widths.end(), c.block_n) == widths.end()) widths.push_back(c.block_n);
+    std::sort(widths.begin(), widths.end());
+    std::string list;
+    for (size_t i = 0; i < widths.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == widths.size() ? " or " : ", ") + std::to_string(widths[i]);
+    return "Options::block_n must be " + list + " on sm_100, not " + std::to_string(o.block_n);
+  }
+  if (o.cluster_m != 0 || o.pingpong)
+    return "Options::cluster_m and pingpong select sm90 configurations; on sm_100 every tile spans a 2-CTA "
+           "cluster (leave them 0/false)";
+  return {};
+}
+
+std::string kernel_name(const GemmArgs& args, const KernelConfig& config) {
   return std::string("sm100_gemm<") + to_string(args.dtype) + "," + to_string(args.op_a) + to_string(args.op_b) +
          "," + describe(config) + ">";
 }

@@ -72,10 +72,13 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
     if (!is_tile_config(block_n, cluster_m, pingpong)) pingpong = false;
   }
   Config c{};
+  c.block_m = kBlockM;
   c.block_n = block_n;
+  c.block_k = kBlockK;
+  c.stages = stages_for(block_n);
   c.cluster_m = cluster_m;
   c.pingpong = pingpong;
-  c.stages = stages_for(block_n);
+  c.schedule = Schedule::persistent;
   c.group_m = 8 / cluster_m;
   const int64_t clusters = ceil_div(m_blocks, cluster_m) * static_cast<int64_t>(ceil_div(n, block_n));
   const int64_t max_clusters = num_sms / cluster_m > 0 ? num_sms / cluster_m : 1;
@@ -83,8 +86,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   return c;
 }
 
-std::string describe(const Config& c) {
-  return std::to_string(kBlockM) + "x" + std::to_string(c.block_n) + "x" + std::to_string(kBlockK) + ", " +
+std::string describe(const KernelConfig& c) {
+  return std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" + std::to_string(c.block_k) + ", " +
          std::to_string(c.stages) + " stages" + (c.cluster_m > 1 ? ", cluster 2x1 (B multicast)" : "") +
          (c.pingpong ? ", ping-pong" : "");
 }

@@ -58,14 +58,14 @@ constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false)
   return false;
 }
 
-struct Config {
-  int block_n;    // one of kTileWidths
-  int cluster_m;  // CTAs per cluster along M (B shared by multicast)
-  bool pingpong;  // consumers alternate tiles instead of splitting them
-  int stages;     // operand ring depth
-  int group_m;    // raster group, in cluster block-rows
-  int num_ctas;   // persistent grid size: an upper bound; the launcher caps it
-                  // at the number of clusters that can be resident at once
+// The configuration of one call: what Plan::config shows (block_m = kBlockM,
+// block_n one of kTileWidths, block_k = kBlockK, the stages for block_n,
+// cluster_m 1 or 2, pingpong, schedule always persistent), and how the
+// persistent grid covers C.
+struct Config : KernelConfig {
+  int group_m = 0;   // raster group, in cluster block-rows
+  int num_ctas = 0;  // persistent grid size: an upper bound; the launcher caps it
+                     // at the number of clusters that can be resident at once
 };
 
 // Picks the configuration (unless overridden by one of kTileConfigs) by the
@@ -76,7 +76,8 @@ struct Config {
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
                      int cluster_m_override = 0, bool pingpong_override = false);
 
-// "128x256x64, 4 stages": for plans and tables.
-std::string describe(const Config& config);
+// "128x256x64, 4 stages[, cluster 2x1 (B multicast)][, ping-pong]": for
+// plans and tables.
+std::string describe(const KernelConfig& config);
 
 }  // namespace tcgemm::sm90

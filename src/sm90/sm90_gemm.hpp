@@ -14,8 +14,19 @@ namespace tcgemm::sm90 {
 // 16-byte aligned bases and leading dimensions that are multiples of 8).
 std::string can_implement(const GemmArgs& args);
 
-// "sm90_gemm_persistent<f16,NT,128x256x64,4 stages>"
-std::string kernel_name(const GemmArgs& args, const Config& config);
+// Empty when Options::block_n, cluster_m and pingpong force no configuration,
+// or one of kTileConfigs (block_n alone: one of kTileWidths); otherwise why
+// not. kTileWidths holds every width either family builds, so dispatch asks
+// this on every device before it knows the family: a request that names no
+// built configuration is refused alike everywhere.
+std::string check_config_options(const Options& options);
+// Empty when the sm90 kernel can honour `options`: check_config_options, and
+// a schedule it has (persistent); otherwise why not.
+std::string check_options(const Options& options);
+
+// "sm90_gemm_persistent<f16,NT,128x256x64, 4 stages>": the name of the kernel
+// that runs `config` (Plan::kernel).
+std::string kernel_name(const GemmArgs& args, const KernelConfig& config);
 
 // Encodes the tensor maps and launches on args.stream. Empty on success,
 // otherwise the reason (a CUDA or driver error, with its name). *grid_ctas

@@ -12,7 +12,26 @@ std::string can_implement(const GemmArgs& args) {
                                       tma_output_c(args, kEpiPanel));
 }
 
-std::string kernel_name(const GemmArgs& args, const Config& config) {
+std::string check_config_options(const Options& o) {
+  if (o.block_n != 0 && !is_tile_width(o.block_n)) {
+    std::string widths;
+    for (int w : kTileWidths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
+    return "Options::block_n must be 0 (automatic) or one of " + widths + ", not " + std::to_string(o.block_n);
+  }
+  if ((o.cluster_m != 0 || o.pingpong) && !is_tile_config(o.block_n, o.cluster_m, o.pingpong))
+    return "Options block_n=" + std::to_string(o.block_n) + " cluster_m=" + std::to_string(o.cluster_m) +
+           " pingpong=" + (o.pingpong ? "true" : "false") + " is not a built-in configuration (kTileConfigs)";
+  return {};
+}
+
+std::string check_options(const Options& o) {
+  if (std::string why = check_config_options(o); !why.empty()) return why;
+  if (o.schedule == Schedule::cluster_launch_control)
+    return "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)";
+  return {};
+}
+
+std::string kernel_name(const GemmArgs& args, const KernelConfig& config) {
   return std::string("sm90_gemm_persistent<") + to_string(args.dtype) + "," + to_string(args.op_a) +
          to_string(args.op_b) + "," + describe(config) + ">";
 }

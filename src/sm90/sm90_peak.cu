@@ -65,6 +65,20 @@ __global__ void __launch_bounds__(kPeakThreads, 1) sm90_wgmma_peak(int iteration
 #endif
 }
 
+// The events and the sink of one measurement, released on every return.
+struct PeakResources {
+  float* sink = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  PeakResources() = default;
+  PeakResources(const PeakResources&) = delete;
+  PeakResources& operator=(const PeakResources&) = delete;
+  ~PeakResources() {
+    if (stop != nullptr) cudaEventDestroy(stop);
+    if (start != nullptr) cudaEventDestroy(start);
+    if (sink != nullptr) cudaFree(sink);
+  }
+};
+
 template <typename Element>
 double measure(double milliseconds, std::string* why) {
   auto fail = [&](const char* what, cudaError_t err) {
@@ -84,11 +98,10 @@ double measure(double milliseconds, std::string* why) {
   auto* kernel = &sm90_wgmma_peak<Element>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kPeakSmem);
   if (err != cudaSuccess) return fail("cudaFuncSetAttribute", err);
-  float* sink = nullptr;
-  if ((err = cudaMalloc(&sink, sizeof(float))) != cudaSuccess) return fail("cudaMalloc", err);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
+  PeakResources r;
+  if ((err = cudaMalloc(&r.sink, sizeof(float))) != cudaSuccess) return fail("cudaMalloc", err);
+  if ((err = cudaEventCreate(&r.start)) != cudaSuccess) return fail("cudaEventCreate", err);
+  if ((err = cudaEventCreate(&r.stop)) != cudaSuccess) return fail("cudaEventCreate", err);
   // Per iteration: every SM, 2 warpgroups, 4 k16 steps of 2*64*256*16 FLOP.
   const double flops_per_iteration = static_cast<double>(sms) * 2 * 4 * (2.0 * 64 * kPeakN * 16);
 
@@ -96,26 +109,23 @@ double measure(double milliseconds, std::string* why) {
   // time and keep the second half: clocks settle under sustained load.
   int iterations = 2000;
   float ms = 0.0f;
-  kernel<<<sms, kPeakThreads, kPeakSmem>>>(iterations, sink);
-  cudaEventRecord(start);
-  kernel<<<sms, kPeakThreads, kPeakSmem>>>(iterations, sink);
-  cudaEventRecord(stop);
-  if ((err = cudaEventSynchronize(stop)) != cudaSuccess) return fail("peak kernel", err);
-  cudaEventElapsedTime(&ms, start, stop);
+  kernel<<<sms, kPeakThreads, kPeakSmem>>>(iterations, r.sink);
+  cudaEventRecord(r.start);
+  kernel<<<sms, kPeakThreads, kPeakSmem>>>(iterations, r.sink);
+  cudaEventRecord(r.stop);
+  if ((err = cudaEventSynchronize(r.stop)) != cudaSuccess) return fail("peak kernel", err);
+  cudaEventElapsedTime(&ms, r.start, r.stop);
   iterations = std::max(1, static_cast<int>(iterations * 10.0 / std::max(ms, 1e-3f)));
   std::vector<double> rates;
   for (double spent = 0.0; spent < milliseconds || rates.size() < 4;) {
-    cudaEventRecord(start);
-    kernel<<<sms, kPeakThreads, kPeakSmem>>>(iterations, sink);
-    cudaEventRecord(stop);
-    if ((err = cudaEventSynchronize(stop)) != cudaSuccess) return fail("peak kernel", err);
-    cudaEventElapsedTime(&ms, start, stop);
+    cudaEventRecord(r.start);
+    kernel<<<sms, kPeakThreads, kPeakSmem>>>(iterations, r.sink);
+    cudaEventRecord(r.stop);
+    if ((err = cudaEventSynchronize(r.stop)) != cudaSuccess) return fail("peak kernel", err);
+    cudaEventElapsedTime(&ms, r.start, r.stop);
     spent += ms;
     rates.push_back(flops_per_iteration * iterations / (ms * 1e-3) / 1e12);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaFree(sink);
   std::vector<double> late(rates.begin() + rates.size() / 2, rates.end());
   std::sort(late.begin(), late.end());
   return late[late.size() / 2];

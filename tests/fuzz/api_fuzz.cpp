@@ -21,7 +21,8 @@
 //   - a call given to one of tcgemm's kernels satisfies that kernel's needs:
 //     sizes that fit its 32-bit coordinates, 16-byte aligned bases and rows,
 //     and a configuration that is built in;
-//   - plan() agrees with gemm() on the status and launches nothing.
+//   - plan() agrees with gemm() on the status and launches nothing, and its
+//     path, backend and kernel configuration agree with each other.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -102,7 +103,6 @@ std::string cublas_gemm(const GemmArgs& g) {
   record("cublas", g);
   return {};
 }
-std::string cublas_version() { return "api_fuzz"; }
 cudaError_t launch_reference_gemm(const GemmArgs& g) {
   record("reference", g);
   return cudaSuccess;
@@ -244,5 +244,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (g_rec.launches != before) fail("plan() launched", call);
   if (static_cast<int>(p.status) != rc) fail("plan() and gemm() disagree", call + " plan " + p.reason);
   if (p.status != tcgemm::Status::ok && p.reason.empty()) fail("a plan rejection without a reason", call);
+  // Its structured fields agree with each other: a kernel path for exactly
+  // the kernel families' backends, a configuration for exactly that path.
+  if (p.status == tcgemm::Status::ok) {
+    const bool own = p.backend == tcgemm::Backend::sm90 || p.backend == tcgemm::Backend::sm100;
+    if ((p.path == tcgemm::Path::kernel) != own) fail("plan path and backend disagree", call + " " + p.kernel);
+    if ((p.path == tcgemm::Path::kernel) != (p.config.block_n > 0 && p.config.stages > 0))
+      fail("a plan configuration without the kernel path, or the reverse", call + " " + p.kernel);
+    if ((p.path == tcgemm::Path::scale) != (m > 0 && n > 0 && k == 0)) fail("the scale path off K == 0", call);
+    if ((p.path == tcgemm::Path::cublas) != (p.backend == tcgemm::Backend::cublas))
+      fail("plan path and backend disagree", call + " " + p.kernel);
+  }
   return 0;
 }

@@ -117,6 +117,15 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
           // The override really took effect: the kernel names its tile, cluster and schedule.
           for (const std::string& part : v.in_name) EXPECT_TRUE(contains(p.kernel, part)) << p.kernel << cfg;
           for (const std::string& part : v.not_in_name) EXPECT_FALSE(contains(p.kernel, part)) << p.kernel << cfg;
+          // ... and the plan's configuration is the one forced.
+          EXPECT_EQ(p.path, Path::kernel) << cfg;
+          EXPECT_EQ(p.config.block_n, v.options.block_n) << p.kernel << cfg;
+          if (own_backend() == Backend::sm90) {
+            EXPECT_EQ(p.config.cluster_m, v.options.cluster_m) << p.kernel << cfg;
+            EXPECT_EQ(p.config.pingpong, v.options.pingpong) << p.kernel << cfg;
+          } else {
+            EXPECT_EQ(p.config.schedule, v.options.schedule) << p.kernel << cfg;
+          }
           kernels.push_back(p.kernel);
           results.push_back(prob.download_c());
           if (results.size() == 1)

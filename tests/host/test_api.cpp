@@ -58,16 +58,25 @@ TEST(ToString, EnumNames) {
   EXPECT_STREQ(to_string(Backend::sm90), "sm90");
   EXPECT_STREQ(to_string(Backend::cublas), "cublas");
   EXPECT_STREQ(to_string(Backend::sm100), "sm100");
+  EXPECT_STREQ(to_string(Path::none), "none");
+  EXPECT_STREQ(to_string(Path::scale), "scale");
+  EXPECT_STREQ(to_string(Path::kernel), "kernel");
+  EXPECT_STREQ(to_string(Path::cublas), "cublas");
+  EXPECT_STREQ(to_string(Schedule::automatic), "automatic");
+  EXPECT_STREQ(to_string(Schedule::persistent), "persistent");
+  EXPECT_STREQ(to_string(Schedule::cluster_launch_control), "cluster_launch_control");
 }
 
 TEST(ToString, OutOfRangeValuesGiveANonEmptyName) {
   // Never null (callers print them) and never a valid name.
   const char* names[] = {to_string(static_cast<DType>(9)), to_string(static_cast<Op>(9)),
-                         to_string(static_cast<Status>(99)), to_string(static_cast<Backend>(99))};
+                         to_string(static_cast<Status>(99)), to_string(static_cast<Backend>(99)),
+                         to_string(static_cast<Path>(99)), to_string(static_cast<Schedule>(99))};
   for (const char* s : names) {
     ASSERT_NE(s, nullptr);
     EXPECT_GT(std::strlen(s), 0u);
-    for (const char* valid : {"f16", "bf16", "N", "T", "ok", "none", "sm90", "cublas"}) EXPECT_STRNE(s, valid);
+    for (const char* valid : {"f16", "bf16", "N", "T", "ok", "none", "sm90", "cublas", "kernel", "persistent"})
+      EXPECT_STRNE(s, valid);
   }
 }
 
@@ -100,6 +109,29 @@ TEST(PublicApi, RejectsBadLeadingDimension) {
   const Plan p = gemm(g);
   EXPECT_EQ(p.status, Status::invalid_argument) << p.reason;
   EXPECT_TRUE(contains(p.reason, "ldb=255")) << p.reason;
+}
+
+// An empty product needs no device: nothing runs, and the plan says so.
+TEST(PublicApi, EmptyProductPlansNothing) {
+  GemmArgs g = valid_args();
+  g.m = 0;
+  for (const Plan& p : {plan(g), gemm(g)}) {
+    EXPECT_EQ(p.status, Status::ok) << p.reason;
+    EXPECT_EQ(p.path, Path::none);
+    EXPECT_EQ(p.backend, Backend::none);
+    EXPECT_EQ(p.kernel, "none");
+    EXPECT_EQ(p.reason, "M or N is 0: nothing to compute, C is untouched");
+    EXPECT_EQ(p.config.block_n, 0);
+  }
+  const Plan r = reference_gemm(g);
+  EXPECT_EQ(r.status, Status::ok) << r.reason;
+  EXPECT_EQ(r.kernel, "reference_gemm");
+  // Options are checked before anything else, also when nothing would run.
+  Options bad;
+  bad.block_n = 100;
+  const Plan p = plan(g, bad);
+  EXPECT_EQ(p.status, Status::invalid_argument);
+  EXPECT_EQ(p.reason, "tcgemm: Options::block_n must be 0 (automatic) or one of 64, 128, 192, 256, not 100");
 }
 
 TEST(PublicApi, NoDeviceGivesAStatusAndAReason) {

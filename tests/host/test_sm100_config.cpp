@@ -156,6 +156,22 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
   EXPECT_EQ(describe(per), "256x256x64, 6 stages, persistent");
 }
 
+// What Plan::config shows: one 256-row MMA over the CTA pair, never the
+// sm90-only ping-pong, and a schedule that is never automatic.
+TEST(Sm100SelectConfig, FillsThePublicFields) {
+  for (Sm100TileConfig tc : kSm100TileConfigs) {
+    const Config c = select_config(4096, 4096, 4096, 148, tc.block_n, tc.schedule);
+    EXPECT_EQ(c.block_m, kMmaM);
+    EXPECT_EQ(c.block_n, tc.block_n);
+    EXPECT_EQ(c.block_k, kBlockK);
+    EXPECT_EQ(c.stages, stages_for(tc.block_n));
+    EXPECT_EQ(c.cluster_m, kCtaGroup);
+    EXPECT_FALSE(c.pingpong);
+    EXPECT_EQ(c.schedule, tc.schedule);
+  }
+  EXPECT_EQ(select_config(4096, 4096, 4096, 148).schedule, Schedule::cluster_launch_control);
+}
+
 // Found by the API fuzzer: M = N = 2^31-1 passes validation (each size fits
 // 32 bits) but its tile count does not; both families refuse it (the call
 // then goes to the fallback) instead of launching with overflowed indices.

@@ -169,8 +169,25 @@ TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
   EXPECT_EQ(smem_bytes(256, 4), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + (2 * 4 + 4 + 2) * 8);
 }
 
+// What Plan::config shows: the tile, the stages the kernel is built with, the
+// cluster and consumer schedule asked for, and the persistent tile schedule.
+TEST(Sm90Config, SelectConfigFillsThePublicFields) {
+  for (TileConfig tc : kTileConfigs) {
+    const Config c = select_config(4096, 4096, 4096, 132, tc.block_n, tc.cluster_m, tc.pingpong);
+    EXPECT_EQ(c.block_m, kBlockM);
+    EXPECT_EQ(c.block_n, tc.block_n);
+    EXPECT_EQ(c.block_k, kBlockK);
+    EXPECT_EQ(c.stages, stages_for(tc.block_n));
+    EXPECT_EQ(c.cluster_m, tc.cluster_m);
+    EXPECT_EQ(c.pingpong, tc.pingpong);
+    EXPECT_EQ(c.schedule, Schedule::persistent);
+  }
+}
+
 TEST(Sm90Config, DescribeNamesTileAndStages) {
   Config c{};
+  c.block_m = kBlockM;
+  c.block_k = kBlockK;
   c.block_n = 256;
   c.stages = 4;
   EXPECT_EQ(describe(c), "128x256x64, 4 stages");
@@ -179,6 +196,9 @@ TEST(Sm90Config, DescribeNamesTileAndStages) {
   EXPECT_EQ(describe(c), "128x128x64, 6 stages");
   c.cluster_m = 2;
   EXPECT_EQ(describe(c), "128x128x64, 6 stages, cluster 2x1 (B multicast)");
+  c.cluster_m = 1;
+  c.pingpong = true;
+  EXPECT_EQ(describe(c), "128x128x64, 6 stages, ping-pong");
 }
 
 }  // namespace

@@ -1,0 +1,196 @@
+// Dispatch without a GPU: the option checks (the API's and each family's)
+// and decide(), the choice of what runs a call on a given device, with the
+// plan's structured fields and the kernel name made from them.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <variant>
+
+#include "dispatch/dispatch.hpp"
+#include "sm100/sm100_gemm.hpp"
+#include "sm90/sm90_gemm.hpp"
+
+namespace tcgemm::detail {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+bool built(const char* arch) { return std::strstr(TCGEMM_TEST_ARCHS, arch) != nullptr; }
+
+const DeviceInfo kH200{0, 9, 0, 132, "H200 (test)", cudaSuccess};
+const DeviceInfo kB200{0, 10, 0, 148, "B200 (test)", cudaSuccess};
+const DeviceInfo kA100{0, 8, 0, 108, "A100 (test)", cudaSuccess};
+
+// Never dereferenced: decide() looks at alignment only.
+GemmArgs aligned_args(int64_t m = 4096, int64_t n = 4096, int64_t k = 4096) {
+  GemmArgs g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = reinterpret_cast<const void*>(uintptr_t{0x7f0000100000});
+  g.lda = k;
+  g.b = reinterpret_cast<const void*>(uintptr_t{0x7f0010000000});
+  g.ldb = n;
+  g.c = reinterpret_cast<void*>(uintptr_t{0x7f0020000000});
+  g.ldc = n;
+  return g;
+}
+
+Options forced(int block_n, int cluster_m = 0, bool pingpong = false, Schedule schedule = Schedule::automatic) {
+  Options o;
+  o.block_n = block_n;
+  o.cluster_m = cluster_m;
+  o.pingpong = pingpong;
+  o.schedule = schedule;
+  return o;
+}
+
+TEST(CheckOptions, AcceptsTheDefaultsAndEveryBuiltInConfiguration) {
+  EXPECT_EQ(check_options(Options{}), "");
+  for (TileConfig tc : kTileConfigs) EXPECT_EQ(check_options(forced(tc.block_n, tc.cluster_m, tc.pingpong)), "");
+  for (Sm100TileConfig tc : kSm100TileConfigs) EXPECT_EQ(check_options(forced(tc.block_n, 0, false, tc.schedule)), "");
+}
+
+TEST(CheckOptions, NamesWhatIsWrong) {
+  Options o;
+  o.prefer = static_cast<Prefer>(5);
+  EXPECT_EQ(check_options(o), "unknown Options::prefer 5");
+  o = Options{};
+  o.schedule = static_cast<Schedule>(-1);
+  EXPECT_EQ(check_options(o), "unknown Options::schedule -1");
+  EXPECT_EQ(check_options(forced(100)), "Options::block_n must be 0 (automatic) or one of 64, 128, 192, 256, not 100");
+  EXPECT_EQ(check_options(forced(64, 2)),
+            "Options block_n=64 cluster_m=2 pingpong=false is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(0, 0, true)),
+            "Options block_n=0 cluster_m=0 pingpong=true is not a built-in configuration (kTileConfigs)");
+}
+
+TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
+  EXPECT_EQ(sm90::check_options(Options{}), "");
+  EXPECT_EQ(sm100::check_options(Options{}), "");
+  EXPECT_EQ(sm90::check_options(forced(0, 0, false, Schedule::cluster_launch_control)),
+            "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)");
+  EXPECT_EQ(sm90::check_options(forced(100)), sm90::check_config_options(forced(100)));
+  EXPECT_EQ(sm100::check_options(forced(64)), "Options::block_n must be 0, 128 or 256 on sm_100, not 64");
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 2)), "on sm_100 every tile spans a 2-CTA cluster"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "on sm_100 every tile spans a 2-CTA cluster"));
+  for (Sm100TileConfig tc : kSm100TileConfigs)
+    EXPECT_EQ(sm100::check_options(forced(tc.block_n, 0, false, tc.schedule)), "");
+}
+
+TEST(Decide, KZeroScalesC) {
+  for (const DeviceInfo& dev : {kH200, kB200, kA100}) {
+    GemmArgs g = aligned_args(256, 256, 0);
+    Decision d = decide(g, Options{}, dev);
+    EXPECT_EQ(d.plan.status, Status::ok);
+    EXPECT_EQ(d.plan.path, Path::scale);
+    EXPECT_EQ(d.plan.backend, Backend::none);
+    EXPECT_EQ(d.plan.kernel, "scale_c");
+    EXPECT_EQ(d.plan.reason, "K is 0: C = 0 (beta is 0, C is not read)");
+    EXPECT_EQ(d.plan.config.block_n, 0);
+    g.beta = 2.0f;
+    EXPECT_EQ(decide(g, Options{}, dev).plan.reason, "K is 0: C = beta * C");
+  }
+}
+
+TEST(Decide, CublasWhenAskedFor) {
+  const Decision d = decide(aligned_args(), Options{Prefer::cublas_only, 0}, kH200);
+  EXPECT_EQ(d.plan.path, Path::cublas);
+  EXPECT_EQ(d.plan.backend, Backend::cublas);
+  EXPECT_EQ(d.plan.kernel, "cublasGemmEx");
+  EXPECT_EQ(d.plan.reason, "cuBLAS requested");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(d.config));
+}
+
+TEST(Decide, Sm90KernelWithItsConfigurationInThePlan) {
+  if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
+  const GemmArgs g = aligned_args();
+  for (TileConfig tc : kTileConfigs) {
+    const Options o = forced(tc.block_n, tc.cluster_m, tc.pingpong);
+    const Decision d = decide(g, o, kH200);
+    ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
+    EXPECT_EQ(d.plan.path, Path::kernel);
+    EXPECT_EQ(d.plan.backend, Backend::sm90);
+    EXPECT_EQ(d.plan.reason, "sm_90 device, operands TMA-compatible");
+    const sm90::Config want = sm90::select_config(g.m, g.n, g.k, kH200.num_sms, tc.block_n, tc.cluster_m, tc.pingpong);
+    const sm90::Config* got = std::get_if<sm90::Config>(&d.config);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(got->num_ctas, want.num_ctas);
+    const KernelConfig& k = d.plan.config;
+    EXPECT_EQ(k.block_m, 128);
+    EXPECT_EQ(k.block_n, tc.block_n);
+    EXPECT_EQ(k.block_k, 64);
+    EXPECT_EQ(k.stages, want.stages);
+    EXPECT_EQ(k.cluster_m, tc.cluster_m);
+    EXPECT_EQ(k.pingpong, tc.pingpong);
+    EXPECT_EQ(k.schedule, Schedule::persistent);
+    EXPECT_EQ(d.plan.kernel, "sm90_gemm_persistent<f16,NN,128x" + std::to_string(tc.block_n) + "x64, " +
+                                 std::to_string(want.stages) + " stages" +
+                                 (tc.cluster_m == 2 ? ", cluster 2x1 (B multicast)" : "") +
+                                 (tc.pingpong ? ", ping-pong" : "") + ">");
+  }
+}
+
+TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
+  if (!built("sm_100a")) GTEST_SKIP() << "this build has no sm100 kernels";
+  GemmArgs g = aligned_args();
+  g.dtype = DType::bf16;
+  g.op_b = Op::T;
+  g.ldb = g.k;
+  for (Sm100TileConfig tc : kSm100TileConfigs) {
+    const Decision d = decide(g, forced(tc.block_n, 0, false, tc.schedule), kB200);
+    ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
+    EXPECT_EQ(d.plan.path, Path::kernel);
+    EXPECT_EQ(d.plan.backend, Backend::sm100);
+    ASSERT_TRUE(std::holds_alternative<sm100::Config>(d.config));
+    const KernelConfig& k = d.plan.config;
+    EXPECT_EQ(k.block_m, 256);
+    EXPECT_EQ(k.block_n, tc.block_n);
+    EXPECT_EQ(k.cluster_m, 2);
+    EXPECT_EQ(k.schedule, tc.schedule);
+    const bool clc = tc.schedule == Schedule::cluster_launch_control;
+    EXPECT_EQ(d.plan.kernel, "sm100_gemm<bf16,NT,256x" + std::to_string(tc.block_n) + "x64, " +
+                                 std::to_string(k.stages) + " stages, " +
+                                 (clc ? "cluster launch control" : "persistent") + ">");
+  }
+}
+
+TEST(Decide, FallsBackWhereTheKernelCannotTakeTheCall) {
+  GemmArgs g = aligned_args();
+  g.lda = g.k + 1;  // rows not 16-byte aligned
+  for (const DeviceInfo& dev : {kH200, kB200, kA100}) {
+    const Decision d = decide(g, Options{}, dev);
+    EXPECT_EQ(d.plan.status, Status::ok) << d.plan.reason;
+    EXPECT_EQ(d.plan.path, Path::cublas);
+    EXPECT_EQ(d.plan.backend, Backend::cublas);
+    EXPECT_EQ(d.plan.kernel, "cublasGemmEx");
+    EXPECT_TRUE(contains(d.plan.reason, "fallback: ")) << d.plan.reason;
+    EXPECT_EQ(d.plan.config.block_n, 0);
+    Options only;
+    only.prefer = Prefer::tcgemm_only;
+    const Decision refused = decide(g, only, dev);
+    EXPECT_EQ(refused.plan.status, Status::unsupported);
+    EXPECT_TRUE(contains(refused.plan.reason, "tcgemm: no tcgemm kernel can take this call: ")) << refused.plan.reason;
+    EXPECT_TRUE(contains(refused.plan.reason, "m=4096 n=4096 k=4096")) << refused.plan.reason;
+  }
+  EXPECT_TRUE(contains(decide(aligned_args(), Options{}, kA100).plan.reason,
+                       "fallback: no tcgemm kernel for sm_80 (A100 (test)) yet"));
+}
+
+TEST(Decide, TheDevicesFamilyChecksTheOptions) {
+  const GemmArgs g = aligned_args();
+  const Options clc = forced(0, 0, false, Schedule::cluster_launch_control);
+  for (const DeviceInfo& dev : {kH200, kA100}) {
+    const Decision d = decide(g, clc, dev);
+    EXPECT_EQ(d.plan.status, Status::invalid_argument);
+    EXPECT_EQ(d.plan.reason, "tcgemm: " + sm90::check_options(clc));
+  }
+  const Decision d = decide(g, forced(64), kB200);
+  EXPECT_EQ(d.plan.status, Status::invalid_argument);
+  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 128 or 256 on sm_100, not 64");
+}
+
+}  // namespace
+}  // namespace tcgemm::detail

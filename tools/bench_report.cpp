@@ -1,0 +1,185 @@
+#include "bench_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "json_writer.hpp"
+
+namespace tcgemm::cli {
+
+namespace {
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Geometric mean of cuBLAS time / ours, per dtype, over what users get: the
+// automatic choice (with --configs all, the rows the heuristic picks).
+std::map<std::string, std::pair<double, int>> geomeans(const std::vector<BenchRow>& rows) {
+  std::map<std::string, std::pair<double, int>> logs;
+  for (const BenchRow& r : rows) {
+    if (!r.timed() || !r.heuristic) continue;
+    auto& [sum, n] = logs[to_string(r.c.dtype)];
+    sum += std::log(r.speedup());
+    ++n;
+  }
+  for (auto& [dtype, entry] : logs) entry.first = std::exp(entry.first / entry.second);
+  return logs;
+}
+
+}  // namespace
+
+std::string BenchRow::warning() const {
+  if (!error.empty()) return "ERROR: " + error;
+  if (!inputs_ok) return "WARN: inputs not random";
+  if (vs_cublas.nonfinite_x > 0) return format("WARN: %lld NaN/Inf", static_cast<long long>(vs_cublas.nonfinite_x));
+  if (vs_cublas.nonfinite_ref > 0) return "WARN: cuBLAS NaN/Inf";
+  if (!close()) return format("WARN: rel diff %.1e", vs_cublas.norm_rel);
+  return "";
+}
+
+// Times in microseconds, TFLOP/s from the medians; the last column is empty
+// unless something needs a second look.
+void print_table(const std::vector<BenchRow>& rows) {
+  const char* head = "%-16s %-5s %-3s %-28s %10s %10s %8s %8s %6s %8s %8s  %s\n";
+  std::printf(head, "shape", "dtype", "lay", "kernel", "ours us", "cuBLAS us", "ours TF", "cuBLAS TF", "%peak",
+              "speedup", "=cuBLAS", "");
+  for (const BenchRow& r : rows) {
+    std::string kernel = r.plan.status == Status::ok ? short_kernel(r.plan) : "rejected";
+    // With --configs all, '*' marks the configuration the heuristic picks.
+    if (r.c.options.block_n != 0) kernel = (r.heuristic ? "*" : " ") + kernel;
+    if (!r.timed()) {
+      std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(), "-",
+                  "-", "-", "-", "-", "-", "-", r.warning().c_str());
+      continue;
+    }
+    const std::string peak = r.peak > 0 ? format("%.1f", 100.0 * r.ours_tflops() / r.peak) : "-";
+    std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(),
+                format("%.1f", r.ours_median()).c_str(), format("%.1f", r.cublas_median()).c_str(),
+                format("%.1f", r.ours_tflops()).c_str(), format("%.1f", r.cublas_tflops()).c_str(), peak.c_str(),
+                format("%.3fx", r.speedup()).c_str(),
+                format("%.1f%%", 100.0 * r.vs_cublas.identical_fraction()).c_str(), r.warning().c_str());
+  }
+}
+
+// --configs all: per case, the heuristic's pick against the fastest config.
+// Configs are ranked by their speedup over the cuBLAS calls interleaved with
+// them, not by raw time: the rows of one case run one after another, and the
+// GPU's clock drifts between them by more than the configs differ.
+void print_config_summary(const std::vector<BenchRow>& rows) {
+  std::printf("\nheuristic vs best configuration (best speedup / speedup of the pick):\n");
+  double worst = 1.0;
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i;
+    const BenchRow* best = nullptr;
+    const BenchRow* pick = nullptr;
+    for (; j < rows.size() && rows[j].group == rows[i].group; ++j) {
+      const BenchRow& r = rows[j];
+      if (!r.timed()) continue;
+      if (best == nullptr || r.speedup() > best->speedup()) best = &r;
+      if (r.heuristic) pick = &r;
+    }
+    if (best != nullptr && pick != nullptr) {
+      const double ratio = best->speedup() / pick->speedup();
+      worst = std::max(worst, ratio);
+      std::printf("  %-16s %-5s %-3s pick %-26s best %-26s %.3f%s\n", rows[i].c.shape.str().c_str(),
+                  to_string(rows[i].c.dtype), rows[i].c.layout.str().c_str(), short_kernel(pick->plan).c_str(),
+                  short_kernel(best->plan).c_str(), ratio, ratio > 1.03 ? "  > 3%" : "");
+    }
+    i = j;
+  }
+  std::printf("worst best/pick: %.3f\n", worst);
+}
+
+void print_geomeans(const std::vector<BenchRow>& rows) {
+  for (const auto& [dtype, entry] : geomeans(rows))
+    std::printf("geomean speedup %s: %.3fx over %d case(s)\n", dtype.c_str(), entry.first, entry.second);
+}
+
+void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::string, double>& peaks,
+                const std::vector<BenchRow>& rows, const BenchSettings& settings, size_t flush_bytes) {
+  const BuildInfo build = build_info();
+  JsonWriter j;
+  j.begin_object();
+  j.member("tool", "tcgemm bench").member("timestamp", now_iso8601());
+  j.key("library").begin_object();
+  j.member("version", build.version).member("cuda_archs", build.cuda_archs);
+  j.member("kernel_families", build.kernel_families).member("cuda_runtime_version", build.cuda_runtime_version);
+  j.end_object();
+  j.key("device").begin_object();
+  j.member("index", d.index).member("name", d.name).member("pci_bus_id", d.pci_bus_id);
+  j.member("compute_capability", format("%d.%d", d.cc_major, d.cc_minor)).member("sm_count", d.sm_count);
+  j.member("sm_clock_max_mhz", d.sm_clock_max_khz / 1000).member("mem_clock_max_mhz", d.mem_clock_max_khz / 1000);
+  j.member("mem_bus_width_bits", d.mem_bus_width_bits).member("peak_bandwidth_gbs", d.peak_bandwidth_gbs());
+  j.member("l2_bytes", d.l2_bytes).member("memory_bytes", static_cast<uint64_t>(d.total_memory));
+  j.member("driver_version", d.driver_version).member("runtime_version", d.runtime_version);
+  j.member("cublas_version", d.cublas_version());
+  j.end_object();
+  j.key("settings").begin_object();
+  j.key("suites").begin_array();
+  for (const std::string& s : settings.suites) j.value(s);
+  j.end_array();
+  j.key("shapes").begin_array();
+  for (const std::string& s : settings.shape_args) j.value(s);
+  j.end_array();
+  j.member("repeats", settings.repeats).member("rounds", settings.rounds);
+  j.member("l2_flush_bytes", static_cast<uint64_t>(flush_bytes));
+  j.member("seed", settings.seed).member("statistic", "median");
+  j.end_object();
+  j.key("peak_tflops").begin_object();
+  for (const auto& [dtype, tflops] : peaks) {
+    j.key(dtype);
+    if (tflops > 0) j.value(tflops); else j.null();
+  }
+  j.end_object();
+  j.key("results").begin_array();
+  for (const BenchRow& r : rows) {
+    j.begin_object();
+    j.member("source", r.c.source).member("m", r.c.shape.m).member("n", r.c.shape.n).member("k", r.c.shape.k);
+    j.member("dtype", to_string(r.c.dtype)).member("layout", r.c.layout.str());
+    j.member("input_low", static_cast<double>(r.c.lo)).member("input_high", static_cast<double>(r.c.hi));
+    j.member("backend", to_string(r.plan.backend)).member("kernel", r.plan.kernel).member("reason", r.plan.reason);
+    j.member("grid_ctas", r.plan.grid_ctas).member("path", to_string(r.plan.path));
+    j.key("config").begin_object();
+    const KernelConfig& k = r.plan.config;
+    j.member("block_m", k.block_m).member("block_n", k.block_n).member("block_k", k.block_k);
+    j.member("stages", k.stages).member("cluster_m", k.cluster_m).member("pingpong", k.pingpong);
+    j.member("schedule", to_string(k.schedule));
+    j.end_object();
+    j.member("error", r.error).member("group", static_cast<uint64_t>(r.group)).member("heuristic", r.heuristic);
+    j.member("forced_block_n", r.c.options.block_n).member("forced_cluster_m", r.c.options.cluster_m);
+    j.member("forced_pingpong", r.c.options.pingpong);
+    if (r.timed()) {
+      j.member("ours_us_median", r.ours_median()).member("cublas_us_median", r.cublas_median());
+      j.member("ours_us_min", *std::min_element(r.ours_us.begin(), r.ours_us.end()));
+      j.member("cublas_us_min", *std::min_element(r.cublas_us.begin(), r.cublas_us.end()));
+      j.member("ours_tflops", r.ours_tflops()).member("cublas_tflops", r.cublas_tflops());
+      j.key("ours_pct_peak");
+      if (r.peak > 0) j.value(100.0 * r.ours_tflops() / r.peak); else j.null();
+      j.member("speedup", r.speedup());
+    }
+    j.member("identical_fraction", r.vs_cublas.identical_fraction());
+    j.member("norm_rel_diff", r.vs_cublas.norm_rel).member("max_elem_rel_diff", r.vs_cublas.max_elem_rel);
+    j.member("nonfinite", r.vs_cublas.nonfinite_x).member("close_to_cublas", r.close());
+    j.member("inputs_ok", r.inputs_ok);
+    // Every sample, in launch order, so other statistics and drift over the
+    // run can be looked at later without re-running.
+    j.member_array("ours_us", r.ours_us).member_array("cublas_us", r.cublas_us);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("geomean_speedup").begin_object();
+  for (const auto& [dtype, entry] : geomeans(rows)) j.member(dtype, entry.first);
+  j.end_object();
+  j.end_object();
+  out << j.str() << "\n";
+}
+
+}  // namespace tcgemm::cli

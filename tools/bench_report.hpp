@@ -1,0 +1,54 @@
+// What `tcgemm bench` reports: a row per case (and configuration, with
+// --configs all), the table, the heuristic-against-best summary, the
+// geometric means and the JSON record.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench_settings.hpp"
+#include "cli_common.hpp"
+#include "device_info.hpp"
+#include "support/compare.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::cli {
+
+struct BenchRow {
+  BenchCase c;
+  Plan plan;                        // ours, from the verification call
+  std::string error;                // a failed call: no timings
+  std::vector<double> ours_us, cublas_us;
+  support::CompareStats vs_cublas;  // the worst round (lowest identical fraction)
+  bool inputs_ok = true;
+  size_t group = 0;                 // rows of one (shape, dtype, layout) share it
+  bool heuristic = false;           // this configuration is what the automatic choice runs
+  double peak = -1.0;               // TFLOP/s ceiling for the dtype, < 0 if unknown
+
+  bool timed() const { return error.empty() && !ours_us.empty(); }
+  double ours_median() const { return median(ours_us); }
+  double cublas_median() const { return median(cublas_us); }
+  double ours_tflops() const { return c.shape.flops() / (ours_median() * 1e-6) / 1e12; }
+  double cublas_tflops() const { return c.shape.flops() / (cublas_median() * 1e-6) / 1e12; }
+  double speedup() const { return cublas_median() / ours_median(); }
+  bool close() const { return vs_cublas.finite() && vs_cublas.norm_rel < support::normwise_tolerance(c.dtype); }
+  // Empty unless something needs a second look (an error, a warning).
+  std::string warning() const;
+};
+
+// The table: times in microseconds, TFLOP/s from the medians.
+void print_table(const std::vector<BenchRow>& rows);
+// --configs all: per case, the heuristic's pick against the fastest configuration.
+void print_config_summary(const std::vector<BenchRow>& rows);
+// "geomean speedup f16: 1.012x over 9 case(s)", per dtype.
+void print_geomeans(const std::vector<BenchRow>& rows);
+
+// Everything measured, with the device, the versions and the settings.
+void write_json(std::ostream& out, const DeviceInfo& device, const std::map<std::string, double>& peaks,
+                const std::vector<BenchRow>& rows, const BenchSettings& settings, size_t flush_bytes);
+
+}  // namespace tcgemm::cli

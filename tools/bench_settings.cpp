@@ -1,0 +1,84 @@
+#include "bench_settings.hpp"
+
+#include "arg_parser.hpp"
+#include "commands.hpp"
+#include "suites.hpp"
+
+namespace tcgemm::cli {
+
+void add_bench_options(ArgParser& parser) {
+  parser.add_option("suite", "NAME", "a built-in suite (below) or all; default matmul_v2 unless --shape is given",
+                    true);
+  parser.add_option("shape", "MxNxK", "a shape to time (C is M x N, inner dimension K); inputs uniform(-1,1)", true);
+  parser.add_option("dtype", "f16|bf16|both", "element types (default f16)");
+  parser.add_option("layout", "NN|NT|TN|TT|all", "layouts, op_a then op_b, or a comma-separated list (default NN)");
+  parser.add_option("repeats", "R", "timed calls per backend per round (default 20)");
+  parser.add_option("rounds", "N", "rounds per case, each with fresh inputs, verified, then timed (default 1)");
+  parser.add_flag("no-flush", "do not flush L2 (256 MiB write) before each timed call");
+  parser.add_flag("no-peak", "skip measuring the tensor-core ceiling (the %peak column shows -)");
+  parser.add_option("json", "FILE", "also write every number, with GPU, clocks and versions, to FILE");
+  parser.add_option("seed", "N", "base seed of the random inputs (default " + std::to_string(kBenchDefaultSeed) + ")");
+  parser.add_option("device", "N", "CUDA device index (default 0)");
+  parser.add_option("configs", "auto|all",
+                    "auto: the heuristic's choice (default); all: time every built-in sm90 configuration for each "
+                    "case and mark the heuristic's pick with '*'");
+  std::string epilog =
+      "Times are medians of CUDA-event intervals around single calls, ours and cuBLAS interleaved.\n"
+      "speedup = cuBLAS time / ours; %peak = ours against the wgmma ceiling measured at start\n"
+      "(tcgemm::measure_peak_tflops); =cuBLAS = fraction of outputs bit-identical to cuBLAS.\n\n"
+      "suites:\n";
+  for (const BenchSuite& s : bench_suites()) {
+    epilog += format("  %-10s %s\n             ", s.name, s.description);
+    for (size_t i = 0; i < s.shapes.size(); ++i) epilog += (i ? ", " : "") + s.shapes[i].str();
+    epilog += "\n";
+  }
+  parser.add_epilog(epilog);
+}
+
+std::string parse_bench_settings(const ArgParser& parser, BenchSettings* settings) {
+  BenchSettings& s = *settings;
+  s.suites = parser.get_all("suite");
+  if (s.suites.empty() && !parser.has("shape")) s.suites.push_back("matmul_v2");
+  for (const std::string& name : s.suites) {
+    bool found = false;
+    for (const BenchSuite& suite : bench_suites()) {
+      if (name != "all" && name != suite.name) continue;
+      found = true;
+      for (const Shape& shape : suite.shapes)
+        s.shapes.push_back({shape, DType::f16, {}, suite.lo, suite.hi, suite.name});
+    }
+    if (!found) return "unknown suite '" + name + "'";
+  }
+  s.shape_args = parser.get_all("shape");
+  for (const std::string& text : s.shape_args) {
+    const auto shape = parse_shape(text);
+    if (!shape || shape->m == 0 || shape->n == 0 || shape->k == 0)
+      return "--shape wants MxNxK with positive sizes, got '" + text + "'";
+    s.shapes.push_back({*shape, DType::f16, {}, -1.0f, 1.0f, "--shape"});
+  }
+  s.dtypes = parse_dtypes(parser.get("dtype", "f16"));
+  if (s.dtypes.empty()) return "--dtype must be f16, bf16 or both";
+  s.layouts = parse_layouts(parser.get("layout", "NN"));
+  if (s.layouts.empty()) return "--layout must be NN, NT, TN, TT, a comma-separated list, or all";
+  const auto repeats = parse_int(parser.get("repeats", "20"), 1, 100000);
+  if (!repeats) return "--repeats wants a positive integer";
+  const auto rounds = parse_int(parser.get("rounds", "1"), 1, 1000);
+  if (!rounds) return "--rounds wants a positive integer";
+  const auto seed = parse_int(parser.get("seed", std::to_string(kBenchDefaultSeed)), 0, int64_t{1} << 40);
+  if (!seed) return "--seed wants a non-negative integer";
+  const auto device = parse_int(parser.get("device", "0"), 0, 1023);
+  if (!device) return "--device wants a device index";
+  const std::string configs = parser.get("configs", "auto");
+  if (configs != "auto" && configs != "all") return "--configs must be auto or all";
+  s.repeats = static_cast<int>(*repeats);
+  s.rounds = static_cast<int>(*rounds);
+  s.seed = static_cast<uint64_t>(*seed);
+  s.device = static_cast<int>(*device);
+  s.flush = !parser.has("no-flush");
+  s.measure_peak = !parser.has("no-peak");
+  s.all_configs = configs == "all";
+  if (parser.has("json")) s.json_path = parser.get("json");
+  return {};
+}
+
+}  // namespace tcgemm::cli

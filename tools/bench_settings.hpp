@@ -1,0 +1,50 @@
+// `tcgemm bench`'s settings: its options, and what they parse into. Parsed
+// before anything touches a GPU, so that a usage error never depends on
+// having one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::cli {
+
+class ArgParser;
+
+inline constexpr uint64_t kBenchDefaultSeed = 1234;
+
+// One case to time: a shape, its inputs, and what ours runs with.
+struct BenchCase {
+  Shape shape;
+  DType dtype;
+  Layout layout;
+  float lo, hi;        // input distribution
+  std::string source;  // suite name or "--shape"
+  Options options{};   // ours: automatic, or one forced configuration (--configs all)
+};
+
+struct BenchSettings {
+  std::vector<BenchCase> shapes;        // the suites' shapes, then --shape's (dtype and layout not yet set)
+  std::vector<std::string> suites;      // the suites named (matmul_v2 when neither --suite nor --shape is given)
+  std::vector<std::string> shape_args;  // --shape as given
+  std::vector<DType> dtypes;
+  std::vector<Layout> layouts;
+  int repeats = 20;
+  int rounds = 1;
+  uint64_t seed = kBenchDefaultSeed;
+  int device = 0;
+  bool flush = true;         // flush L2 before each timed call
+  bool measure_peak = true;  // measure the tensor-core ceiling for %peak
+  bool all_configs = false;  // --configs all: every built-in configuration of the family
+  std::optional<std::string> json_path;  // --json FILE
+};
+
+// Parses bench's options (declared by add_bench_options). Empty on success,
+// otherwise the usage error to print.
+std::string parse_bench_settings(const ArgParser& parser, BenchSettings* settings);
+
+}  // namespace tcgemm::cli
