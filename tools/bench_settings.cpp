@@ -20,8 +20,8 @@ void add_bench_options(ArgParser& parser) {
   parser.add_option("seed", "N", "base seed of the random inputs (default " + std::to_string(kBenchDefaultSeed) + ")");
   parser.add_option("device", "N", "CUDA device index (default 0)");
   parser.add_option("configs", "auto|all",
-                    "auto: the heuristic's choice (default); all: time every built-in sm90 configuration for each "
-                    "case and mark the heuristic's pick with '*'");
+                    "auto: the heuristic's choice (default); all: time every built-in configuration of the "
+                    "device's kernel family for each case and mark the heuristic's pick with '*'");
   std::string epilog =
       "Times are medians of CUDA-event intervals around single calls, ours and cuBLAS interleaved.\n"
       "speedup = cuBLAS time / ours; %peak = ours against the wgmma ceiling measured at start\n"

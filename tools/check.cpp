@@ -44,7 +44,7 @@ struct CaseOutcome {
   bool passed = true;
   Backend backend = Backend::none;
   std::vector<std::string> failures;  // one sentence each
-  std::string why_no_sm90;            // the plan's reason when ours fell back
+  std::string why_not_own_kernel;            // the plan's reason when ours fell back
 };
 
 // Seeds depend only on the case's place in the full sweep, so a case selected
@@ -98,7 +98,7 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   CHECK_CUDA(cudaStreamSynchronize(stream));
   out.backend = ours.backend;
   const bool own_kernel = ours.backend == Backend::sm90 || ours.backend == Backend::sm100;
-  if (!own_kernel) out.why_no_sm90 = ours.reason;
+  if (!own_kernel) out.why_not_own_kernel = ours.reason;
 
   std::string kernel = ours.status == Status::ok ? short_kernel(ours) : "rejected";
   std::string err = "-", elem = "-", cublas_err = "-", same_as_cublas = "-", tiles = "-";
@@ -262,7 +262,7 @@ int run_check(const ArgParser& parser) {
   const auto start = std::chrono::steady_clock::now();
   int passed = 0, failed = 0;
   std::map<std::string, int> backends;
-  std::string why_no_sm90;
+  std::string why_not_own_kernel;
   const auto& cases = check_cases();
   for (const DType dtype : dtypes) {
     for (const Layout layout : layouts) {
@@ -276,7 +276,7 @@ int run_check(const ArgParser& parser) {
         const CaseOutcome outcome = run_case(dtype, layout, cc, case_seed(*seed, dtype, layout, i), stream);
         (outcome.passed ? passed : failed) += 1;
         backends[to_string(outcome.backend)] += 1;
-        if (!outcome.why_no_sm90.empty() && why_no_sm90.empty()) why_no_sm90 = outcome.why_no_sm90;
+        if (!outcome.why_not_own_kernel.empty() && why_not_own_kernel.empty()) why_not_own_kernel = outcome.why_not_own_kernel;
       }
     }
   }
@@ -287,7 +287,7 @@ int run_check(const ArgParser& parser) {
   for (const auto& [name, count] : backends) ran += format("%s%s %d", ran.empty() ? "" : ", ", name.c_str(), count);
   std::printf("backends: %s\n", ran.c_str());
   if (backends.count(to_string(Backend::sm90)) == 0 && backends.count(to_string(Backend::sm100)) == 0)
-    std::printf("note: no case ran tcgemm's own kernel; e.g. \"%s\"\n", why_no_sm90.c_str());
+    std::printf("note: no case ran tcgemm's own kernel; e.g. \"%s\"\n", why_not_own_kernel.c_str());
   std::printf("check: %d passed, %d failed (%.1f s)\n", passed, failed, seconds);
   return failed == 0 ? kExitOk : kExitFailure;
 }

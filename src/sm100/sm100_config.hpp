@@ -27,9 +27,10 @@ inline constexpr int kMmaM = kBlockM * kCtaGroup;    // 256 rows per tile
 inline constexpr int kBlockK = 64;                   // one 128-byte swizzle line of fp16/bf16
 inline constexpr int kMmaK = 16;                     // K per tcgen05.mma.kind::f16
 
-// Warp roles (7 warps, as in the seed): warps 0-3 epilogue (warp w reads
-// tensor-memory lanes 32w..32w+31, the only ones it may access), 4 tile
-// scheduler (Cluster Launch Control), 5 TMA producer, 6 MMA issuer.
+// Warp roles (7 warps, as in the GPU MODE matmul_v2 B200 design; see
+// docs/DESIGN.md): warps 0-3 epilogue (warp w reads tensor-memory lanes
+// 32w..32w+31, the only ones it may access), 4 tile scheduler (Cluster
+// Launch Control), 5 TMA producer, 6 MMA issuer.
 inline constexpr int kEpilogueWarps = 4;
 inline constexpr int kSchedulerWarp = 4;
 inline constexpr int kProducerWarp = 5;
@@ -62,7 +63,7 @@ constexpr int barrier_bytes(int stages) {
 constexpr int smem_bytes(int block_n, int stages) {
   return 1024 + stages * stage_bytes(block_n) + epilogue_bytes() + barrier_bytes(stages);
 }
-// The deepest ring that fits in 227 KiB (the seed sizes its ring the same way).
+// The deepest ring that fits in 227 KiB (as the matmul_v2 B200 design sizes its ring).
 constexpr int stages_for(int block_n) {
   return detail::deepest_ring([block_n](int s) { return smem_bytes(block_n, s); }, kSmemLimit);
 }
