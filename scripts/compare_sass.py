@@ -111,6 +111,69 @@ def registers_by_kernel(cuobjdump: str, lib: str) -> dict[tuple[str, str], str]:
     return regs
 
 
+def opcode(line: str) -> str:
+    """The opcode of a SASS line, predicate and modifiers dropped: '@!P0 IMAD.MOV.U32 R1, ...' -> 'IMAD'."""
+    words = line.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0].split(".")[0] if words else ""
+
+
+# What a kernel does, as opposed to how it computes addresses and indices:
+# tensor-core ops, loads and stores of every space, barriers, fences, TMA,
+# warpgroup register moves. Integer and predicate arithmetic, moves,
+# conversions and branches are left out.
+SKELETON = re.compile(r"^(HGMMA|UTC\w*|LDTM|STTM|WARPGROUP|USETMAXREG|SYNCS|UTMA\w*|UBLKCP|UBLKRED|LDSM|STSM|LDS|STS|"
+                      r"LDG|STG|LD|ST|ATOM\w*|RED|BAR|MEMBAR|DEPBAR|FENCE|CCTL|ELECT|UGETNEXTWORKID|ERRBAR|"
+                      r"NANOSLEEP|EXIT|RET|BPT|CALL|WARPSYNC|VOTEU?|MATCH|REDUX|SHFL)$")
+
+
+def skeleton(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        words = line.rstrip(" ;").split(None, 1)
+        if words and words[0].startswith("@"):
+            words = line.rstrip(" ;").split(None, 2)[1:]
+        if not words or not SKELETON.match(opcode(" ".join(words))):
+            continue
+        text = " ".join(words)
+        text = re.sub(r"\[[^\]]*\]", "[.]", text)  # addressing: base registers and folded offsets
+        text = re.sub(r"\bU?R\d+\b", "R", text)
+        text = re.sub(r"\bU?P\d\b", "P", text)
+        out.append(text)
+    return out
+
+
+HOT = (("HGMMA", "HGMMA"), ("UTCHMMA", "UTCHMMA"), ("UTMALDG", "UTMALDG"), ("LDTM", "LDTM"), ("STSM", "STSM"),
+       ("STS", "STS"), ("UTMASTG", "UTMASTG"))
+
+
+def hot_loops(lines: list[str]) -> list[tuple[str, int]]:
+    """(what it issues, instructions) of every loop, in address order, that issues any HOT instruction.
+    A loop is a backward branch and its target (instruction i sits at i * 16 bytes)."""
+    out = []
+    for i, line in enumerate(lines):
+        # Conditional backward branches: loop back edges. (An unconditional
+        # one is the way back from an out-of-line retry of a barrier wait.)
+        m = re.search(r"^@!?U?P\w+\s+BRA(?:\.\S+)?\s+(?:\S+,\s*)?0x([0-9a-f]+)", line)
+        if not m:
+            continue
+        j = int(m.group(1), 16) // 16
+        if j > i:
+            continue
+        body = lines[j : i + 1]
+        tags = [tag for tag, op in HOT if any(opcode(b) == op for b in body)]
+        if tags:
+            out.append(("+".join(tags), i - j + 1))
+    return out
+
+
+def opcode_changes(a: list[str], b: list[str]) -> str:
+    from collections import Counter
+    ca, cb = Counter(map(opcode, a)), Counter(map(opcode, b))
+    return ", ".join(f"{op} {ca[op]} -> {cb[op]}" for op in sorted(set(ca) | set(cb)) if ca[op] != cb[op])
+
+
 def demangle(names: list[str]) -> dict[str, str]:
     if not shutil.which("c++filt"):
         return {n: n for n in names}
@@ -134,6 +197,14 @@ def main() -> int:
     p.add_argument("--dump", metavar="DIR", help="write the normalized listings to DIR/old and DIR/new")
     p.add_argument("--cuobjdump", help="path of cuobjdump")
     p.add_argument("--quiet", action="store_true", help="only differing kernels and the summary")
+    p.add_argument("--skeleton", action="store_true",
+                   help="for each differing kernel, also compare its skeleton: the sequence of tensor-core, memory, "
+                        "barrier and synchronization instructions with register names dropped")
+    p.add_argument("--loops", action="store_true",
+                   help="for each differing kernel, the size in instructions of every loop that issues tensor-core "
+                        "ops, TMA or shared-memory stores (the hot loops), in both builds")
+    p.add_argument("--opcodes", action="store_true",
+                   help="for each differing kernel, the opcodes whose count changed (e.g. IMAD 12 -> 11)")
     args = p.parse_args()
     for lib in (args.old, args.new):
         if not Path(lib).is_file():
@@ -178,6 +249,23 @@ def main() -> int:
         added = sum(1 for d in diff if d.startswith("+") and not d.startswith("+++"))
         removed = sum(1 for d in diff if d.startswith("-") and not d.startswith("---"))
         print(f"DIFFERS ({len(a)} -> {len(b)} instructions, -{removed} +{added} lines, {regs}): {label}")
+        if args.skeleton:
+            sa, sb = skeleton(a), skeleton(b)
+            if sa == sb:
+                print(f"    skeleton: identical ({len(sa)} instructions)")
+            else:
+                sd = [d for d in difflib.unified_diff(sa, sb, "old", "new", n=1, lineterm="")]
+                print(f"    skeleton: DIFFERS ({len(sa)} -> {len(sb)} instructions)")
+                for line in sd[: max(args.diff, 20)]:
+                    print("      " + line)
+        if args.loops:
+            la, lb = hot_loops(a), hot_loops(b)
+            same = "same sizes" if [x[1] for x in la] == [x[1] for x in lb] else "sizes differ"
+            print(f"    hot loops ({same}): " + ", ".join(
+                f"{tag} {x} -> {y}" for (tag, x), (_, y) in zip(la, lb)) + ("" if len(la) == len(lb) else
+                f"; loop count {len(la)} -> {len(lb)}"))
+        if args.opcodes:
+            print("    opcodes: " + (opcode_changes(a, b) or "same counts (order or operands differ)"))
         for line in diff[: args.diff]:
             print("    " + line)
 
