@@ -88,9 +88,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / CLUSTER_M,
                                             static_cast<int>(gridDim.x) / CLUSTER_M, raster.num_tiles()};
   if (threadIdx.x == 0) {
-    detail::prefetch_tensormap(&tmap_a);
-    detail::prefetch_tensormap(&tmap_b);
-    detail::prefetch_tensormap(&tmap_c);
+    detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
     smem.init_barriers(detail::ring_full_arrivals(epi), Release::kArrivals, CLUSTER_M > 1);
   }
   if constexpr (CLUSTER_M > 1) detail::cluster_sync(); else __syncthreads();
