@@ -125,7 +125,7 @@ def opcode(line: str) -> str:
 # conversions and branches are left out.
 SKELETON = re.compile(r"^(HGMMA|UTC\w*|LDTM|STTM|WARPGROUP|USETMAXREG|SYNCS|UTMA\w*|UBLKCP|UBLKRED|LDSM|STSM|LDS|STS|"
                       r"LDG|STG|LD|ST|ATOM\w*|RED|BAR|MEMBAR|DEPBAR|FENCE|CCTL|ELECT|UGETNEXTWORKID|ERRBAR|"
-                      r"NANOSLEEP|EXIT|RET|BPT|CALL|WARPSYNC|VOTEU?|MATCH|REDUX|SHFL)$")
+                      r"NANOSLEEP|EXIT|RET|BPT|CALL|WARPSYNC|VOTEU?|MATCH|REDUX|SHFL|UCGABAR_\w+|CGAERRBAR|UTCATOMSWS|STAS)$")
 
 
 def skeleton(lines: list[str]) -> list[str]:
@@ -138,6 +138,8 @@ def skeleton(lines: list[str]) -> list[str]:
             continue
         text = " ".join(words)
         text = re.sub(r"\[[^\]]*\]", "[.]", text)  # addressing: base registers and folded offsets
+        if opcode(text) in ("CALL", "WARPSYNC"):  # code addresses
+            text = re.sub(r"0x[0-9a-f]+", "ADDR", text)
         text = re.sub(r"\bU?R\d+\b", "R", text)
         text = re.sub(r"\bU?P\d\b", "P", text)
         out.append(text)

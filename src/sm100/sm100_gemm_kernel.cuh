@@ -15,7 +15,8 @@
 //                          (sm100/clc_scheduler.cuh)
 //   warp 5     producer    TMA loads of this CTA's A rows and B half
 //                          (sm100/mainloop.cuh)
-//   warp 6     MMA         allocates tensor memory (both CTAs,
+//   warp 6     MMA         allocates tensor memory (both CTAs, once both
+//                          have passed the first cluster barrier:
 //                          sm100/tmem_allocator.cuh); in the leader CTA one
 //                          lane issues every tcgen05.mma of the pair
 //                          (sm100/mma.cuh)
@@ -31,8 +32,10 @@
 //     role reads the response -> clc_empty[r] of the leader -> scheduler
 //
 // The two accumulator buffers (double-buffered tensor memory) let the MMAs of
-// tile i+1 run while the epilogue drains tile i. Tensor memory is freed only
-// after a cluster barrier, so no MMA of the peer can still write it.
+// tile i+1 run while the epilogue drains tile i. Tensor memory is allocated
+// only after a cluster barrier (the peer CTA must have launched: PTX ISA) and
+// freed only after another, once no MMA or tcgen05.ld of either CTA can
+// still touch it.
 #pragma once
 
 #include <cstdint>
@@ -81,11 +84,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
     smem.init_barriers(detail::ring_full_arrivals(epi));
   }
+  detail::cluster_sync();  // both CTAs have launched and initialized their barriers
+  // Tensor memory: allocated by the MMA warps of both CTAs together, its
+  // address published to the warps that use it (sm100/tmem_allocator.cuh).
+  uint32_t tmem_base = 0;
   if (warp == kMmaWarp) tmem.allocate();
-  cuda::ptx::tcgen05_fence_before_thread_sync();
-  detail::cluster_sync();
-  cuda::ptx::tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(smem.tmem_base_slot());
+  if (warp == kMmaWarp || warp < kEpilogueWarps) tmem_base = tmem.publish(kTmemBarrierId, kTmemUsers);
 
   if (warp == kSchedulerWarp) {
     // ======================= scheduler (leader CTA): cancels clusters until a cancel fails =======================

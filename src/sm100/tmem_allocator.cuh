@@ -27,8 +27,14 @@
 #include <cuda/ptx>
 
 #include "common/device/ptx_wrappers.cuh"
+#include "sm100/sm100_config.hpp"
 
 namespace tcgemm::sm100 {
+
+// The named barrier of step 3 (0 is __syncthreads) and who meets there: the
+// MMA warp and the 4 epilogue warps.
+inline constexpr int kTmemBarrierId = 1;
+inline constexpr int kTmemUsers = 32 * (1 + kEpilogueWarps);
 
 template <uint32_t NUM_COLUMNS>
 struct TmemAllocator2Sm {
