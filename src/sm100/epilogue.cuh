@@ -17,6 +17,7 @@
 #include <cuda/ptx>
 
 #include "common/device/epilogue.cuh"
+#include "common/device/ptx_wrappers.cuh"
 #include "sm100/shared_storage.cuh"
 #include "sm100/tcgen05.cuh"
 #include "sm100/umma_desc.hpp"
@@ -30,8 +31,9 @@ struct Epilogue {
   const CUtensorMap* tmap_c;
   uint8_t* panels;     // every epilogue warp's panel buffers
   uint64_t* c_loaded;  // every epilogue warp's c_loaded barriers
-  uint32_t tmem_base;  // the allocation's address
-  int warp;            // 0-3: this warp's rows and tensor-memory lanes
+  uint32_t tmem_base;         // the allocation's address
+  uint32_t leader_acc_empty;  // the leader CTA's acc_empty[0], a shared::cluster address
+  int warp;                   // 0-3: this warp's rows and tensor-memory lanes
   int lane;
   int panel_use = 0;      // panels stored so far by this warp
   uint32_t c_phases = 0;  // bit b: phase of c_loaded[warp][b]
@@ -79,6 +81,16 @@ struct Epilogue {
                                                       [] { __syncwarp(); });
       ++panel_use;
     }
+  }
+
+  // Hands accumulator buffer `acc` back to the MMA issuer: this warp's
+  // tcgen05.lds of it have completed (tcgen05.wait::ld in store_tile), so the
+  // MMAs of a later tile may overwrite it. One of the 8 arrivals (4 warps x 2
+  // CTAs) on the leader's acc_empty.
+  __device__ __forceinline__ void release(int acc) const {
+    cuda::ptx::tcgen05_fence_before_thread_sync();
+    __syncwarp();
+    if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc * 8);
   }
 
   // Shared memory must outlive the reads of the last stores.

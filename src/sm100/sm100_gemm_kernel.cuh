@@ -91,6 +91,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warp == kMmaWarp) tmem.allocate();
   if (warp == kMmaWarp || warp < kEpilogueWarps) tmem_base = tmem.publish(kTmemBarrierId, kTmemUsers);
 
+  // The roles, by warp (sm100_config.hpp numbers them).
   if (warp == kSchedulerWarp) {
     // ======================= scheduler (leader CTA): cancels clusters until a cancel fails =======================
     if constexpr (SCHEDULE == Schedule::cluster_launch_control) {
@@ -141,8 +142,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // ======================= epilogue (warps 0-3, both CTAs): drains the accumulators =======================
-    Epilogue<Element, BLOCK_N> epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, warp, lane};
-    const uint32_t leader_acc_empty = detail::map_to_cta(smem.acc_empty(), 0);
+    Epilogue<Element, BLOCK_N> epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base,
+                                        detail::map_to_cta(smem.acc_empty(), 0), warp, lane};
     auto walk = make_tile_walk<SCHEDULE>(smem, num_tiles, "epilogue", lane == 0, true);
     AccRing acc;
     for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
@@ -150,10 +151,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       detail::wait_barrier(&smem.acc_full()[acc.index], acc.phase, "acc_full", acc.index, "epilogue");
       cuda::ptx::tcgen05_fence_after_thread_sync();
       epilogue.store_tile(acc.index, epi, cta_row0(t, rank) + warp * kEpiPanelRows, t.n_block * BLOCK_N);
-      // Its tcgen05.lds have completed: the MMAs of a later tile may overwrite it.
-      cuda::ptx::tcgen05_fence_before_thread_sync();
-      __syncwarp();
-      if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc.index * 8);
+      epilogue.release(acc.index);  // on the leader's acc_empty: the MMAs may overwrite it
       acc.advance();
     }
     epilogue.finish();
