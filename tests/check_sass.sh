@@ -11,7 +11,11 @@
 #      sm100_gemm: UTCHMMA.2CTA (tcgen05.mma.cta_group::2), UTCBAR
 #                  (tcgen05.commit), LDTM (tcgen05.ld), UTMALDG (TMA load),
 #                  UTMASTG (TMA store), and in the Cluster Launch Control
-#                  kernels UGETNEXTWORKID (clusterlaunchcontrol.try_cancel).
+#                  kernels UGETNEXTWORKID (clusterlaunchcontrol.try_cancel);
+#   3. in every sm100_gemm kernel the tensor-memory allocation
+#      (UTCATOMSWS.2CTA.FIND_AND_SET, tcgen05.alloc.cta_group::2) comes after
+#      the first cluster barrier wait (UCGABAR_WAIT): the peer CTA must have
+#      launched before the pair allocates (src/sm100/tmem_allocator.cuh).
 # ptxas -Werror already fails the build on spill and serialized-wgmma
 # warnings; this looks at the shipped machine code itself.
 #
@@ -155,6 +159,36 @@ for f in "${families[@]}"; do
       require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '(tcgemm::Schedule)2' ;;
   esac
 done
+
+# ---------------------------------------------------------------------------
+# 3. sm100: the first tensor-memory allocation after the first cluster
+#    barrier wait, in listing order (the allocation is straight-line code at
+#    the kernel's start; the barrier's out-of-line copies come later).
+# ---------------------------------------------------------------------------
+if [[ " ${families[*]} " == *" sm100_gemm "* ]]; then
+  order=$(awk '
+    /Function : / { name = $NF; n = 0; next }
+    index(name, "sm100_gemm") {
+      n++
+      if ($0 ~ /UCGABAR_WAIT/ && !(name in wait)) wait[name] = n
+      if ($0 ~ /UTCATOMSWS[.]2CTA[.]FIND_AND_SET/ && !(name in alloc)) alloc[name] = n
+      seen[name] = 1
+    }
+    END { for (k in seen) print k, (k in wait) ? wait[k] : 0, (k in alloc) ? alloc[k] : 0 }' <<<"$sass")
+  while read -r name wait_at alloc_at; do
+    [[ -z ${name:-} ]] && continue
+    pretty=$(demangle <<<"$name")
+    if [[ $wait_at -eq 0 || $alloc_at -eq 0 ]]; then
+      echo "FAIL: no cluster barrier wait or no tcgen05.alloc in $pretty"
+      status=1
+    elif [[ $alloc_at -lt $wait_at ]]; then
+      echo "FAIL: tcgen05.alloc before the first cluster barrier in $pretty"
+      status=1
+    else
+      echo "ok:   tcgen05.alloc after the first cluster barrier in $pretty"
+    fi
+  done <<<"$order"
+fi
 
 if [[ $status -eq 0 ]]; then echo "PASS"; else echo "FAILED"; fi
 exit $status

@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "common/device/arch_guard.cuh"
 #include "sm90/smem_desc.hpp"
 #include "sm90/wgmma.cuh"
 #include "tcgemm/diagnostics.hpp"
@@ -62,6 +63,8 @@ __global__ void __launch_bounds__(kPeakThreads, 1) sm90_wgmma_peak(int iteration
 #pragma unroll
   for (int i = 0; i < kPeakN / 2; ++i) s += acc[i];
   if (s == 1234.5f) sink[0] = s;  // keeps the loop alive; practically never true
+#elif defined(__CUDA_ARCH__)
+  static_assert(detail::kDependentFalse<Element>, "sm90_wgmma_peak is sm_90a code (common/device/arch_guard.cuh)");
 #endif
 }
 

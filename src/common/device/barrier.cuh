@@ -1,4 +1,5 @@
-// mbarrier waits shared by every kernel family.
+// Barrier waits shared by every kernel family: mbarrier phase waits and the
+// cluster-wide barrier.
 //
 // Release builds spin on mbarrier.try_wait.parity (which suspends the thread
 // in hardware between polls). With -DTCGEMM_DEBUG_HANGS=ON every wait is
@@ -62,6 +63,14 @@ __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase, cons
   while (!try_wait_barrier<CLUSTER>(bar, phase)) {
   }
 #endif
+}
+
+// barrier.cluster arrive (release) + wait (acquire): every thread of every
+// CTA of the cluster gets here before any goes on, and what each wrote
+// before it (barrier inits, shared memory) is visible to all after it.
+__device__ __forceinline__ void cluster_sync() {
+  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
+  cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
 }
 
 }  // namespace tcgemm::detail

@@ -24,6 +24,11 @@ __device__ __forceinline__ bool elect_one() {
 __device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
 }
+// The same for several descriptors, in order.
+template <typename... Maps>
+__device__ __forceinline__ void prefetch_tensormaps(const Maps*... tmaps) {
+  (prefetch_tensormap(tmaps), ...);
+}
 
 // mapa: the shared::cluster address of the same variable in CTA `rank` of
 // the cluster (PTX ISA 9.7.9.19).

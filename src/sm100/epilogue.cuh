@@ -1,0 +1,102 @@
+// An sm100 epilogue warp's work on one tile: its 32 rows of the fp32
+// accumulator in tensor memory (warp w of the CTA may read lanes 32w..32w+31
+// only) -> tcgen05.ld -> alpha (and beta * C) in fp32 -> one rounding -> a
+// 32x64 swizzled panel -> TMA store, clipped at the edges by the tensor map
+// (or element by element where TMA cannot clip exactly:
+// common/device/epilogue.cuh).
+//
+// Each warp double-buffers its panels (b = panel buffer):
+//
+//   tensor memory -> tcgen05.ld -> panel[b] -> TMA store -> (bulk read done) -> panel[b]
+//   (beta != 0)  TMA load of C -> c_loaded[b] -> ld.shared -> panel[b]
+#pragma once
+
+#include <cstdint>
+
+#include <cuda.h>
+#include <cuda/ptx>
+
+#include "common/device/epilogue.cuh"
+#include "common/device/ptx_wrappers.cuh"
+#include "sm100/shared_storage.cuh"
+#include "sm100/tcgen05.cuh"
+#include "sm100/umma_desc.hpp"
+
+namespace tcgemm::sm100 {
+
+template <typename Element, int BLOCK_N>
+struct Epilogue {
+  static constexpr int kPanelsPerTile = BLOCK_N / kEpiPanelCols;
+
+  const CUtensorMap* tmap_c;
+  uint8_t* panels;     // every epilogue warp's panel buffers
+  uint64_t* c_loaded;  // every epilogue warp's c_loaded barriers
+  uint32_t tmem_base;         // the allocation's address
+  uint32_t leader_acc_empty;  // the leader CTA's acc_empty[0], a shared::cluster address
+  int warp;                   // 0-3: this warp's rows and tensor-memory lanes
+  int lane;
+  int panel_use = 0;      // panels stored so far by this warp
+  uint32_t c_phases = 0;  // bit b: phase of c_loaded[warp][b]
+
+  // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
+  // first) and the columns from n0.
+  __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0) {
+    const uint32_t panel_addr =
+        static_cast<uint32_t>(__cvta_generic_to_shared(panels)) + warp * kEpiBuffers * kPanelBytes;
+#pragma unroll 1
+    for (int p = 0; p < kPanelsPerTile; ++p) {
+      const int col0 = n0 + p * kEpiPanelCols;
+      if (row0 >= epi.m || col0 >= epi.n) continue;  // nothing of this panel is inside C
+      const int buf = panel_use % kEpiBuffers;
+      const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
+      uint8_t* buf_ptr = panels + (warp * kEpiBuffers + buf) * kPanelBytes;
+      // The store that last used this buffer has finished reading it.
+      if (lane == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
+      __syncwarp();
+      const int32_t c_coord[2] = {col0, row0};
+      const bool read_c = epi.beta != 0.0f;
+      if (read_c)
+        detail::load_c_panel(tmap_c, c_coord, buf_ptr, kPanelBytes, &c_loaded[warp * kEpiBuffers + buf], lane == 0,
+                             c_phases, buf);
+      // Row `lane` of the panel: 64 fp32 accumulators, 2 loads of 32 columns.
+      uint32_t v[2][32];
+      const uint32_t col = static_cast<uint32_t>(acc * BLOCK_N + p * kEpiPanelCols);
+      cuda::ptx::tcgen05_ld_32x32b(v[0], tmem_addr(tmem_base, warp * 32, col));
+      cuda::ptx::tcgen05_ld_32x32b(v[1], tmem_addr(tmem_base, warp * 32, col + 32));
+      cuda::ptx::tcgen05_wait_ld();
+#pragma unroll
+      for (int chunk = 0; chunk < kEpiPanelCols / 8; ++chunk) {
+        float x[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
+        const uint32_t addr = buf_addr + detail::swizzled_offset(lane, chunk * 8);
+        if (read_c) {
+          const uint4 old = ld_shared_v4(addr);
+          detail::add_beta_c<Element>(x, epi.beta, {old.x, old.y, old.z, old.w});
+        }
+        st_shared_v4(addr, detail::pack2<Element>(x[0], x[1]), detail::pack2<Element>(x[2], x[3]),
+                     detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
+      }
+      detail::store_panel<Element, kEpiPanelRows, 32>(tmap_c, epi, row0, col0, buf_ptr, lane, lane == 0,
+                                                      [] { __syncwarp(); });
+      ++panel_use;
+    }
+  }
+
+  // Hands accumulator buffer `acc` back to the MMA issuer: this warp's
+  // tcgen05.lds of it have completed (tcgen05.wait::ld in store_tile), so the
+  // MMAs of a later tile may overwrite it. One of the 8 arrivals (4 warps x 2
+  // CTAs) on the leader's acc_empty.
+  __device__ __forceinline__ void release(int acc) const {
+    cuda::ptx::tcgen05_fence_before_thread_sync();
+    __syncwarp();
+    if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc * 8);
+  }
+
+  // Shared memory must outlive the reads of the last stores.
+  __device__ __forceinline__ void finish() const {
+    if (lane == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+  }
+};
+
+}  // namespace tcgemm::sm100

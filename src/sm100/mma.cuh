@@ -1,0 +1,55 @@
+// The sm100 MMA issuer's work: in the leader CTA, one thread issues every
+// tcgen05.mma of the pair (cta_group::2: one 256 x BLOCK_N MMA over both
+// CTAs' stages, each CTA's 128 rows of the fp32 accumulator landing in its own
+// tensor memory), and tcgen05.commit hands stages and accumulators on: its
+// arrival, multicast to both CTAs, comes when the MMAs issued before it have
+// completed.
+//
+// Numerics: each MMA adds 16 products of K per row and column in order into
+// the fp32 accumulator; the epilogue rounds once (cvt.rn), as the sm90 kernel.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda/ptx>
+#include <cuda_bf16.h>
+
+#include "sm100/shared_storage.cuh"
+#include "sm100/umma_desc.hpp"
+
+namespace tcgemm::sm100 {
+
+template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR>
+struct MainloopMma {
+  using Stage = StageLayout<BLOCK_N>;
+  static_assert(valid_2sm_mma_shape(kMmaM, BLOCK_N), "not a tcgen05.mma.cta_group::2 shape");
+  static_assert(kBlockK * sizeof(Element) == detail::kSwizzleBytes, "a k-block is one 128-byte swizzle line");
+  static constexpr uint32_t kIdesc =
+      instr_desc_f16(std::is_same_v<Element, __nv_bfloat16>, A_MAJOR, B_MAJOR, kMmaM, BLOCK_N);
+  static constexpr uint16_t kBothCtas = 0b11;
+
+  uint32_t ring_addr;  // shared address of the ring (the same offsets in both CTAs)
+
+  // The MMAs of k-block kb (in `stage`) into the accumulator at `d_tmem`: the
+  // first k-block of a tile overwrites it, later ones add to it.
+  __device__ __forceinline__ void issue(int stage, uint32_t d_tmem, int kb) const {
+    const uint32_t a_base = ring_addr + stage * Stage::kStageBytes;
+    const uint32_t b_base = a_base + Stage::kABytes;
+#pragma unroll
+    for (int ks = 0; ks < kBlockK / kMmaK; ++ks) {
+      const uint64_t da = operand_desc(A_MAJOR, a_base + ks * detail::k_step_bytes(A_MAJOR), kBlockK);
+      const uint64_t db = operand_desc(B_MAJOR, b_base + ks * detail::k_step_bytes(B_MAJOR), kBlockK);
+      cuda::ptx::tcgen05_mma(cuda::ptx::kind_f16, cuda::ptx::cta_group_2, d_tmem, da, db, kIdesc, kb > 0 || ks > 0);
+    }
+  }
+
+  // Arrives on `bar` in both CTAs once every MMA issued so far is complete:
+  // a stage's smem_empty (both CTAs may refill it) or an accumulator's
+  // acc_full (both CTAs' epilogues may read it).
+  __device__ __forceinline__ static void commit_to_both(uint64_t* bar) {
+    cuda::ptx::tcgen05_commit_multicast(cuda::ptx::cta_group_2, bar, kBothCtas);
+  }
+};
+
+}  // namespace tcgemm::sm100

@@ -1,0 +1,88 @@
+// The sm100 kernel's shared memory: where each buffer and barrier lives, and
+// the barriers' arrival counts. The byte budget itself (smem_bytes) is host
+// arithmetic in sm100_config.hpp; this is the same layout seen from the kernel.
+//
+//   [ring: NUM_STAGES x (A: this CTA's 128 rows | B: this CTA's half)]  1 KiB aligned
+//   [epilogue panels: epilogue warp x kEpiBuffers x 32x64]
+//   [smem_full[stage]][smem_empty[stage]][acc_full[b]][acc_empty[b]]
+//   [c_loaded[epilogue warp][buffer]][clc_full[r]][clc_empty[r]]
+//   [clc_response[r]: 16 bytes each][tmem base: written by tcgen05.alloc]
+#pragma once
+
+#include <cstdint>
+
+#include <cuda/ptx>
+
+#include "sm100/sm100_config.hpp"
+
+namespace tcgemm::sm100 {
+
+// One stage of the operand ring in one CTA: its 128 rows of A's k-block, then
+// its BLOCK_N/2 columns of B's.
+template <int BLOCK_N>
+struct StageLayout {
+  static constexpr int kABytes = kBlockM * kBlockK * 2;  // 16 KiB
+  static constexpr int kBCols = BLOCK_N / kCtaGroup;     // this CTA's half of B
+  static constexpr int kBBytes = kBCols * kBlockK * 2;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+};
+
+inline constexpr int kPanelBytes = kEpiPanelRows * kEpiPanelCols * 2;  // 4 KiB: one 32x64 output panel
+// Readers of each CLC response that release it: per CTA the producer and the
+// 4 epilogue warps, and the leader's MMA warp.
+inline constexpr int kClcReaders = kCtaGroup * (1 + kEpilogueWarps) + 1;
+
+// A view of the dynamic shared memory: one pointer, the rest computed from
+// it where it is used.
+template <int BLOCK_N, int NUM_STAGES>
+struct SharedStorage {
+  static_assert(is_tile_width(BLOCK_N), "BLOCK_N must be one of kSm100TileConfigs' widths");
+  static_assert(smem_bytes(BLOCK_N, NUM_STAGES) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
+  static constexpr int kStageBytes = StageLayout<BLOCK_N>::kStageBytes;
+
+  uint8_t* ring;  // stage s at ring + s * kStageBytes
+
+  __device__ __forceinline__ static SharedStorage at(uint8_t* smem_raw) {
+    const uint32_t raw_addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+    return SharedStorage{smem_raw + ((1024 - (raw_addr % 1024)) % 1024)};
+  }
+  __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
+  __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }
+  __device__ __forceinline__ uint64_t* smem_full() const { return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes()); }
+  __device__ __forceinline__ uint64_t* smem_empty() const { return smem_full() + NUM_STAGES; }
+  __device__ __forceinline__ uint64_t* acc_full() const { return smem_empty() + NUM_STAGES; }
+  __device__ __forceinline__ uint64_t* acc_empty() const { return acc_full() + kAccBuffers; }
+  __device__ __forceinline__ uint64_t* c_loaded() const { return acc_empty() + kAccBuffers; }  // [warp][buffer]
+  __device__ __forceinline__ uint64_t* clc_full() const { return c_loaded() + kEpilogueWarps * kEpiBuffers; }
+  __device__ __forceinline__ uint64_t* clc_empty() const { return clc_full() + kClcSlots; }
+  __device__ __forceinline__ uint4* clc_response() const {  // 16-byte aligned
+    return reinterpret_cast<uint4*>(clc_empty() + kClcSlots);
+  }
+  __device__ __forceinline__ uint32_t* tmem_base_slot() const {
+    return reinterpret_cast<uint32_t*>(clc_response() + kClcSlots);
+  }
+
+  // One thread of each CTA initializes its barriers; `full_count` is the
+  // arrival count of smem_full (1: the leader producer's expect_tx, which
+  // covers both CTAs' bytes).
+  __device__ __forceinline__ void init_barriers(uint32_t full_count) const {
+    for (int s = 0; s < NUM_STAGES; ++s) {
+      cuda::ptx::mbarrier_init(&smem_full()[s], full_count);
+      cuda::ptx::mbarrier_init(&smem_empty()[s], 1);  // one tcgen05.commit
+    }
+    for (int b = 0; b < kAccBuffers; ++b) {
+      cuda::ptx::mbarrier_init(&acc_full()[b], 1);                           // one tcgen05.commit
+      cuda::ptx::mbarrier_init(&acc_empty()[b], kCtaGroup * kEpilogueWarps);  // every epilogue warp of the pair
+    }
+    for (int i = 0; i < kEpilogueWarps * kEpiBuffers; ++i) cuda::ptx::mbarrier_init(&c_loaded()[i], 1);
+    for (int r = 0; r < kClcSlots; ++r) {
+      cuda::ptx::mbarrier_init(&clc_full()[r], 1);  // the scheduler's expect_tx (+ 16 response bytes)
+      cuda::ptx::mbarrier_init(&clc_empty()[r], kClcReaders);
+    }
+    // Visible to the async proxy and to the peer CTA (its TMA completions,
+    // commits and arrivals land here).
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+};
+
+}  // namespace tcgemm::sm100
