@@ -359,4 +359,17 @@ bool mentions_alignment(const std::string& reason) {
   return contains(r, "align") || contains(r, "multiple of 8") || contains(r, "multiple of 16");
 }
 
+void expect_correct(const Problem& prob, const Plan& plan, const std::string& what) {
+  const GemmCase& gc = prob.gemm_case();
+  const Comparison cmp =
+      compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc);
+  const std::string label = what + " kernel " + plan.kernel;
+  if (gc.fill == Fill::small_int) {
+    expect_identical(cmp, label);
+  } else {
+    expect_close(cmp, gc.dtype, label);
+    expect_within_bound(prob, plan.backend, label);
+  }
+}
+
 }  // namespace tcgemm::test

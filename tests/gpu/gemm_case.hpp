@@ -165,6 +165,10 @@ void expect_identical(const Comparison& c, const std::string& what);
 // where tcgemm's code ran; where `backend` is the cuBLAS fallback, with the
 // extra rounding of alpha*AB that cuBLAS makes on some paths allowed.
 void expect_within_bound(const Problem& prob, Backend backend, const std::string& what);
+// The output of a tcgemm call `plan` wrote into prob.c(), against the
+// reference in prob.c_ref(): bit for bit in exact mode (small integers),
+// else within the normwise and the element-wise bounds. `what` names the case.
+void expect_correct(const Problem& prob, const Plan& plan, const std::string& what);
 
 // Status ok, with the reason printed otherwise.
 #define TCGEMM_ASSERT_OK(plan, what)             \

@@ -96,14 +96,7 @@ TEST_P(ShapeSweep, MatchesReference) {
   EXPECT_EQ(planned.backend, got.backend);
   EXPECT_EQ(planned.kernel, got.kernel);
 
-  const Comparison cmp =
-      compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc);
-  if (gc.fill == Fill::small_int) {
-    expect_identical(cmp, what + " kernel " + got.kernel);
-  } else {
-    expect_close(cmp, gc.dtype, what + " kernel " + got.kernel);
-    expect_within_bound(prob, got.backend, what + " kernel " + got.kernel);
-  }
+  expect_correct(prob, got, what);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayoutsAndDtypes, ShapeSweep, ::testing::ValuesIn(sweep_params()), param_name);

@@ -141,14 +141,7 @@ void check_case(const GemmCase& gc, const Sm100Config& config, uint64_t c_seed =
                                                                               : "persistent"),
             std::string::npos)
       << p.kernel;
-  const Comparison cmp =
-      compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc);
-  if (gc.fill == Fill::small_int) {
-    expect_identical(cmp, what + " kernel " + p.kernel);
-  } else {
-    expect_close(cmp, gc.dtype, what + " kernel " + p.kernel);
-    expect_within_bound(prob, p.backend, what + " kernel " + p.kernel);
-  }
+  expect_correct(prob, p, what);
 }
 
 struct Shape {
