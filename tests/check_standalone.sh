@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The project stands alone: no tracked file may point at a document or
-# folder outside the repository. Design notes live in docs/DESIGN.md; a
-# reference to a bare DESIGN.md or STYLE.md, to a folder above the checkout,
-# or to the design's origin by a private name is a reference to something a
-# reader of this repository does not have.
+# folder outside the repository. The design lives in docs/ (see the patterns
+# below); a design or style note named without its docs/ folder, a path that
+# climbs above the checkout, or the design's origin named privately instead of
+# by its public name is a reference a reader of this repository cannot follow.
 # Usage: check_standalone.sh REPO_ROOT   (exit 0: clean, 1: found, 77: no git)
 set -uo pipefail
 root=${1:?usage: check_standalone.sh REPO_ROOT}
