@@ -148,9 +148,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     AccRing acc;
     for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
       const TileCoord t = raster.tile(tile);
+      // The tile's coordinates are computed while the MMAs run, not after
+      // the wait where the compiler would otherwise sink them.
+      int m0 = cta_row0(t, rank) + warp * kEpiPanelRows;
+      int n0 = t.n_block * BLOCK_N;
+      detail::compute_here(m0);
+      detail::compute_here(n0);
       detail::wait_barrier(&smem.acc_full()[acc.index], acc.phase, "acc_full", acc.index, "epilogue");
       cuda::ptx::tcgen05_fence_after_thread_sync();
-      epilogue.store_tile(acc.index, epi, cta_row0(t, rank) + warp * kEpiPanelRows, t.n_block * BLOCK_N);
+      epilogue.store_tile(acc.index, epi, m0, n0);
       epilogue.release(acc.index);  // on the leader's acc_empty: the MMAs may overwrite it
       acc.advance();
     }

@@ -30,6 +30,15 @@ __device__ __forceinline__ void prefetch_tensormaps(const Maps*... tmaps) {
   (prefetch_tensormap(tmaps), ...);
 }
 
+// Makes the compiler compute `value` at this point of the program: an empty
+// volatile asm statement that reads it and (as far as the compiler knows)
+// rewrites it, so it stays in order with the other volatile asm (barrier
+// waits, wgmma) and later uses cannot recompute it. Without it the compiler
+// sinks a computation to its first use, which can move work that should hide
+// under a wait (a tile's coordinates, while the ring fills) onto a critical
+// path (after the mainloop, before the epilogue's first store).
+__device__ __forceinline__ void compute_here(int& value) { asm volatile("" : "+r"(value)); }
+
 // mapa: the shared::cluster address of the same variable in CTA `rank` of
 // the cluster (PTX ISA 9.7.9.19).
 __device__ __forceinline__ uint32_t map_to_cta(const void* smem_ptr, uint32_t rank) {

@@ -1,0 +1,117 @@
+// A consumer warpgroup's epilogue in the sm90 kernel: its fp32 accumulators
+// (64 rows x BLOCK_N per m64 accumulator) -> alpha (and beta * C) in fp32 ->
+// one rounding -> stmatrix into a 64x64 swizzled panel -> TMA store, clipped
+// at the edges by the tensor map (or element by element where TMA cannot
+// clip exactly: common/device/epilogue.cuh).
+//
+// Each consumer double-buffers its panels: a panel is written while the TMA
+// store of the one before it still reads the other buffer. Barrier flow
+// (b = panel buffer):
+//
+//   acc -> stmatrix -> panel[b] -> TMA store -> (bulk read done) -> panel[b]
+//   (beta != 0)  TMA load of C -> c_loaded[b] -> ldmatrix -> panel[b]
+//
+// TMA stores drain while the next tile's wgmmas run.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda.h>
+#include <cuda/ptx>
+
+#include "common/device/epilogue.cuh"
+#include "common/device/ptx_wrappers.cuh"
+#include "sm90/shared_storage.cuh"
+#include "sm90/smem_desc.hpp"
+#include "sm90/wgmma.cuh"
+
+namespace tcgemm::sm90 {
+
+template <typename Element, int BLOCK_N, int MMA_ROWS>
+struct Epilogue {
+  static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
+  static constexpr int kAccRegs = BLOCK_N / 2;
+  static constexpr int kPanelsPerTile = BLOCK_N / kEpiPanel;
+  static_assert(kConsumerRows == 64, "one wgmma m64 per consumer warpgroup");
+
+  const CUtensorMap* tmap_c;
+  uint8_t* panels;      // every consumer's panel buffers
+  uint64_t* c_loaded;   // every consumer's c_loaded barriers
+  uint32_t panel_addr;  // shared address of this consumer's first buffer
+  int consumer;
+  int wg_thread;        // this thread's index in the warpgroup
+  int barrier_id;       // named barrier over this warpgroup
+  int frag_row, frag_col;  // where this lane's stmatrix/ldmatrix row lives in a 64x64 panel
+  int panel_use = 0;       // panels stored so far by this consumer
+  // Bit b: phase of c_loaded[consumer][b]. A bitmask, not an array: the
+  // buffer index is only known at run time when a tile has an odd number
+  // of panels, and a run-time-indexed array would live in local memory.
+  uint32_t c_phases = 0;
+
+  __device__ __forceinline__ Epilogue(const CUtensorMap* tmap, uint8_t* all_panels, uint64_t* all_c_loaded, int consumer_,
+                                      int wg_thread_)
+      : tmap_c(tmap),
+        panels(all_panels),
+        c_loaded(all_c_loaded),
+        panel_addr(static_cast<uint32_t>(__cvta_generic_to_shared(all_panels)) +
+                   consumer_ * kEpiBuffers * kPanelBytes),
+        consumer(consumer_),
+        wg_thread(wg_thread_),
+        barrier_id(1 + consumer_),
+        frag_row((wg_thread_ / 32) * 16 + (wg_thread_ % 32 % 8) + 8 * ((wg_thread_ % 32 / 8) % 2)),
+        frag_col(8 * (wg_thread_ % 32 / 16)) {}
+
+  // Stores the tile whose first row (of this consumer's accumulators) is m0
+  // and first column n0.
+  __device__ __forceinline__ void store_tile(const float (&acc)[MMA_ROWS][kAccRegs], const detail::EpilogueParams& epi,
+                                             int m0, int n0) {
+#pragma unroll
+    for (int r = 0; r < MMA_ROWS; ++r)
+#pragma unroll
+      for (int p = 0; p < kPanelsPerTile; ++p) {
+        const int row0 = m0 + r * kConsumerRows;
+        const int panel_n0 = n0 + p * kEpiPanel;
+        // Nothing of this panel is inside C (the tile hangs over M or N).
+        if (row0 >= epi.m || panel_n0 >= epi.n) continue;
+        const int buf = panel_use % kEpiBuffers;
+        const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
+        // The store that last used this buffer must have finished reading it
+        // (bulk groups complete in order; allow the other buffer's store).
+        if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
+        detail::named_barrier_sync(barrier_id, 128);
+        const int32_t c_coord[2] = {panel_n0, row0};
+        uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
+        uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
+        const bool read_c = epi.beta != 0.0f;
+        if (read_c)
+          detail::load_c_panel(tmap_c, c_coord, buf_ptr, kPanelBytes, loaded, wg_thread == 0, c_phases, buf);
+#pragma unroll
+        for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
+          // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
+          const int jc = p * (kEpiPanel / 8) + 2 * jj;
+          float v[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[r][4 * jc + i];
+          const uint32_t addr = buf_addr + swizzled_offset(frag_row, 16 * jj + frag_col);
+          if (read_c) {
+            uint32_t c[4];
+            ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
+            detail::add_beta_c<Element>(v, epi.beta, c);
+          }
+          stmatrix_x4(addr, detail::pack2<Element>(v[0], v[1]), detail::pack2<Element>(v[2], v[3]),
+                      detail::pack2<Element>(v[4], v[5]), detail::pack2<Element>(v[6], v[7]));
+        }
+        detail::store_panel<Element, kEpiPanel, 128>(tmap_c, epi, row0, panel_n0, buf_ptr, wg_thread, wg_thread == 0,
+                                                     [&] { detail::named_barrier_sync(barrier_id, 128); });
+        ++panel_use;
+      }
+  }
+
+  // Shared memory must outlive the reads of the last stores; the writes
+  // themselves complete before the grid does.
+  __device__ __forceinline__ void finish() const {
+    if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+  }
+};
+
+}  // namespace tcgemm::sm90

@@ -1,0 +1,91 @@
+// The sm90 producer's work on one stage of the operand ring: arm the stage's
+// full barrier with the bytes the stage will receive, then start the TMA
+// loads of A's and B's k-block into it.
+//
+// Layouts: a K-major operand is one box (K contiguous, 64 wide: one 128-byte
+// swizzle line); an MN-major one is loaded in 64-wide panels of M or N, each
+// spanning the k-block's 64 lines (common/smem_layout.hpp).
+//
+// CLUSTER_M = 2: two CTAs of a cluster take vertically adjacent tiles (same
+// n_block, m_blocks 2p and 2p+1) and share B: each loads half of the B
+// k-block and multicasts it into both CTAs' rings, halving B's L2->SM
+// traffic. Each destination's full barrier counts the bytes, so every CTA
+// still expects a whole stage.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda.h>
+#include <cuda/ptx>
+
+#include "sm90/shared_storage.cuh"
+
+namespace tcgemm::sm90 {
+
+template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M>
+struct MainloopLoad {
+  using Stage = StageLayout<BLOCK_N>;
+  static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && BLOCK_N % 128 == 0),
+                "a 2-CTA cluster splits B into two halves of whole 64-wide panels");
+
+  const CUtensorMap* tmap_a;
+  const CUtensorMap* tmap_b;
+  uint32_t cta_rank;  // this CTA's place in the cluster (0 without one)
+
+  // The k-block starting at k0 of the tile whose rows start at m0 (this
+  // CTA's) and columns at n0, into the stage at `a_dst`; `full` is that
+  // stage's full barrier.
+  __device__ __forceinline__ void operator()(uint8_t* a_dst, uint64_t* full, int m0, int n0, int k0) const {
+    uint8_t* b_dst = a_dst + Stage::kABytes;
+    // NOTE: TMA counts the whole box, zero-filled parts included, so the
+    // byte count is the same for edge tiles.
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, full,
+                                         Stage::kStageBytes);
+    if constexpr (A_MAJOR == Major::K) {
+      const int32_t c[2] = {k0, m0};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, a_dst, tmap_a, c, full);
+    } else {
+#pragma unroll
+      for (int p = 0; p < kBlockM / 64; ++p) {
+        const int32_t c[2] = {m0 + 64 * p, k0};
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                        a_dst + p * (Stage::kABytes / (kBlockM / 64)), tmap_a, c, full);
+      }
+    }
+    if constexpr (CLUSTER_M == 1) {
+      if constexpr (B_MAJOR == Major::K) {
+        const int32_t c[2] = {k0, n0};
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst, tmap_b, c, full);
+      } else {
+#pragma unroll
+        for (int p = 0; p < BLOCK_N / 64; ++p) {
+          const int32_t c[2] = {n0 + 64 * p, k0};
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                          b_dst + p * (Stage::kBBytes / (BLOCK_N / 64)), tmap_b, c, full);
+        }
+      }
+    } else {
+      // This CTA's half of B, written at the same offset into both CTAs'
+      // rings; each destination's full barrier counts the bytes.
+      constexpr uint16_t kBothCtas = 0b11;
+      constexpr int kHalfBytes = Stage::kBBytes / 2;
+      if constexpr (B_MAJOR == Major::K) {
+        // Rows (of N) [n0 + rank * BLOCK_N/2, +BLOCK_N/2): the map's box is BLOCK_N/2 rows.
+        const int32_t c[2] = {k0, n0 + static_cast<int>(cta_rank) * (BLOCK_N / 2)};
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                        b_dst + cta_rank * kHalfBytes, tmap_b, c, full, kBothCtas);
+      } else {
+#pragma unroll
+        for (int p = 0; p < BLOCK_N / 128; ++p) {
+          const int panel = static_cast<int>(cta_rank) * (BLOCK_N / 128) + p;
+          const int32_t c[2] = {n0 + 64 * panel, k0};
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                          b_dst + panel * (Stage::kBBytes / (BLOCK_N / 64)), tmap_b, c, full,
+                                          kBothCtas);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace tcgemm::sm90

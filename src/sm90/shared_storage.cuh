@@ -1,0 +1,71 @@
+// The sm90 kernel's shared memory: where each buffer and barrier lives, and
+// the barriers' arrival counts. The byte budget itself (smem_bytes) is host
+// arithmetic in sm90_config.hpp; this is the same layout seen from the kernel.
+//
+//   [ring: NUM_STAGES x (A k-block | B k-block)]  1 KiB aligned (128B swizzle)
+//   [epilogue panels: consumer x kEpiBuffers x 64x64]
+//   [smem_full[stage]][smem_empty[stage]][c_loaded[consumer][buffer]][math_turn[consumer]]
+#pragma once
+
+#include <cstdint>
+
+#include <cuda/ptx>
+
+#include "sm90/sm90_config.hpp"
+
+namespace tcgemm::sm90 {
+
+// One stage of the operand ring: A's 128 x 64 k-block, then B's BLOCK_N x 64.
+template <int BLOCK_N>
+struct StageLayout {
+  static constexpr int kABytes = kBlockM * kBlockK * 2;  // 16 KiB
+  static constexpr int kBBytes = BLOCK_N * kBlockK * 2;  // 8 to 32 KiB
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  // A's m64 row blocks sit 8 KiB apart in a stage (the second half of a
+  // K-major tile, or the second 64-wide panel of an M-major one).
+  static constexpr uint32_t kRowBlockBytes = kABytes / 2;
+};
+
+inline constexpr int kPanelBytes = kEpiPanel * kEpiPanel * 2;  // 8 KiB: one 64x64 output panel
+
+// A view of the dynamic shared memory: one pointer, the rest computed from
+// it where it is used (as the compiler would rematerialize them anyway).
+template <int BLOCK_N, int NUM_STAGES>
+struct SharedStorage {
+  static_assert(is_tile_width(BLOCK_N), "BLOCK_N must be one of kTileWidths");
+  static_assert(smem_bytes(BLOCK_N, NUM_STAGES) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
+  static constexpr int kStageBytes = StageLayout<BLOCK_N>::kStageBytes;
+
+  uint8_t* ring;  // stage s at ring + s * kStageBytes
+
+  __device__ __forceinline__ static SharedStorage at(uint8_t* smem_raw) {
+    const uint32_t raw_addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+    return SharedStorage{smem_raw + ((1024 - (raw_addr % 1024)) % 1024)};
+  }
+  __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
+  __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }  // [consumer][buffer]
+  __device__ __forceinline__ uint64_t* smem_full() const {
+    return reinterpret_cast<uint64_t*>(panels() + kNumConsumers * kEpiBuffers * kPanelBytes);
+  }
+  __device__ __forceinline__ uint64_t* smem_empty() const { return smem_full() + NUM_STAGES; }
+  __device__ __forceinline__ uint64_t* c_loaded() const { return smem_empty() + NUM_STAGES; }  // [consumer][buffer]
+  __device__ __forceinline__ uint64_t* math_turn() const { return c_loaded() + kNumConsumers * kEpiBuffers; }
+
+  // One thread initializes every barrier. smem_full: the producer's arrive
+  // (with the TMA bytes), `full_count` of them; smem_empty: one arrival per
+  // consumer warp, of every CTA of the cluster, that reads the stage.
+  __device__ __forceinline__ void init_barriers(uint32_t full_count, uint32_t stage_readers, bool cluster) const {
+    for (int s = 0; s < NUM_STAGES; ++s) {
+      cuda::ptx::mbarrier_init(&smem_full()[s], full_count);
+      cuda::ptx::mbarrier_init(&smem_empty()[s], stage_readers);
+    }
+    for (int i = 0; i < kNumConsumers * kEpiBuffers; ++i) cuda::ptx::mbarrier_init(&c_loaded()[i], 1);
+    for (int i = 0; i < kNumConsumers; ++i) cuda::ptx::mbarrier_init(&math_turn()[i], 1);
+    // Make the initialized barriers visible to the async (TMA) proxy and,
+    // in a cluster, to the peer CTA (its multicasts and arrivals land here).
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    if (cluster) cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+};
+
+}  // namespace tcgemm::sm90
