@@ -23,10 +23,15 @@ struct KernelVariant {
   std::string label;                 // "block_n=128 cluster_m=1 pingpong" / "block_n=256 clc"
   std::vector<std::string> in_name;  // what Plan::kernel must then contain
   std::vector<std::string> not_in_name;  // and must not
+  bool b_k_major_only = false;           // built for B stored K-major (op_b = T) only
+
+  // Whether this configuration is built for a call whose B is stored op_b.
+  bool builds(Op op_b) const { return !b_k_major_only || op_b == Op::T; }
 };
 
 // Every configuration of kTileConfigs (sm90) or kSm100TileConfigs (sm100);
-// empty for Backend::none.
+// empty for Backend::none. A caller skips those that do not build() for its
+// call's layout (a forced configuration that is not built is refused).
 std::vector<KernelVariant> builtin_variants(Backend family);
 
 }  // namespace tcgemm::support

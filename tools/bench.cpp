@@ -24,6 +24,7 @@
 #include "commands.hpp"
 #include "cuda_check.hpp"
 #include "device_info.hpp"
+#include "support/bandwidth.hpp"
 #include "support/compare.hpp"
 #include "support/device_buffer.hpp"
 #include "support/fill.hpp"
@@ -177,6 +178,10 @@ std::map<std::string, double> measure_peaks(const BenchSettings& s) {
     else
       std::printf("peak %s: unavailable%s%s\n", to_string(dtype), why.empty() ? "" : ": ", why.c_str());
   }
+  // The memory ceiling, for the memory-bound (small-M) shapes: GB/s.
+  peaks[kHbmPeakKey] = s.measure_peak ? support::measure_hbm_read_gbps() : -1.0;
+  if (peaks[kHbmPeakKey] > 0)
+    std::printf("peak HBM read: %.0f GB/s (streaming read of 1 GiB, measured now)\n", peaks[kHbmPeakKey]);
   std::fflush(stdout);
   return peaks;
 }
@@ -187,17 +192,15 @@ std::map<std::string, double> measure_peaks(const BenchSettings& s) {
 // configuration of the device's family for each.
 std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::string, double>& peaks) {
   std::vector<BenchRow> rows;
-  std::vector<Options> variants{Options{}};
-  if (s.all_configs) {
-    variants.clear();
-    for (const support::KernelVariant& v : support::builtin_variants(support::device_family()))
-      variants.push_back(v.options);
-  }
+  std::vector<support::KernelVariant> variants(1);  // the automatic choice
+  if (s.all_configs) variants = support::builtin_variants(support::device_family());
   size_t group = 0;
   for (const BenchCase& t : s.shapes)
     for (const DType dtype : s.dtypes)
       for (const Layout layout : s.layouts) {
-        for (const Options& o : variants) {
+        for (const support::KernelVariant& v : variants) {
+          if (!v.builds(layout.b)) continue;
+          const Options& o = v.options;
           BenchRow row;
           row.c = t;
           row.c.dtype = dtype;
@@ -205,6 +208,7 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
           row.c.options = o;
           row.group = group;
           row.peak = peaks.at(to_string(dtype));
+          row.hbm = peaks.at(kHbmPeakKey);
           rows.push_back(std::move(row));
         }
         ++group;

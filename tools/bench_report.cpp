@@ -48,23 +48,25 @@ std::string BenchRow::warning() const {
 // Times in microseconds, TFLOP/s from the medians; the last column is empty
 // unless something needs a second look.
 void print_table(const std::vector<BenchRow>& rows) {
-  const char* head = "%-16s %-5s %-3s %-28s %10s %10s %8s %8s %6s %8s %8s  %s\n";
+  const char* head = "%-18s %-5s %-3s %-28s %10s %10s %8s %8s %6s %7s %5s %8s %8s  %s\n";
   std::printf(head, "shape", "dtype", "lay", "kernel", "ours us", "cuBLAS us", "ours TF", "cuBLAS TF", "%peak",
-              "speedup", "=cuBLAS", "");
+              "GB/s", "%HBM", "speedup", "=cuBLAS", "");
   for (const BenchRow& r : rows) {
     std::string kernel = r.plan.status == Status::ok ? short_kernel(r.plan) : "rejected";
     // With --configs all, '*' marks the configuration the heuristic picks.
     if (r.c.options.block_n != 0) kernel = (r.heuristic ? "*" : " ") + kernel;
     if (!r.timed()) {
       std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(), "-",
-                  "-", "-", "-", "-", "-", "-", r.warning().c_str());
+                  "-", "-", "-", "-", "-", "-", "-", "-", r.warning().c_str());
       continue;
     }
     const std::string peak = r.peak > 0 ? format("%.1f", 100.0 * r.ours_tflops() / r.peak) : "-";
+    // Achieved bandwidth (the least bytes the GEMM moves over its time) against the HBM read ceiling.
+    const std::string hbm = r.hbm > 0 ? format("%.0f", 100.0 * r.ours_gbps() / r.hbm) : "-";
     std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(),
                 format("%.1f", r.ours_median()).c_str(), format("%.1f", r.cublas_median()).c_str(),
                 format("%.1f", r.ours_tflops()).c_str(), format("%.1f", r.cublas_tflops()).c_str(), peak.c_str(),
-                format("%.3fx", r.speedup()).c_str(),
+                format("%.0f", r.ours_gbps()).c_str(), hbm.c_str(), format("%.3fx", r.speedup()).c_str(),
                 format("%.1f%%", 100.0 * r.vs_cublas.identical_fraction()).c_str(), r.warning().c_str());
   }
 }
@@ -135,10 +137,13 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
   j.end_object();
   j.key("peak_tflops").begin_object();
   for (const auto& [dtype, tflops] : peaks) {
+    if (dtype == kHbmPeakKey) continue;
     j.key(dtype);
     if (tflops > 0) j.value(tflops); else j.null();
   }
   j.end_object();
+  j.key(kHbmPeakKey);
+  if (const auto hbm = peaks.find(kHbmPeakKey); hbm != peaks.end() && hbm->second > 0) j.value(hbm->second); else j.null();
   j.key("results").begin_array();
   for (const BenchRow& r : rows) {
     j.begin_object();
@@ -155,7 +160,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
     j.end_object();
     j.member("error", r.error).member("group", static_cast<uint64_t>(r.group)).member("heuristic", r.heuristic);
     j.member("forced_block_n", r.c.options.block_n).member("forced_cluster_m", r.c.options.cluster_m);
-    j.member("forced_pingpong", r.c.options.pingpong);
+    j.member("forced_pingpong", r.c.options.pingpong).member("forced_block_m", r.c.options.block_m);
     if (r.timed()) {
       j.member("ours_us_median", r.ours_median()).member("cublas_us_median", r.cublas_median());
       j.member("ours_us_min", *std::min_element(r.ours_us.begin(), r.ours_us.end()));
@@ -163,6 +168,9 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
       j.member("ours_tflops", r.ours_tflops()).member("cublas_tflops", r.cublas_tflops());
       j.key("ours_pct_peak");
       if (r.peak > 0) j.value(100.0 * r.ours_tflops() / r.peak); else j.null();
+      j.member("ours_gbps", r.ours_gbps());
+      j.key("ours_pct_hbm");
+      if (r.hbm > 0) j.value(100.0 * r.ours_gbps() / r.hbm); else j.null();
       j.member("speedup", r.speedup());
     }
     j.member("identical_fraction", r.vs_cublas.identical_fraction());

@@ -18,6 +18,9 @@
 
 namespace tcgemm::cli {
 
+// The key of the HBM read ceiling (GB/s) among bench's measured peaks.
+inline constexpr const char* kHbmPeakKey = "hbm_read_gbps";
+
 struct BenchRow {
   BenchCase c;
   Plan plan;                        // ours, from the verification call
@@ -28,6 +31,7 @@ struct BenchRow {
   size_t group = 0;                 // rows of one (shape, dtype, layout) share it
   bool heuristic = false;           // this configuration is what the automatic choice runs
   double peak = -1.0;               // TFLOP/s ceiling for the dtype, < 0 if unknown
+  double hbm = -1.0;                // GB/s HBM read ceiling, < 0 if unknown
 
   bool timed() const { return error.empty() && !ours_us.empty(); }
   double ours_median() const { return median(ours_us); }
@@ -35,6 +39,13 @@ struct BenchRow {
   double ours_tflops() const { return c.shape.flops() / (ours_median() * 1e-6) / 1e12; }
   double cublas_tflops() const { return c.shape.flops() / (cublas_median() * 1e-6) / 1e12; }
   double speedup() const { return cublas_median() / ours_median(); }
+  // The bytes a GEMM must move at least: A and B read, C written, once.
+  double min_bytes() const {
+    const double m = static_cast<double>(c.shape.m), n = static_cast<double>(c.shape.n),
+                 k = static_cast<double>(c.shape.k);
+    return 2.0 * (m * k + k * n + m * n);
+  }
+  double ours_gbps() const { return min_bytes() / (ours_median() * 1e-6) / 1e9; }
   bool close() const { return vs_cublas.finite() && vs_cublas.norm_rel < support::normwise_tolerance(c.dtype); }
   // Empty unless something needs a second look (an error, a warning).
   std::string warning() const;

@@ -11,7 +11,7 @@ void add_bench_options(ArgParser& parser) {
                     true);
   parser.add_option("shape", "MxNxK", "a shape to time (C is M x N, inner dimension K); inputs uniform(-1,1)", true);
   parser.add_option("dtype", "f16|bf16|both", "element types (default f16)");
-  parser.add_option("layout", "NN|NT|TN|TT|all", "layouts, op_a then op_b, or a comma-separated list (default NN)");
+  parser.add_option("layout", "NN|NT|TN|TT|all", "layouts, op_a then op_b, or a comma-separated list (default NN; NT for the model suites llm and decode)");
   parser.add_option("repeats", "R", "timed calls per backend per round (default 20)");
   parser.add_option("rounds", "N", "rounds per case, each with fresh inputs, verified, then timed (default 1)");
   parser.add_flag("no-flush", "do not flush L2 (256 MiB write) before each timed call");
@@ -58,7 +58,17 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   }
   s.dtypes = parse_dtypes(parser.get("dtype", "f16"));
   if (s.dtypes.empty()) return "--dtype must be f16, bf16 or both";
-  s.layouts = parse_layouts(parser.get("layout", "NN"));
+  // Without --layout: the suites' own layout where they agree (NT for the
+  // model suites), else NN.
+  std::string default_layout;
+  for (const BenchCase& c : s.shapes) {
+    std::string want = "NN";
+    for (const BenchSuite& suite : bench_suites())
+      if (c.source == suite.name) want = suite.default_layout;
+    default_layout = default_layout.empty() || default_layout == want ? want : "NN";
+  }
+  s.layouts = parse_layouts(parser.has("layout") ? parser.get("layout", "NN")
+                                                 : (default_layout.empty() ? "NN" : default_layout));
   if (s.layouts.empty()) return "--layout must be NN, NT, TN, TT, a comma-separated list, or all";
   const auto repeats = parse_int(parser.get("repeats", "20"), 1, 100000);
   if (!repeats) return "--repeats wants a positive integer";

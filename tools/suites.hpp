@@ -58,7 +58,37 @@ struct BenchSuite {
   std::vector<Shape> shapes;
   // Inputs are uniform in [lo, hi): the leaderboard uses uniform_(0, 1).
   float lo, hi;
+  // The layouts when --layout is not given: NN (the leaderboard's), or NT
+  // for the layers of a model (nn.Linear: y = x W^T, W stored N x K).
+  const char* default_layout = "NN";
 };
+
+// The linear layers of public model families as (N, K): y = x W^T with the
+// weight W stored N x K; fused QKV and gate+up projections as one GEMM each.
+struct Projection {
+  int64_t n, k;
+};
+inline const std::vector<Projection>& llm_projections() {
+  static const std::vector<Projection> p = {
+      // Llama-2-7B: hidden 4096, MLP 11008, 32 heads (QKV 3 x 4096)
+      {12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
+      // Llama-3-8B and Mistral-7B: hidden 4096, MLP 14336, 8 KV heads of 128 (QKV 4096 + 2 x 1024)
+      {6144, 4096}, {28672, 4096}, {4096, 14336},
+      // Llama-2/3-70B: hidden 8192, MLP 28672, 8 KV heads of 128 (QKV 8192 + 2 x 1024)
+      {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672},
+      // Qwen2-7B: hidden 3584, MLP 18944, 4 KV heads of 128 (QKV 3584 + 2 x 512)
+      {4608, 3584}, {3584, 3584}, {37888, 3584}, {3584, 18944},
+  };
+  return p;
+}
+
+// Every projection at each of `tokens` (M: tokens in flight).
+inline std::vector<Shape> llm_shapes(const std::vector<int64_t>& tokens) {
+  std::vector<Shape> out;
+  for (const int64_t m : tokens)
+    for (const Projection& p : llm_projections()) out.push_back({m, p.n, p.k});
+  return out;
+}
 
 inline const std::vector<BenchSuite>& bench_suites() {
   static const std::vector<BenchSuite> suites = {
@@ -88,7 +118,7 @@ inline const std::vector<BenchSuite>& bench_suites() {
       //   Llama-2-7B: hidden 4096, MLP 11008, 32 heads (fused QKV = 3 x 4096)
       //   Llama-3-70B: hidden 8192, MLP 28672, 64 query heads and 8 KV heads
       //   of 128 (fused QKV = 8192 + 2 x 1024 = 10240)
-      {"llm",
+      {"prefill8k",
        "transformer projections, 8192 tokens (inputs uniform(-1,1))",
        {{8192, 12288, 4096},    // 7B fused QKV
         {8192, 4096, 4096},     // 7B attention output
@@ -98,6 +128,23 @@ inline const std::vector<BenchSuite>& bench_suites() {
         {8192, 8192, 28672}},   // 70B down
        -1.0f,
        1.0f},
+      // The linear layers of Llama-2/3 (7-8B, 70B), Mistral-7B and Qwen2-7B
+      // (llm_projections) from decoding (M = 1-64 tokens in flight, where
+      // the weight's bytes are the whole cost) to prefill (512, 4096), in
+      // the nn.Linear layout.
+      {"llm",
+       "model linear layers (Llama 2/3 7-8B and 70B, Mistral, Qwen2) at M = 1..4096, NT (inputs uniform(-1,1))",
+       llm_shapes({1, 2, 4, 8, 16, 32, 64, 128, 512, 4096}),
+       -1.0f,
+       1.0f,
+       "NT"},
+      // The decoding part of llm alone (M <= 64).
+      {"decode",
+       "model linear layers at M = 1..64 (decoding), NT (inputs uniform(-1,1))",
+       llm_shapes({1, 2, 4, 8, 16, 32, 64}),
+       -1.0f,
+       1.0f,
+       "NT"},
   };
   return suites;
 }

@@ -104,22 +104,29 @@ struct GemmArgs {
   cudaStream_t stream = nullptr;  // null: the default stream
 };
 
-// The tile widths (BLOCK_N) the sm90 kernel is built for; the tile height is
-// always 128 rows (two consumer warpgroups of 64).
-inline constexpr int kTileWidths[] = {64, 128, 192, 256};
+// The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
+// 8-32 only with 64-row tiles (kTileConfigs).
+inline constexpr int kTileWidths[] = {8, 16, 32, 64, 128, 192, 256};
 
 // The sm90 kernel configurations built in: a tile width, the number of CTAs
-// (1 or 2, stacked along M) in a cluster that shares B by TMA multicast, and
-// the consumer schedule: cooperative (both consumer warpgroups on one tile,
-// 64 rows each) or ping-pong (alternate tiles, one's epilogue overlapping
-// the other's mainloop).
+// (1 or 2, stacked along M) in a cluster that shares B by TMA multicast, the
+// consumer schedule: cooperative (both consumer warpgroups on one tile, 64
+// rows each) or ping-pong (alternate tiles, one's epilogue overlapping the
+// other's mainloop), and the tile height: 128 rows (two consumer warpgroups)
+// or 64 (one; the small-M configurations: many narrow tiles over a deep ring,
+// so that a few rows of A against a large B still keep every SM streaming B).
+// The 64-row tiles narrower than 64 columns are built for B stored K-major
+// only (op_b = T: the nn.Linear layout `x @ W^T`).
 struct TileConfig {
   int block_n;
   int cluster_m;
   bool pingpong = false;
+  int block_m = 128;
 };
-inline constexpr TileConfig kTileConfigs[] = {{64, 1},  {128, 1}, {128, 1, true}, {128, 2},
-                                              {192, 1}, {256, 1}, {256, 2}};
+inline constexpr TileConfig kTileConfigs[] = {
+    {64, 1},           {128, 1},           {128, 1, true},     {128, 2},           {192, 1},
+    {256, 1},          {256, 2},           {8, 1, false, 64},  {16, 1, false, 64}, {32, 1, false, 64},
+    {64, 1, false, 64}, {128, 1, false, 64}, {256, 1, false, 64}};
 
 // The sm100 kernel configurations built in. Every sm100 tile is one
 // 256 x block_n MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading
@@ -137,9 +144,10 @@ inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_
 struct Options {
   Prefer prefer = Prefer::automatic;
   // Configuration override for the sm90 kernel: 0 chooses automatically; a
-  // non-zero (block_n, cluster_m, pingpong) must be one of kTileConfigs
-  // (block_n alone picks that width, the rest chosen automatically). Results
-  // are bit-identical for every choice (tests rely on it).
+  // non-zero (block_n, cluster_m, pingpong, block_m) must be one of
+  // kTileConfigs (block_n alone picks that width, the rest chosen
+  // automatically). Results are bit-identical for every choice (tests rely
+  // on it).
   int block_n = 0;
   int cluster_m = 0;
   bool pingpong = false;  // with block_n and cluster_m: the ping-pong variant
@@ -147,12 +155,14 @@ struct Options {
   // (every sm100 tile spans a 2-CTA cluster). `schedule` picks persistent or
   // Cluster Launch Control there; on sm90 it must be automatic or persistent.
   Schedule schedule = Schedule::automatic;
+  // sm90: the tile height, 0 (automatic), 64 or 128 (see kTileConfigs); 0 on sm100.
+  int block_m = 0;
 };
 
 // The configuration tcgemm's kernel runs a call with (Plan::config). Every
 // configuration gives the same bits; this says which one, and so what speed.
 struct KernelConfig {
-  int block_m = 0;    // rows of C per tile: 128 on sm90 (one CTA), 256 on sm100 (one MMA over 2 CTAs)
+  int block_m = 0;    // rows of C per tile: 128 or 64 on sm90 (one CTA), 256 on sm100 (one MMA over 2 CTAs)
   int block_n = 0;    // columns of C per tile: kTileWidths (sm90), kSm100TileConfigs (sm100)
   int block_k = 0;    // K per stage of the operand ring
   int stages = 0;     // depth of the shared-memory operand ring

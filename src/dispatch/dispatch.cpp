@@ -112,8 +112,12 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     why_not = "no tcgemm kernel for " + arch_name(dev) + " (" + dev.name + ") yet";
   }
   if (why_not.empty() && is_sm90) {
-    const sm90::Config config = sm90::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n,
-                                                    options.cluster_m, options.pingpong);
+    if (std::string why = sm90::check_layout(args, options); !why.empty())
+      return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
+    const sm90::Config config =
+        sm90::select_config(args.m, args.n, args.k, dev.num_sms,
+                            sm90::ConfigRequest{options.block_n, options.cluster_m, options.pingpong, options.block_m,
+                                                args.op_b == Op::T});
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
   if (why_not.empty() && is_sm100) {

@@ -27,9 +27,9 @@ std::string check_options(const Options& o) {
       list += (i == 0 ? "" : i + 1 == widths.size() ? " or " : ", ") + std::to_string(widths[i]);
     return "Options::block_n must be " + list + " on sm_100, not " + std::to_string(o.block_n);
   }
-  if (o.cluster_m != 0 || o.pingpong)
-    return "Options::cluster_m and pingpong select sm90 configurations; on sm_100 every tile spans a 2-CTA "
-           "cluster (leave them 0/false)";
+  if (o.cluster_m != 0 || o.pingpong || o.block_m != 0)
+    return "Options::cluster_m, pingpong and block_m select sm90 configurations; on sm_100 every tile is 256 rows "
+           "over a 2-CTA cluster (leave them 0/false)";
   return {};
 }
 

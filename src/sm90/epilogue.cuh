@@ -114,4 +114,58 @@ struct Epilogue {
   }
 };
 
+// The epilogue of the 64-row (small-M) tiles: straight from the accumulator
+// registers to C, each thread its own elements (two adjacent columns at a
+// time), bounds-checked, no shared memory. Those tiles are chosen where C is
+// small beside B (M <= 64 rows against all of B), so the store's coalescing
+// matters less than starting it at once and keeping shared memory for the
+// ring. The same arithmetic as Epilogue: alpha * acc (+ beta * C) in fp32,
+// rounded once to nearest even. Needs 4-byte aligned column pairs: C's base
+// 16-byte aligned and ldc a multiple of 8 (what TMA needs too).
+template <typename Element, int BLOCK_N>
+struct RegisterEpilogue {
+  static constexpr int kAccRegs = BLOCK_N / 2;
+  static_assert(BLOCK_N % 8 == 0, "the accumulators come in 8-column groups");
+
+  int row;  // this thread's first accumulator row in the tile; its second is 8 rows down
+  int col;  // this thread's first column in each 8-column group
+
+  // The same arguments as Epilogue's, of which it needs the thread's index
+  // in the warpgroup (the wgmma accumulator layout: sm90/wgmma.cuh).
+  __device__ __forceinline__ RegisterEpilogue(const CUtensorMap*, uint8_t*, uint64_t*, int, int wg_thread)
+      : row((wg_thread / 32) * 16 + (wg_thread % 32) / 4), col(2 * (wg_thread % 4)) {}
+
+  __device__ __forceinline__ void store_tile(const float (&acc)[1][kAccRegs], const detail::EpilogueParams& epi,
+                                             int m0, int n0) const {
+    Element* c = static_cast<Element*>(epi.c);
+    const bool read_c = epi.beta != 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = m0 + row + 8 * h;
+      if (r >= epi.m) continue;
+      Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;
+#pragma unroll
+      for (int j = 0; j < BLOCK_N / 8; ++j) {
+        const int n = n0 + 8 * j + col;
+        float x0 = epi.alpha * acc[0][4 * j + 2 * h];
+        float x1 = epi.alpha * acc[0][4 * j + 2 * h + 1];
+        if (n + 1 < epi.n) {
+          uint32_t* pair = reinterpret_cast<uint32_t*>(c_row + n);
+          if (read_c) {
+            const float2 old = detail::unpack2<Element>(*pair);
+            x0 = fmaf(epi.beta, old.x, x0);
+            x1 = fmaf(epi.beta, old.y, x1);
+          }
+          *pair = detail::pack2<Element>(x0, x1);
+        } else if (n < epi.n) {
+          if (read_c) x0 = fmaf(epi.beta, detail::widen(c_row[n]), x0);
+          c_row[n] = detail::round_to<Element>(x0);
+        }
+      }
+    }
+  }
+
+  __device__ __forceinline__ void finish() const {}
+};
+
 }  // namespace tcgemm::sm90

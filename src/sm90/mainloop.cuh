@@ -22,15 +22,21 @@
 
 namespace tcgemm::sm90 {
 
-template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M>
+template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int BLOCK_M = kBlockM>
 struct MainloopLoad {
-  using Stage = StageLayout<BLOCK_N>;
+  using Stage = StageLayout<BLOCK_N, BLOCK_M>;
+  static_assert(B_MAJOR == Major::K || BLOCK_N % 64 == 0, "an MN-major B is loaded in whole 64-wide panels");
   static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && BLOCK_N % 128 == 0),
                 "a 2-CTA cluster splits B into two halves of whole 64-wide panels");
 
   const CUtensorMap* tmap_a;
   const CUtensorMap* tmap_b;
   uint32_t cta_rank;  // this CTA's place in the cluster (0 without one)
+  // The bytes a stage receives: Stage::kStageBytes, or fewer where A's box
+  // is shorter than the tile (the 64-row tiles of a call with M < 64 and A
+  // K-major load only the rows up to M rounded up to 8: the rows past M are
+  // never stored, and fetching or zero-filling them costs as much as B).
+  uint32_t stage_bytes = Stage::kStageBytes;
 
   // The k-block starting at k0 of the tile whose rows start at m0 (this
   // CTA's) and columns at n0, into the stage at `a_dst`; `full` is that
@@ -40,16 +46,16 @@ struct MainloopLoad {
     // NOTE: TMA counts the whole box, zero-filled parts included, so the
     // byte count is the same for edge tiles.
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, full,
-                                         Stage::kStageBytes);
+                                         stage_bytes);
     if constexpr (A_MAJOR == Major::K) {
       const int32_t c[2] = {k0, m0};
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, a_dst, tmap_a, c, full);
     } else {
 #pragma unroll
-      for (int p = 0; p < kBlockM / 64; ++p) {
+      for (int p = 0; p < BLOCK_M / 64; ++p) {
         const int32_t c[2] = {m0 + 64 * p, k0};
         cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                        a_dst + p * (Stage::kABytes / (kBlockM / 64)), tmap_a, c, full);
+                                        a_dst + p * (Stage::kABytes / (BLOCK_M / 64)), tmap_a, c, full);
       }
     }
     if constexpr (CLUSTER_M == 1) {

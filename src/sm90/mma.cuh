@@ -3,8 +3,9 @@
 // hand-back of each stage to the producers once its wgmmas have read it.
 //
 // Cooperative: the two consumers split each 128-row tile, 64 rows each (one
-// m64 accumulator). PINGPONG: each consumer takes whole tiles, alternating
-// with the other, and holds all 128 rows (two m64 accumulators).
+// m64 accumulator); a 64-row tile has one consumer. PINGPONG: each consumer
+// takes whole 128-row tiles, alternating with the other, and holds all 128
+// rows (two m64 accumulators).
 //
 // One wgmma group is kept in flight: the group of stage s is committed, then
 // the consumer waits until only it is pending, so the group of the stage
@@ -26,9 +27,9 @@
 
 namespace tcgemm::sm90 {
 
-template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, bool PINGPONG>
+template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, bool PINGPONG, int BLOCK_M = kBlockM>
 struct MainloopMma {
-  using Stage = StageLayout<BLOCK_N>;
+  using Stage = StageLayout<BLOCK_N, BLOCK_M>;
   static_assert(kBlockK * sizeof(Element) == kSwizzleBytes, "a k-block is one 128-byte swizzle line");
   static_assert(!PINGPONG || BLOCK_N == 128, "ping-pong holds 2 x 64 accumulators per thread: 128-wide tiles");
   static constexpr int kMmaRows = PINGPONG ? 2 : 1;  // m64 accumulators per consumer
@@ -84,12 +85,14 @@ struct MainloopMma {
 // Hands a stage back to the producers: one arrival per consumer warp on the
 // stage's empty barrier in this CTA and, in a cluster, in the peer CTA too
 // (the peer's producer multicasts its half of B into this CTA's stage).
-template <int CLUSTER_M, bool PINGPONG>
+// READERS: the consumer warpgroups that read each stage (2 when they split a
+// 128-row tile; 1 with ping-pong, where one takes the whole tile, or with a
+// 64-row tile).
+template <int CLUSTER_M, int READERS>
 struct StageRelease {
   // Arrivals that free a stage (smem_empty's count): every warp of the
-  // consumers that read it (both, or with ping-pong the one that takes the
-  // tile), in every CTA of the cluster.
-  static constexpr int kArrivals = (PINGPONG ? 1 : kNumConsumers) * 4 * CLUSTER_M;
+  // consumers that read it, in every CTA of the cluster.
+  static constexpr int kArrivals = READERS * 4 * CLUSTER_M;
 
   uint64_t* smem_empty;
   uint32_t peer_empty = 0;  // the peer CTA's smem_empty[0], a shared::cluster address

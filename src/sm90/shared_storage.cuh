@@ -3,7 +3,7 @@
 // arithmetic in sm90_config.hpp; this is the same layout seen from the kernel.
 //
 //   [ring: NUM_STAGES x (A k-block | B k-block)]  1 KiB aligned (128B swizzle)
-//   [epilogue panels: consumer x kEpiBuffers x 64x64]
+//   [epilogue panels: consumer x kEpiBuffers x 64x64]   (BLOCK_M = 128 only)
 //   [smem_full[stage]][smem_empty[stage]][c_loaded[consumer][buffer]][math_turn[consumer]]
 #pragma once
 
@@ -15,11 +15,11 @@
 
 namespace tcgemm::sm90 {
 
-// One stage of the operand ring: A's 128 x 64 k-block, then B's BLOCK_N x 64.
-template <int BLOCK_N>
+// One stage of the operand ring: A's BLOCK_M x 64 k-block, then B's BLOCK_N x 64.
+template <int BLOCK_N, int BLOCK_M = kBlockM>
 struct StageLayout {
-  static constexpr int kABytes = kBlockM * kBlockK * 2;  // 16 KiB
-  static constexpr int kBBytes = BLOCK_N * kBlockK * 2;  // 8 to 32 KiB
+  static constexpr int kABytes = BLOCK_M * kBlockK * 2;  // 8 or 16 KiB
+  static constexpr int kBBytes = BLOCK_N * kBlockK * 2;  // 1 to 32 KiB
   static constexpr int kStageBytes = kABytes + kBBytes;
   // A's m64 row blocks sit 8 KiB apart in a stage (the second half of a
   // K-major tile, or the second 64-wide panel of an M-major one).
@@ -30,11 +30,11 @@ inline constexpr int kPanelBytes = kEpiPanel * kEpiPanel * 2;  // 8 KiB: one 64x
 
 // A view of the dynamic shared memory: one pointer, the rest computed from
 // it where it is used (as the compiler would rematerialize them anyway).
-template <int BLOCK_N, int NUM_STAGES>
+template <int BLOCK_N, int NUM_STAGES, int BLOCK_M = kBlockM>
 struct SharedStorage {
   static_assert(is_tile_width(BLOCK_N), "BLOCK_N must be one of kTileWidths");
-  static_assert(smem_bytes(BLOCK_N, NUM_STAGES) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
-  static constexpr int kStageBytes = StageLayout<BLOCK_N>::kStageBytes;
+  static_assert(smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
+  static constexpr int kStageBytes = StageLayout<BLOCK_N, BLOCK_M>::kStageBytes;
 
   uint8_t* ring;  // stage s at ring + s * kStageBytes
 
@@ -45,7 +45,7 @@ struct SharedStorage {
   __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
   __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }  // [consumer][buffer]
   __device__ __forceinline__ uint64_t* smem_full() const {
-    return reinterpret_cast<uint64_t*>(panels() + kNumConsumers * kEpiBuffers * kPanelBytes);
+    return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes(BLOCK_M));
   }
   __device__ __forceinline__ uint64_t* smem_empty() const { return smem_full() + NUM_STAGES; }
   __device__ __forceinline__ uint64_t* c_loaded() const { return smem_empty() + NUM_STAGES; }  // [consumer][buffer]

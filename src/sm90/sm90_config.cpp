@@ -1,5 +1,6 @@
 #include "sm90/sm90_config.hpp"
 
+#include <algorithm>
 #include <iterator>
 
 
@@ -8,6 +9,8 @@ namespace tcgemm::sm90 {
 static_assert(stages_for(256) >= 4 && stages_for(192) >= 4,
               "wide tiles need a ring of at least 4 stages to hide TMA latency");
 static_assert(stages_for(128) >= 6 && stages_for(64) >= 6, "narrow tiles consume stages faster: at least 6");
+static_assert(stages_for(8, kSmallBlockM) >= 16 && stages_for(64, kSmallBlockM) >= 12,
+              "the small-M tiles stream B: a deep ring of small stages");
 
 namespace {
 
@@ -31,20 +34,79 @@ double tile_width_factor(int block_n) {
 // two tiles per CTA one of them idles: not a candidate there.
 double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<double>(k > 1024 ? k : 1024); }
 
+// The 64-row tiles' width for an M <= 64 call, where B's bytes are the whole
+// cost. Measured on the H200 (docs/PERF.md): a CTA's stream of B grows with
+// its tile's width up to 64 columns (each stage of the ring costs about the
+// same time whatever its width: ~0.66 GB/s per column) and levels off near
+// 40 GB/s beyond, so a call takes about as long as its number of waves of
+// tiles until HBM's bandwidth bounds it. So: the fewest waves; among equals
+// the narrower tile (more SMs share the stream).
+int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major) {
+  const int64_t m_blocks = ceil_div(m, kSmallBlockM);
+  int best_width = 0;
+  int64_t best_waves = 0;
+  for (const TileConfig tc : kTileConfigs) {
+    if (tc.block_m != kSmallBlockM || !builds_for_b(tc.block_n, b_k_major)) continue;
+    const int64_t waves = ceil_div(m_blocks * ceil_div(n, tc.block_n), num_sms);
+    if (best_width == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best_width)) {
+      best_width = tc.block_n;
+      best_waves = waves;
+    }
+  }
+  return best_width;
+}
+
+// Whether block_n exists only as a 64-row tile.
+bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
+
+Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r) {
+  Config c{};
+  c.block_m = kSmallBlockM;
+  c.block_n = is_tile_config(r.block_n, 1, false, kSmallBlockM) && builds_for_b(r.block_n, r.b_k_major)
+                  ? r.block_n
+                  : small_m_width(m, n, num_sms, r.b_k_major);
+  c.block_k = kBlockK;
+  c.stages = stages_for(c.block_n, kSmallBlockM);
+  c.cluster_m = 1;
+  c.pingpong = false;
+  c.schedule = Schedule::persistent;
+  c.group_m = 8;
+  const int64_t tiles = ceil_div(m, kSmallBlockM) * static_cast<int64_t>(ceil_div(n, c.block_n));
+  c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
+  return c;
+}
+
 }  // namespace
 
-Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, int cluster_m_override,
-                     bool pingpong_override) {
+Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request) {
   if (num_sms < 1) num_sms = 1;
+  // The tile height: forced, implied by a width only 64-row tiles have, or
+  // 64 for M <= 64 unless a 128-row option (a cluster, ping-pong) is asked.
+  const bool wants_128 = request.cluster_m > 1 || request.pingpong;
+  int block_m = request.block_m;
+  if (block_m != kSmallBlockM && block_m != kBlockM) {
+    block_m = small_m_only(request.block_n) ? kSmallBlockM
+              : (m <= kSmallBlockM && !wants_128 &&
+                 (request.block_n == 0 || is_tile_config(request.block_n, 1, false, kSmallBlockM)))
+                  ? kSmallBlockM
+                  : kBlockM;
+  }
+  if (block_m == kSmallBlockM) {
+    const Config c = small_m_config(m, n, num_sms, request);
+    // (32-bit tile indices: only a forced 64-row tile on a huge C can miss.)
+    if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n)) return c;
+  }
+
   const int64_t m_blocks = ceil_div(m, kBlockM);
-  int block_n = block_n_override;
-  bool pingpong = pingpong_override;
+  int block_n = small_m_only(request.block_n) ? 0 : request.block_n;
+  bool pingpong = request.pingpong;
   if (!is_tile_width(block_n)) {
     // Widest first, so that ties go to the wider tile.
     double best = -1.0;
     pingpong = false;
     for (int i = static_cast<int>(std::size(kTileWidths)) - 1; i >= 0; --i) {
       const int w = kTileWidths[i];
+      if (small_m_only(w)) continue;
       const int64_t tiles = m_blocks * ceil_div(n, w);
       const double score = detail::wave_efficiency(tiles, num_sms) * tile_width_factor(w);
       if (score > best) {
@@ -66,7 +128,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   // chosen automatically: on the H200 they measured 0-2% slower than the same
   // tile without a cluster on every shape of the large and matmul_v2 suites
   // (docs/PERF.md): B's L2->SM traffic is not what limits this kernel.
-  int cluster_m = cluster_m_override;
+  int cluster_m = request.cluster_m;
   if (!is_tile_config(block_n, cluster_m, pingpong)) {
     cluster_m = 1;
     if (!is_tile_config(block_n, cluster_m, pingpong)) pingpong = false;

@@ -15,34 +15,48 @@ using detail::ceil_div;
 using detail::GroupedRaster;
 using detail::TileCoord;
 
-// One CTA = 1 producer warpgroup + 2 consumer warpgroups. Each consumer owns
-// 64 rows of the BLOCK_M = 128 tile and all BLOCK_N columns.
-inline constexpr int kBlockM = 128;
+// One CTA = 1 producer warpgroup + 1 consumer warpgroup per 64 rows of the
+// tile: BLOCK_M = 128 (two consumers, the default) or 64 (one: the small-M
+// configurations). Each consumer owns 64 rows and all BLOCK_N columns.
+inline constexpr int kBlockM = 128;             // the default tile height
+inline constexpr int kSmallBlockM = 64;         // the small-M tile height
 inline constexpr int kBlockK = 64;              // one 128-byte swizzle row of fp16/bf16
-inline constexpr int kNumConsumers = 2;
+inline constexpr int kNumConsumers = 2;         // with BLOCK_M = 128
 inline constexpr int kThreads = 128 * (1 + kNumConsumers);
-inline constexpr int kEpiPanel = 64;            // C is stored in 64 x 64 panels
+inline constexpr int kEpiPanel = 64;            // C is stored in 64 x 64 panels (BLOCK_M = 128)
 inline constexpr int kEpiBuffers = 2;           // panel buffers per consumer
 inline constexpr int kSmemLimit = 227 * 1024;   // per-block opt-in maximum on sm_90
 
-// Shared memory the kernel uses for a given BLOCK_N and stage count: the
-// operand ring, the epilogue panels, barriers, and 1 KiB to align the base.
-constexpr int stage_bytes(int block_n) { return (kBlockM + block_n) * kBlockK * 2; }
-constexpr int epilogue_bytes() { return kNumConsumers * kEpiBuffers * kEpiPanel * kEpiPanel * 2; }
+// Consumer warpgroups and threads of a CTA with BLOCK_M rows.
+constexpr int consumers_for(int block_m) { return block_m / 64; }
+constexpr int threads_for(int block_m) { return 128 * (1 + consumers_for(block_m)); }
+
+// Shared memory the kernel uses for a given tile and stage count: the
+// operand ring, the epilogue panels (BLOCK_M = 128 only: the 64-row tiles
+// store from registers), barriers, and 1 KiB to align the base.
+constexpr int stage_bytes(int block_n, int block_m = kBlockM) { return (block_m + block_n) * kBlockK * 2; }
+constexpr int epilogue_bytes(int block_m = kBlockM) {
+  return block_m == kBlockM ? kNumConsumers * kEpiBuffers * kEpiPanel * kEpiPanel * 2 : 0;
+}
 // smem_full + smem_empty per stage, c_loaded per consumer buffer, and one
 // math_turn per consumer (the ping-pong hand-over).
 constexpr int barrier_bytes(int stages) { return (2 * stages + kNumConsumers * kEpiBuffers + kNumConsumers) * 8; }
-constexpr int smem_bytes(int block_n, int stages) {
-  return 1024 + stages * stage_bytes(block_n) + epilogue_bytes() + barrier_bytes(stages);
+constexpr int smem_bytes(int block_n, int stages, int block_m = kBlockM) {
+  return 1024 + stages * stage_bytes(block_n, block_m) + epilogue_bytes(block_m) + barrier_bytes(stages);
 }
 // The deepest ring that fits.
-constexpr int max_stages(int block_n) {
-  return detail::deepest_ring([block_n](int s) { return smem_bytes(block_n, s); }, kSmemLimit);
+constexpr int max_stages(int block_n, int block_m = kBlockM) {
+  return detail::deepest_ring([block_n, block_m](int s) { return smem_bytes(block_n, s, block_m); }, kSmemLimit);
 }
 
-// Ring depth per tile width: as deep as 227 KiB allows, at most 8 (a deeper
-// ring hides no more latency and only delays the first tile's start).
-constexpr int stages_for(int block_n) { return max_stages(block_n) < 8 ? max_stages(block_n) : 8; }
+// Ring depth per tile: as deep as 227 KiB allows, at most 8 for 128-row
+// tiles (they are tensor-bound where they are chosen; a deeper ring hides
+// no more), at most 32 for 64-row ones (chosen where B's bytes are the whole
+// cost: every stage in flight is more of B on its way).
+constexpr int stages_for(int block_n, int block_m = kBlockM) {
+  const int cap = block_m == kBlockM ? 8 : 32;
+  return max_stages(block_n, block_m) < cap ? max_stages(block_n, block_m) : cap;
+}
 
 // Whether block_n is one of the widths the kernel is instantiated for.
 constexpr bool is_tile_width(int block_n) {
@@ -51,16 +65,21 @@ constexpr bool is_tile_width(int block_n) {
   return false;
 }
 
-// Whether (block_n, cluster_m, pingpong) is one of kTileConfigs.
-constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false) {
+// Whether (block_n, cluster_m, pingpong, block_m) is one of kTileConfigs.
+constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false, int block_m = kBlockM) {
   for (TileConfig c : kTileConfigs)
-    if (c.block_n == block_n && c.cluster_m == cluster_m && c.pingpong == pingpong) return true;
+    if (c.block_n == block_n && c.cluster_m == cluster_m && c.pingpong == pingpong && c.block_m == block_m)
+      return true;
   return false;
 }
 
-// The configuration of one call: what Plan::config shows (block_m = kBlockM,
-// block_n one of kTileWidths, block_k = kBlockK, the stages for block_n,
-// cluster_m 1 or 2, pingpong, schedule always persistent), and how the
+// Whether a configuration is built for B's layout: the 64-row tiles
+// narrower than one 64-column swizzle panel only for B stored K-major.
+constexpr bool builds_for_b(int block_n, bool b_k_major) { return b_k_major || block_n >= 64; }
+
+// The configuration of one call: what Plan::config shows (block_m 128 or
+// 64, block_n one of kTileWidths, block_k = kBlockK, the stages for the
+// tile, cluster_m 1 or 2, pingpong, schedule always persistent), and how the
 // persistent grid covers C.
 struct Config : KernelConfig {
   int group_m = 0;   // raster group, in cluster block-rows
@@ -68,13 +87,32 @@ struct Config : KernelConfig {
                      // at the number of clusters that can be resident at once
 };
 
-// Picks the configuration (unless overridden by one of kTileConfigs) by the
-// expected efficiency of the last wave: tiles / (waves * num_sms), weighted by
-// how well each tile keeps the tensor cores fed (narrower tiles move more
-// operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does) and, for the
-// ping-pong 128x128, by how much epilogue it hides (more at short K).
-Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
-                     int cluster_m_override = 0, bool pingpong_override = false);
+// What a call asks of the choice: the Options' overrides (0: automatic) and
+// B's layout (whether B is stored K-major: op_b = T).
+struct ConfigRequest {
+  int block_n = 0;
+  int cluster_m = 0;
+  bool pingpong = false;
+  int block_m = 0;
+  bool b_k_major = true;
+};
+
+// Picks the configuration (unless overridden by one of kTileConfigs).
+// M <= 64 (decoding: a few rows of A against a large B, whose bytes are the
+// whole cost): 64-row tiles, the width that spreads N over the SMs most
+// evenly with enough of B in flight per SM (the ring's depth times the
+// width). Otherwise 128-row tiles by the expected efficiency of the last
+// wave: tiles / (waves * num_sms), weighted by how well each tile keeps the
+// tensor cores fed (narrower tiles move more operand bytes per FLOP: 128x64
+// moves 2.5x what 128x256 does) and, for the ping-pong 128x128, by how much
+// epilogue it hides (more at short K).
+Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
+// The same with the Options' overrides as arguments (B K-major).
+inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
+                            int cluster_m_override = 0, bool pingpong_override = false, int block_m_override = 0) {
+  return select_config(m, n, k, num_sms,
+                       ConfigRequest{block_n_override, cluster_m_override, pingpong_override, block_m_override, true});
+}
 
 // "128x256x64, 4 stages[, cluster 2x1 (B multicast)][, ping-pong]": for
 // plans and tables.

@@ -1,4 +1,5 @@
-// The bf16 instantiations of sm90_gemm_persistent: 4 layouts x the 7 kTileConfigs, 28 kernels.
+// The bf16 instantiations of sm90_gemm_persistent: the 7 128-row kTileConfigs x 4 layouts,
+// the 64-row 64-, 128-, 256-wide x 4 and the 64-row 8-, 16-, 32-wide x 2 (B K-major): 46 kernels.
 #include "sm90/sm90_gemm_launch.cuh"
 
 namespace tcgemm::sm90 {

@@ -5,7 +5,8 @@ namespace tcgemm::sm90 {
 
 std::string can_implement(const GemmArgs& args) {
   using namespace tcgemm::detail;
-  if (!tile_count_fits_int32(args.m, args.n, kBlockM, kTileWidths[0]))
+  // The narrowest 128-row tile (select_config keeps 64-row tiles to calls whose count fits).
+  if (!tile_count_fits_int32(args.m, args.n, kBlockM, 64))
     return "M x N has more output tiles than 32-bit tile indices reach";
   // Box sizes do not matter for these checks; use the widest config.
   return gemm_maps_unsupported_reason(args, tma_operand_a(args, kBlockM, kBlockK), tma_operand_b(args, 256, kBlockK),
@@ -18,9 +19,29 @@ std::string check_config_options(const Options& o) {
     for (int w : kTileWidths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
     return "Options::block_n must be 0 (automatic) or one of " + widths + ", not " + std::to_string(o.block_n);
   }
-  if ((o.cluster_m != 0 || o.pingpong) && !is_tile_config(o.block_n, o.cluster_m, o.pingpong))
+  if (o.block_m != 0 && o.block_m != kBlockM && o.block_m != kSmallBlockM)
+    return "Options::block_m must be 0 (automatic), " + std::to_string(kSmallBlockM) + " or " +
+           std::to_string(kBlockM) + ", not " + std::to_string(o.block_m);
+  // Unnamed, the height is 128 rows, or 64 for a width only 64-row tiles have.
+  const int block_m = o.block_m != 0                                             ? o.block_m
+                      : o.block_n == 0 || is_tile_config(o.block_n, 1, false, kBlockM) ? kBlockM
+                                                                                       : kSmallBlockM;
+  const bool named = (o.cluster_m != 0 || o.pingpong) && !is_tile_config(o.block_n, o.cluster_m, o.pingpong, block_m);
+  const bool height = o.block_m != 0 && o.block_n != 0 &&
+                      !is_tile_config(o.block_n, o.cluster_m != 0 ? o.cluster_m : 1, o.pingpong, o.block_m);
+  if (named || height)
     return "Options block_n=" + std::to_string(o.block_n) + " cluster_m=" + std::to_string(o.cluster_m) +
-           " pingpong=" + (o.pingpong ? "true" : "false") + " is not a built-in configuration (kTileConfigs)";
+           " pingpong=" + (o.pingpong ? "true" : "false") +
+           (o.block_m != 0 ? " block_m=" + std::to_string(o.block_m) : std::string()) +
+           " is not a built-in configuration (kTileConfigs)";
+  return {};
+}
+
+std::string check_layout(const GemmArgs& args, const Options& o) {
+  if (o.block_n != 0 && !builds_for_b(o.block_n, args.op_b == Op::T))
+    return "Options::block_n=" + std::to_string(o.block_n) +
+           " (a 64-row tile) is built for B stored K-major only (op_b = T, the nn.Linear layout); this call has "
+           "op_b = N";
   return {};
 }
 

@@ -1,6 +1,7 @@
 // sm90_gemm_persistent: C = alpha * op(A) @ op(B) + beta * C on Hopper.
 //
-// One CTA per SM, 3 warpgroups, looping over output tiles in grouped raster
+// One CTA per SM, 1 producer warpgroup and 2 consumers (one for 64-row
+// tiles), looping over output tiles in grouped raster
 // order (common/tile_order.hpp, common/device/tile_walk.cuh). Roles:
 //
 //   producer  (warpgroup 0, one thread)  TMA loads of A and B k-blocks into a
@@ -30,6 +31,14 @@
 // only when the consumers of both CTAs released it, so every consumer warp
 // arrives on smem_empty[s] of both CTAs.
 //
+// BLOCK_M = 64 (the small-M tiles, chosen for M <= 64): one consumer
+// warpgroup (256 threads), 8 to 256 columns, a ring as deep as shared memory
+// allows (5-25 stages), and an epilogue straight from the accumulator
+// registers to C (sm90/epilogue.cuh, RegisterEpilogue): decoding multiplies
+// a few rows of A against all of B, so every SM must stream its share of B
+// and nothing else may hold it up. A's box is cut to M rounded up to 8 rows
+// when A is K-major (sm90/mainloop.cuh); the rows past it are never stored.
+//
 // PINGPONG: instead of splitting each tile's rows, the two consumers take
 // alternate tiles of the CTA's sequence, each computing all 128 rows (two
 // m64 accumulators). The producer still fills the ring tile after tile, so
@@ -45,6 +54,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda.h>
 #include <cuda/ptx>
@@ -68,18 +78,25 @@ namespace tcgemm::sm90 {
 
 using detail::EpilogueParams;
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG>
-__global__ void __launch_bounds__(kThreads, 1)
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG,
+          int BLOCK_M = kBlockM>
+__global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                          const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
-                         const int num_k_blocks, const EpilogueParams epi) {
+                         const int num_k_blocks, const EpilogueParams epi, const uint32_t a_stage_bytes) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!PINGPONG || CLUSTER_M == 1, "ping-pong consumers take alternate tiles of one CTA: no cluster");
-  using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, PINGPONG>;
-  using Release = StageRelease<CLUSTER_M, PINGPONG>;
+  static_assert(BLOCK_M == kBlockM || (BLOCK_M == kSmallBlockM && CLUSTER_M == 1 && !PINGPONG),
+                "64-row tiles: one consumer, no cluster, no ping-pong");
+  // A 64-row tile has one consumer, which stores straight from its registers.
+  constexpr bool kSmallM = BLOCK_M == kSmallBlockM;
+  using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, PINGPONG, BLOCK_M>;
+  using Release = StageRelease<CLUSTER_M, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
   using Ring = detail::RingState<NUM_STAGES>;
+  using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N>,
+                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows>>;
   extern __shared__ uint8_t smem_raw[];
-  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES>::at(smem_raw);
+  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, BLOCK_M>::at(smem_raw);
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
   // This CTA takes row `cta_rank` of the cluster's CLUSTER_M block-rows; the
@@ -95,16 +112,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (warpgroup == 0) {
     // ======================= producer: one thread fills the ring =======================
-    setmaxnreg_dec<40>();
+    if constexpr (!kSmallM) setmaxnreg_dec<40>();  // (two consumers need the registers)
     if (wg_thread < 32 && detail::elect_one()) {
-      const MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M> load{&tmap_a, &tmap_b, cta_rank};
+      using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, BLOCK_M>;
+      // (a_stage_bytes: A's box, which only the 64-row tiles shorten.)
+      const Load load{&tmap_a, &tmap_b, cta_rank,
+                      kSmallM ? a_stage_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
       detail::PersistentTileWalk walk{schedule};
       Ring ring;
       for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
         const TileCoord t = raster.tile(tile);
         for (int kb = 0; kb < num_k_blocks; ++kb) {
           detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index, "producer");
-          load(smem.stage(ring.index), &smem.smem_full()[ring.index], (t.m_block * CLUSTER_M + cta_rank) * kBlockM,
+          load(smem.stage(ring.index), &smem.smem_full()[ring.index], (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M,
                t.n_block * BLOCK_N, kb * kBlockK);  // arms smem_full[s]; the TMA bytes complete it
           ring.advance();
         }
@@ -112,11 +132,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // ======================= consumers: mainloop and epilogue, tile by tile =======================
-    setmaxnreg_inc<232>();
+    if constexpr (!kSmallM) setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
     const bool lane0 = wg_thread % 32 == 0;
     Mma mma(smem.ring, consumer);
-    Epilogue<Element, BLOCK_N, Mma::kMmaRows> epilogue(&tmap_c, smem.panels(), smem.c_loaded(), consumer, wg_thread);
+    TileEpilogue epilogue(&tmap_c, smem.panels(), smem.c_loaded(), consumer, wg_thread);
     const Release release(smem.smem_empty(), cta_rank);
     int turns = 0;  // ping-pong: hand-overs this consumer has waited for
     // Cooperative consumers take every tile of the CTA's sequence; ping-pong ones alternate.
@@ -127,7 +147,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // now, while the stage loads, not after the mainloop where the
       // compiler would otherwise put it (two integer divisions ahead of the
       // epilogue's first store).
-      int m0 = (t.m_block * CLUSTER_M + cta_rank) * kBlockM + (PINGPONG ? 0 : consumer * 64);
+      int m0 = (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M + (PINGPONG ? 0 : consumer * 64);
       int n0 = t.n_block * BLOCK_N;
       detail::compute_here(m0);
       detail::compute_here(n0);

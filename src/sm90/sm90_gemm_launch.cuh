@@ -17,16 +17,27 @@ namespace tcgemm::sm90 {
 
 using detail::launch_config;
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG>
+// The rows of A's TMA box: the tile's, except for a 64-row tile of a call
+// with M < 64 and A K-major (op_a = N), which loads only M rounded up to 8
+// (MainloopLoad::stage_bytes says why).
+inline int a_box_rows(const GemmArgs& args, const Config& config) {
+  if (config.block_m != kSmallBlockM || args.op_a != Op::N) return config.block_m;
+  return static_cast<int>(std::min<int64_t>(kSmallBlockM, ceil_div(args.m, 8) * 8));
+}
+
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG,
+          int BLOCK_M>
 std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
                    const Config& config, int* grid_ctas) {
-  constexpr auto kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, PINGPONG>;
-  constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES);
+  constexpr auto kernel =
+      &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, PINGPONG, BLOCK_M>;
+  constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
+  constexpr int kCtaThreads = threads_for(BLOCK_M);
   int resident = 0;
-  if (std::string why = detail::setup_kernel_once<kernel>(kThreads, CLUSTER_M, kSmem, &resident); !why.empty())
+  if (std::string why = detail::setup_kernel_once<kernel>(kCtaThreads, CLUSTER_M, kSmem, &resident); !why.empty())
     return why;
 
-  const GroupedRaster raster{ceil_div(ceil_div(args.m, kBlockM), CLUSTER_M), ceil_div(args.n, BLOCK_N),
+  const GroupedRaster raster{ceil_div(ceil_div(args.m, BLOCK_M), CLUSTER_M), ceil_div(args.n, BLOCK_N),
                              config.group_m};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m), static_cast<int>(args.n)};
@@ -34,19 +45,26 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   const int clusters = std::min(config.num_ctas / CLUSTER_M, resident);
 
   cudaLaunchAttribute attr{};
-  const cudaLaunchConfig_t cfg = launch_config(clusters * CLUSTER_M, kThreads, CLUSTER_M, kSmem, args.stream, attr);
+  const cudaLaunchConfig_t cfg =
+      launch_config(clusters * CLUSTER_M, kCtaThreads, CLUSTER_M, kSmem, args.stream, attr);
   *grid_ctas = clusters * CLUSTER_M;
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi);
+  const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi, a_stage_bytes);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }
 
-template <typename Element, int BLOCK_N, int CLUSTER_M, bool PINGPONG = false>
+template <typename Element, int BLOCK_N, int CLUSTER_M, bool PINGPONG = false, int BLOCK_M = kBlockM>
 std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
                           int* grid_ctas) {
-  return detail::with_operand_majors(args, [&](auto a, auto b) {
-    return launch<Element, BLOCK_N, stages_for(BLOCK_N), decltype(a)::value, decltype(b)::value, CLUSTER_M, PINGPONG>(
-        maps.a, maps.b, maps.c, args, config, grid_ctas);
+  return detail::with_operand_majors(args, [&](auto a, auto b) -> std::string {
+    constexpr Major kA = decltype(a)::value, kB = decltype(b)::value;
+    if constexpr (!builds_for_b(BLOCK_N, kB == Major::K)) {
+      return "no sm90 kernel for " + describe(config) + " with B stored MN-major (op_b = N)";
+    } else {
+      return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, PINGPONG, BLOCK_M>(
+          maps.a, maps.b, maps.c, args, config, grid_ctas);
+    }
   });
 }
 
@@ -54,21 +72,32 @@ template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
   GemmTensorMaps maps;
-  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, kBlockM, kBlockK),
+  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(args, config), kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cluster_m),
                                          tma_output_c(args, kEpiPanel), &maps);
       !why.empty())
     return why;
   // The instantiated configurations: kTileConfigs.
-  const int key = config.block_n * 100 + config.cluster_m * 10 + (config.pingpong ? 1 : 0);
-  switch (key) {
-    case 6410: return launch_layout<Element, 64, 1>(maps, args, config, grid_ctas);
-    case 12810: return launch_layout<Element, 128, 1>(maps, args, config, grid_ctas);
-    case 12811: return launch_layout<Element, 128, 1, true>(maps, args, config, grid_ctas);
-    case 12820: return launch_layout<Element, 128, 2>(maps, args, config, grid_ctas);
-    case 19210: return launch_layout<Element, 192, 1>(maps, args, config, grid_ctas);
-    case 25610: return launch_layout<Element, 256, 1>(maps, args, config, grid_ctas);
-    case 25620: return launch_layout<Element, 256, 2>(maps, args, config, grid_ctas);
+  if (config.block_m == kSmallBlockM && config.cluster_m == 1 && !config.pingpong) {
+    switch (config.block_n) {
+      case 8: return launch_layout<Element, 8, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+      case 16: return launch_layout<Element, 16, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+      case 32: return launch_layout<Element, 32, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+      case 64: return launch_layout<Element, 64, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+      case 128: return launch_layout<Element, 128, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+      case 256: return launch_layout<Element, 256, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+    }
+  } else if (config.block_m == kBlockM) {
+    const int key = config.block_n * 100 + config.cluster_m * 10 + (config.pingpong ? 1 : 0);
+    switch (key) {
+      case 6410: return launch_layout<Element, 64, 1>(maps, args, config, grid_ctas);
+      case 12810: return launch_layout<Element, 128, 1>(maps, args, config, grid_ctas);
+      case 12811: return launch_layout<Element, 128, 1, true>(maps, args, config, grid_ctas);
+      case 12820: return launch_layout<Element, 128, 2>(maps, args, config, grid_ctas);
+      case 19210: return launch_layout<Element, 192, 1>(maps, args, config, grid_ctas);
+      case 25610: return launch_layout<Element, 256, 1>(maps, args, config, grid_ctas);
+      case 25620: return launch_layout<Element, 256, 2>(maps, args, config, grid_ctas);
+    }
   }
   return "no sm90 kernel for " + describe(config);
 }

@@ -117,7 +117,8 @@ cudaError_t probe_kernel_image() { return cudaSuccess; }
 namespace tcgemm::sm90 {
 std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
   check_kernel_args("sm90", g);
-  if (!is_tile_config(c.block_n, c.cluster_m, c.pingpong) || c.num_ctas < 1) fail("sm90", "bad config " + describe(c));
+  if (!is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m) || c.num_ctas < 1)
+    fail("sm90", "bad config " + describe(c));
   record("sm90", g);
   *grid_ctas = c.num_ctas;
   return {};

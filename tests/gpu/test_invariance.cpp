@@ -86,6 +86,44 @@ TEST_F(Invariance, RowsDoNotDependOnM) {
     }
 }
 
+// The decoding path and the prefill path of a layer agree exactly: the rows
+// of an M = 1..64 call (64-row tiles, A's box cut to M, C stored from
+// registers) equal the same rows of an M = 1000 call (128-row tiles), in
+// every layout (the nn.Linear one, op_b = T, gets the narrow widths), with
+// K tails and N edges, and nothing past row M is written.
+TEST_F(Invariance, DecodeRowsEqualPrefillRows) {
+  if (own_backend() != Backend::sm90) GTEST_SKIP() << "the 64-row tiles are sm90's";
+  uint64_t seed = 11500;
+  constexpr int64_t kLargeM = 1000;
+  for (const Layout& layout : kLayouts)
+    for (DType dt : {DType::f16, DType::bf16}) {
+      const GemmCase large = make_case(dt, layout, kLargeM, 4104, 1000, Fill::uniform_pm1, ++seed);
+      SCOPED_TRACE(large.describe());
+      Problem prob(large);
+      const Plan big = run_gemm(prob.args(prob.c()));
+      TCGEMM_ASSERT_OK(big, large.describe());
+      ASSERT_EQ(big.config.block_m, 128) << big.kernel;
+      const std::vector<uint16_t> c_large = prob.download_c();
+      for (const int64_t m : {1, 2, 3, 8, 13, 16, 33, 64}) {
+        prob.poison_c();
+        GemmArgs small = prob.args(prob.c());
+        small.m = m;
+        const Plan sm = run_gemm(small);
+        TCGEMM_ASSERT_OK(sm, "m=" + std::to_string(m));
+        EXPECT_EQ(sm.config.block_m, 64) << "m=" << m << " ran " << sm.kernel;
+        const std::vector<uint16_t> c_small = prob.download_c();
+        std::string first;
+        EXPECT_EQ(count_row_mismatches(c_large, c_small, m, large.n, large.ldc, &first), 0)
+            << "m=" << m << ": decode rows differ from prefill rows: " << first << " (kernels " << big.kernel << " / "
+            << sm.kernel << ")";
+        int64_t past = 0;
+        for (size_t i = static_cast<size_t>(m * large.ldc); i < c_small.size(); ++i)
+          past += c_small[i] != poison_bits(dt);
+        EXPECT_EQ(past, 0) << "the m=" << m << " call wrote rows past M";
+      }
+    }
+}
+
 // BLOCK_N = 128 and BLOCK_N = 256 give the same bits: each output element is
 // the same K-ordered fp32 sum whatever the tile.
 TEST_F(Invariance, TileWidthDoesNotChangeBits) {
@@ -109,6 +147,7 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
         std::vector<std::vector<uint16_t>> results;
         std::vector<std::string> kernels;
         for (const support::KernelVariant& v : support::builtin_variants(own_backend())) {
+          if (!v.builds(gc.op_b)) continue;
           const std::string cfg = " " + v.label;
           prob.poison_c();
           const Plan p = run_gemm(prob.args(prob.c()), v.options);
@@ -123,6 +162,7 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
           if (own_backend() == Backend::sm90) {
             EXPECT_EQ(p.config.cluster_m, v.options.cluster_m) << p.kernel << cfg;
             EXPECT_EQ(p.config.pingpong, v.options.pingpong) << p.kernel << cfg;
+            EXPECT_EQ(p.config.block_m, v.options.block_m) << p.kernel << cfg;
           } else {
             EXPECT_EQ(p.config.schedule, v.options.schedule) << p.kernel << cfg;
           }

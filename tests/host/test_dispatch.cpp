@@ -38,18 +38,26 @@ GemmArgs aligned_args(int64_t m = 4096, int64_t n = 4096, int64_t k = 4096) {
   return g;
 }
 
-Options forced(int block_n, int cluster_m = 0, bool pingpong = false, Schedule schedule = Schedule::automatic) {
+Options forced(int block_n, int cluster_m = 0, bool pingpong = false, Schedule schedule = Schedule::automatic,
+               int block_m = 0) {
   Options o;
   o.block_n = block_n;
   o.cluster_m = cluster_m;
   o.pingpong = pingpong;
   o.schedule = schedule;
+  o.block_m = block_m;
   return o;
+}
+Options forced(const TileConfig& tc) {
+  return forced(tc.block_n, tc.cluster_m, tc.pingpong, Schedule::automatic, tc.block_m);
 }
 
 TEST(CheckOptions, AcceptsTheDefaultsAndEveryBuiltInConfiguration) {
   EXPECT_EQ(check_options(Options{}), "");
-  for (TileConfig tc : kTileConfigs) EXPECT_EQ(check_options(forced(tc.block_n, tc.cluster_m, tc.pingpong)), "");
+  for (TileConfig tc : kTileConfigs) {
+    EXPECT_EQ(check_options(forced(tc.block_n, tc.cluster_m, tc.pingpong)), "");
+    EXPECT_EQ(check_options(forced(tc)), "");
+  }
   for (Sm100TileConfig tc : kSm100TileConfigs) EXPECT_EQ(check_options(forced(tc.block_n, 0, false, tc.schedule)), "");
 }
 
@@ -60,7 +68,14 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   o = Options{};
   o.schedule = static_cast<Schedule>(-1);
   EXPECT_EQ(check_options(o), "unknown Options::schedule -1");
-  EXPECT_EQ(check_options(forced(100)), "Options::block_n must be 0 (automatic) or one of 64, 128, 192, 256, not 100");
+  EXPECT_EQ(check_options(forced(100)),
+            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 64, 128, 192, 256, not 100");
+  EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 96)),
+            "Options::block_m must be 0 (automatic), 64 or 128, not 96");
+  EXPECT_EQ(check_options(forced(16, 0, false, Schedule::automatic, 128)),
+            "Options block_n=16 cluster_m=0 pingpong=false block_m=128 is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(128, 2, false, Schedule::automatic, 64)),
+            "Options block_n=128 cluster_m=2 pingpong=false block_m=64 is not a built-in configuration (kTileConfigs)");
   EXPECT_EQ(check_options(forced(64, 2)),
             "Options block_n=64 cluster_m=2 pingpong=false is not a built-in configuration (kTileConfigs)");
   EXPECT_EQ(check_options(forced(0, 0, true)),
@@ -74,8 +89,9 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
             "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)");
   EXPECT_EQ(sm90::check_options(forced(100)), sm90::check_config_options(forced(100)));
   EXPECT_EQ(sm100::check_options(forced(64)), "Options::block_n must be 0, 128 or 256 on sm_100, not 64");
-  EXPECT_TRUE(contains(sm100::check_options(forced(128, 2)), "on sm_100 every tile spans a 2-CTA cluster"));
-  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "on sm_100 every tile spans a 2-CTA cluster"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 2)), "on sm_100 every tile is 256 rows over a 2-CTA cluster"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "on sm_100 every tile is 256 rows"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 0, false, Schedule::automatic, 64)), "block_m"));
   for (Sm100TileConfig tc : kSm100TileConfigs)
     EXPECT_EQ(sm100::check_options(forced(tc.block_n, 0, false, tc.schedule)), "");
 }
@@ -106,31 +122,50 @@ TEST(Decide, CublasWhenAskedFor) {
 
 TEST(Decide, Sm90KernelWithItsConfigurationInThePlan) {
   if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
-  const GemmArgs g = aligned_args();
+  GemmArgs g = aligned_args();
+  g.op_b = Op::T;  // B K-major: every configuration is built for it
+  g.ldb = g.k;
   for (TileConfig tc : kTileConfigs) {
-    const Options o = forced(tc.block_n, tc.cluster_m, tc.pingpong);
+    const Options o = forced(tc);
     const Decision d = decide(g, o, kH200);
     ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
     EXPECT_EQ(d.plan.path, Path::kernel);
     EXPECT_EQ(d.plan.backend, Backend::sm90);
     EXPECT_EQ(d.plan.reason, "sm_90 device, operands TMA-compatible");
-    const sm90::Config want = sm90::select_config(g.m, g.n, g.k, kH200.num_sms, tc.block_n, tc.cluster_m, tc.pingpong);
+    const sm90::Config want =
+        sm90::select_config(g.m, g.n, g.k, kH200.num_sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
     const sm90::Config* got = std::get_if<sm90::Config>(&d.config);
     ASSERT_NE(got, nullptr);
     EXPECT_EQ(got->num_ctas, want.num_ctas);
     const KernelConfig& k = d.plan.config;
-    EXPECT_EQ(k.block_m, 128);
+    EXPECT_EQ(k.block_m, tc.block_m);
     EXPECT_EQ(k.block_n, tc.block_n);
     EXPECT_EQ(k.block_k, 64);
     EXPECT_EQ(k.stages, want.stages);
     EXPECT_EQ(k.cluster_m, tc.cluster_m);
     EXPECT_EQ(k.pingpong, tc.pingpong);
     EXPECT_EQ(k.schedule, Schedule::persistent);
-    EXPECT_EQ(d.plan.kernel, "sm90_gemm_persistent<f16,NN,128x" + std::to_string(tc.block_n) + "x64, " +
+    EXPECT_EQ(d.plan.kernel, "sm90_gemm_persistent<f16,NT," + std::to_string(tc.block_m) + "x" +
+                                 std::to_string(tc.block_n) + "x64, " +
                                  std::to_string(want.stages) + " stages" +
                                  (tc.cluster_m == 2 ? ", cluster 2x1 (B multicast)" : "") +
                                  (tc.pingpong ? ", ping-pong" : "") + ">");
   }
+}
+
+// The 64-row tiles narrower than 64 are built for B stored K-major only: a
+// call that forces one with B stored MN-major is refused, saying why.
+TEST(Decide, NarrowSmallMTileNeedsBStoredKMajor) {
+  if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
+  const GemmArgs g = aligned_args(16, 4096, 4096);  // op_b = N
+  const Decision d = decide(g, forced(16), kH200);
+  EXPECT_EQ(d.plan.status, Status::invalid_argument);
+  EXPECT_TRUE(contains(d.plan.reason, "built for B stored K-major only")) << d.plan.reason;
+  // Automatic: the 64-row tile of a whole 64-wide panel.
+  const Decision a = decide(g, Options{}, kH200);
+  ASSERT_EQ(a.plan.status, Status::ok) << a.plan.reason;
+  EXPECT_EQ(a.plan.config.block_m, 64);
+  EXPECT_EQ(a.plan.config.block_n, 64);
 }
 
 TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {

@@ -44,10 +44,12 @@ TEST(Sm90Config, OverrideIsRespected) {
       for (int bn : kTileWidths) {
         const Config c = select_config(s.m, s.n, s.k, sms, bn);
         EXPECT_EQ(c.block_n, bn) << shape(s.m, s.n, s.k, sms) << " override=" << bn;
-        EXPECT_TRUE(is_tile_config(c.block_n, c.cluster_m)) << shape(s.m, s.n, s.k, sms) << " " << describe(c);
+        EXPECT_TRUE(is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m))
+            << shape(s.m, s.n, s.k, sms) << " " << describe(c);
       }
       for (TileConfig tc : kTileConfigs) {
-        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong);
+        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
+        EXPECT_EQ(c.block_m, tc.block_m) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.block_n, tc.block_n) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.cluster_m, tc.cluster_m) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.pingpong, tc.pingpong) << shape(s.m, s.n, s.k, sms);
@@ -56,7 +58,7 @@ TEST(Sm90Config, OverrideIsRespected) {
 }
 
 TEST(Sm90Config, InvalidOverrideFallsBackToAutomatic) {
-  for (int bad : {0, 32, 96, 512, -1}) {
+  for (int bad : {0, 24, 96, 512, -1}) {
     const Config c = select_config(4096, 4096, 4096, 132, bad);
     const Config automatic = select_config(4096, 4096, 4096, 132, 0);
     EXPECT_TRUE(is_tile_width(c.block_n)) << "override=" << bad << " gave block_n=" << c.block_n;
@@ -73,6 +75,12 @@ TEST(Sm90Config, EveryTileConfigIsAnInstantiatedWidth) {
   for (TileConfig tc : kTileConfigs) {
     EXPECT_TRUE(is_tile_width(tc.block_n)) << tc.block_n;
     EXPECT_TRUE(tc.cluster_m == 1 || tc.cluster_m == 2) << tc.cluster_m;
+    EXPECT_TRUE(tc.block_m == 128 || tc.block_m == 64) << tc.block_m;
+    // A 64-row tile has one consumer: no cluster, no ping-pong.
+    if (tc.block_m == 64) {
+      EXPECT_EQ(tc.cluster_m, 1);
+      EXPECT_FALSE(tc.pingpong);
+    }
     // A cluster splits B into two halves of whole 64-wide panels.
     if (tc.cluster_m == 2) {
       EXPECT_EQ(tc.block_n % 128, 0) << tc.block_n;
@@ -102,6 +110,47 @@ TEST(Sm90Config, PicksNarrowTilesWhenWideTilesHalfFillTheWave) {
   EXPECT_EQ(select_config(1024, 1024, 1024, 132).block_n, 64);
 }
 
+// M <= 64 (decoding): 64-row tiles, as many as spread N evenly over the SMs
+// with enough of B in flight per SM.
+TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
+  struct Pick {
+    int64_t m, n, k;
+    int block_n;
+  };
+  // The fewest waves, then the narrower tile. N = 4096: 32, 64 or 128
+  // tiles of 128, 64 or 32 (one wave each; 16 would take two): 32. 14336:
+  // 112 tiles of 128 (one wave; 64 takes two). 57344: 224 of 256 (two
+  // waves). 1024: 128 of 8, one wave.
+  for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{1, 14336, 4096, 128}, Pick{16, 4096, 14336, 32},
+                        Pick{1, 1024, 4096, 8}, Pick{64, 4096, 4096, 32}, Pick{64, 14336, 4096, 128},
+                        Pick{1, 6144, 4096, 64}, Pick{1, 3584, 3584, 32}, Pick{1, 57344, 8192, 256},
+                        Pick{8, 10240, 8192, 128}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, 64) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
+    EXPECT_FALSE(c.pingpong);
+    EXPECT_EQ(c.cluster_m, 1);
+  }
+  // Past 64 rows: the 128-row tiles.
+  EXPECT_EQ(select_config(65, 4096, 4096, 132).block_m, 128);
+  // B stored MN-major: the 64-row tiles of whole 64-wide panels only.
+  ConfigRequest mn;
+  mn.b_k_major = false;
+  const Config c = select_config(1, 4096, 4096, 132, mn);
+  EXPECT_EQ(c.block_m, 64);
+  EXPECT_EQ(c.block_n, 64);
+  // A forced narrow width on MN-major B (refused by dispatch) still gives a built configuration.
+  mn.block_n = 16;
+  EXPECT_EQ(select_config(1, 4096, 4096, 132, mn).block_n, 64);
+  // A 128-row option (a cluster, ping-pong) keeps 128-row tiles at small M.
+  EXPECT_EQ(select_config(8, 4096, 4096, 132, 128, 2).block_m, 128);
+  EXPECT_EQ(select_config(8, 4096, 4096, 132, 128, 1, true).block_m, 128);
+  // ... and so does asking for them.
+  EXPECT_EQ(select_config(8, 4096, 4096, 132, 0, 0, false, 128).block_m, 128);
+  // A width only 64-row tiles have implies them at any M.
+  EXPECT_EQ(select_config(4096, 4096, 4096, 132, 16).block_m, 64);
+}
+
 TEST(Sm90Config, ClustersOnlyWhenAsked) {
   // Measured no faster on the H200 (docs/PERF.md), so never automatic...
   for (const auto& s : kShapes) EXPECT_EQ(select_config(s.m, s.n, s.k, 132).cluster_m, 1) << shape(s.m, s.n, s.k, 132);
@@ -128,8 +177,9 @@ TEST(Sm90Config, PersistentGridIsMinOfClustersAndResidentClusters) {
   for (const auto& s : kShapes)
     for (int sms : {1, 78, 114, 132})
       for (TileConfig tc : kTileConfigs) {
-        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong);
-        const int64_t clusters = ((s.m + 127) / 128 + c.cluster_m - 1) / c.cluster_m * ((s.n + c.block_n - 1) / c.block_n);
+        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
+        const int64_t m_blocks = (s.m + c.block_m - 1) / c.block_m;
+        const int64_t clusters = (m_blocks + c.cluster_m - 1) / c.cluster_m * ((s.n + c.block_n - 1) / c.block_n);
         const int64_t resident = sms / c.cluster_m > 0 ? sms / c.cluster_m : 1;
         EXPECT_EQ(c.num_ctas, (clusters < resident ? clusters : resident) * c.cluster_m)
             << shape(s.m, s.n, s.k, sms) << " " << describe(c);
@@ -145,39 +195,51 @@ TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
 
 TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
   for (const auto& s : kShapes)
-    for (int bn : {0, 64, 128, 192, 256}) {
+    for (int bn : {0, 8, 16, 32, 64, 128, 192, 256}) {
       const Config c = select_config(s.m, s.n, s.k, 132, bn);
       EXPECT_GE(c.stages, 2) << "a ring needs two stages to overlap loads and MMAs";
-      EXPECT_LE(c.stages, max_stages(c.block_n));
-      EXPECT_LE(smem_bytes(c.block_n, c.stages), kHopperSmemOptIn) << shape(s.m, s.n, s.k, 132) << " " << describe(c);
+      EXPECT_LE(c.stages, max_stages(c.block_n, c.block_m));
+      EXPECT_LE(smem_bytes(c.block_n, c.stages, c.block_m), kHopperSmemOptIn)
+          << shape(s.m, s.n, s.k, 132) << " " << describe(c);
       EXPECT_GE(c.group_m, 1);
     }
   // Every tile width, at the stage count the kernel is built with.
-  for (int bn : kTileWidths) {
-    EXPECT_LE(smem_bytes(bn, stages_for(bn)), kHopperSmemOptIn) << "block_n=" << bn;
-    EXPECT_EQ(select_config(8192, 8192, 8192, 132, bn).stages, stages_for(bn)) << "block_n=" << bn;
+  for (TileConfig tc : kTileConfigs) {
+    EXPECT_LE(smem_bytes(tc.block_n, stages_for(tc.block_n, tc.block_m), tc.block_m), kHopperSmemOptIn)
+        << "block_n=" << tc.block_n << " block_m=" << tc.block_m;
+    EXPECT_EQ(select_config(8192, 8192, 8192, 132, tc.block_n, 0, false, tc.block_m).stages,
+              stages_for(tc.block_n, tc.block_m))
+        << "block_n=" << tc.block_n << " block_m=" << tc.block_m;
   }
 }
 
 TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
-  for (int bn : kTileWidths) {
-    const int s = max_stages(bn);
-    EXPECT_LE(smem_bytes(bn, s), kHopperSmemOptIn) << "block_n=" << bn;
-    EXPECT_GT(smem_bytes(bn, s + 1), kHopperSmemOptIn) << "block_n=" << bn;
+  for (TileConfig tc : kTileConfigs) {
+    const int s = max_stages(tc.block_n, tc.block_m);
+    EXPECT_LE(smem_bytes(tc.block_n, s, tc.block_m), kHopperSmemOptIn) << "block_n=" << tc.block_n;
+    EXPECT_GT(smem_bytes(tc.block_n, s + 1, tc.block_m), kHopperSmemOptIn) << "block_n=" << tc.block_n;
   }
   // The shared-memory arithmetic written out: ring + epilogue panels + barriers + alignment slack.
   EXPECT_EQ(smem_bytes(256, 4), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + (2 * 4 + 4 + 2) * 8);
+  // 64-row tiles: no panels (they store from registers); the ring as deep as fits, at most 32.
+  EXPECT_EQ(smem_bytes(32, 18, 64), 1024 + 18 * (64 + 32) * 128 + (2 * 18 + 4 + 2) * 8);
+  EXPECT_EQ(stages_for(32, 64), 18);
+  EXPECT_EQ(stages_for(16, 64), 22);
+  EXPECT_EQ(stages_for(8, 64), 25);
+  EXPECT_EQ(stages_for(64, 64), 14);
+  EXPECT_EQ(stages_for(128, 64), 9);
+  EXPECT_EQ(stages_for(256, 64), 5);
 }
 
 // What Plan::config shows: the tile, the stages the kernel is built with, the
 // cluster and consumer schedule asked for, and the persistent tile schedule.
 TEST(Sm90Config, SelectConfigFillsThePublicFields) {
   for (TileConfig tc : kTileConfigs) {
-    const Config c = select_config(4096, 4096, 4096, 132, tc.block_n, tc.cluster_m, tc.pingpong);
-    EXPECT_EQ(c.block_m, kBlockM);
+    const Config c = select_config(4096, 4096, 4096, 132, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
+    EXPECT_EQ(c.block_m, tc.block_m);
     EXPECT_EQ(c.block_n, tc.block_n);
     EXPECT_EQ(c.block_k, kBlockK);
-    EXPECT_EQ(c.stages, stages_for(tc.block_n));
+    EXPECT_EQ(c.stages, stages_for(tc.block_n, tc.block_m));
     EXPECT_EQ(c.cluster_m, tc.cluster_m);
     EXPECT_EQ(c.pingpong, tc.pingpong);
     EXPECT_EQ(c.schedule, Schedule::persistent);

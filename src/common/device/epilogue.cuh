@@ -72,6 +72,25 @@ __device__ __forceinline__ float2 unpack2(uint32_t bits) {
   }
 }
 
+// One value each way (the ragged last column of a row): the same rounding as
+// pack2, and the exact widening of unpack2.
+template <typename Element>
+__device__ __forceinline__ Element round_to(float x) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    return __float2half_rn(x);
+  } else {
+    return __float2bfloat16_rn(x);
+  }
+}
+template <typename Element>
+__device__ __forceinline__ float widen(Element x) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    return __half2float(x);
+  } else {
+    return __bfloat162float(x);
+  }
+}
+
 // x[i] += beta * c[i] for 8 values, c packed two per word (as the panel
 // holds them); x already holds alpha * accumulator. fp32 throughout, rounded
 // once later by pack2.
