@@ -11,7 +11,8 @@ namespace tcgemm::cli {
 
 // ---------------------------------------------------------------------------
 // check: each shape is here for a reason, printed with the case. The sm90
-// kernel's tiles are 128 x {128, 256} x 64 with a 4- or 6-stage ring; shapes
+// kernel's tiles are 128 x {64 .. 256} x 64 with a 4- to 8-stage ring, or for
+// M <= 64, 64 x {8 .. 256} x 64 with a 5- to 25-stage ring; shapes
 // whose rows are not 16-byte multiples for some layout fall back to cuBLAS,
 // which checks the dispatcher's fallback path as well.
 // ---------------------------------------------------------------------------
@@ -41,6 +42,11 @@ inline const std::vector<CheckCase>& check_cases() {
       {{512, 11008, 4096}, "Llama-2-7B up/gate proj, 512 tokens"},
       {{512, 4096, 11008}, "Llama-2-7B down proj, 512 tokens"},
       {{4096, 4096, 4096}, "large square, 4096 tokens x hidden 4096"},
+      // Decoding (M <= 64: 64-row tiles, A's box cut to M rounded up to 8,
+      // C stored from registers).
+      {{1, 4096, 1024}, "one token (decode)", 1.0f, 0.0f, 0, true},
+      {{40, 4104, 1000}, "decode batch: ragged M, N edge, K tail"},
+      {{7, 257, 200}, "alpha/beta at decode size (odd N: the last column alone)", 0.5f, 2.0f, 0, true},
       // alpha/beta: C is read, scaled and accumulated into.
       {{256, 384, 192}, "alpha/beta, aligned", 0.5f, 2.0f, 0, true},
       {{129, 257, 65}, "alpha/beta, ragged", 0.5f, 2.0f},
