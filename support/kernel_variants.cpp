@@ -49,8 +49,11 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
       v.options.prefer = Prefer::tcgemm_only;
       v.options.block_n = tc.block_n;
       v.options.schedule = tc.schedule;
-      v.label = "block_n=" + std::to_string(tc.block_n) + (clc ? " clc" : " persistent");
-      v.in_name = {"256x" + std::to_string(tc.block_n) + "x", clc ? "cluster launch control" : "persistent"};
+      v.options.cluster_m = tc.cta_group == 1 ? 1 : 0;  // single-CTA tiles are asked for by name
+      v.label = "block_n=" + std::to_string(tc.block_n) + (clc ? " clc" : " persistent") +
+                (tc.cta_group == 1 ? " single-CTA" : "");
+      v.in_name = {"," + std::to_string(128 * tc.cta_group) + "x" + std::to_string(tc.block_n) + "x",
+                   clc ? "cluster launch control" : "persistent"};
       out.push_back(std::move(v));
     }
   }

@@ -8,11 +8,13 @@
 #      GEMM kernel: a kernel built for plain sm_90/sm_100 instead of the "a"
 #      target, or one whose MMA loop was compiled away, has none.
 #      sm90_gemm:  HGMMA (wgmma).
-#      sm100_gemm: UTCHMMA.2CTA (tcgen05.mma.cta_group::2), UTCBAR
-#                  (tcgen05.commit), LDTM (tcgen05.ld), UTMALDG (TMA load),
-#                  UTMASTG (TMA store), and in the Cluster Launch Control
-#                  kernels UGETNEXTWORKID (clusterlaunchcontrol.try_cancel);
-#   3. in every sm100_gemm kernel the tensor-memory allocation
+#      sm100_gemm: UTCHMMA.2CTA (tcgen05.mma.cta_group::2) in the pair
+#                  kernels (CTA group 2), UTCHMMA (cta_group::1) in the
+#                  single-CTA ones, UTCBAR (tcgen05.commit), LDTM
+#                  (tcgen05.ld), UTMALDG (TMA load), UTMASTG (TMA store), and
+#                  in the Cluster Launch Control kernels UGETNEXTWORKID
+#                  (clusterlaunchcontrol.try_cancel);
+#   3. in every pair sm100_gemm kernel the tensor-memory allocation
 #      (UTCATOMSWS.2CTA.FIND_AND_SET, tcgen05.alloc.cta_group::2) comes after
 #      the first cluster barrier wait (UCGABAR_WAIT): the peer CTA must have
 #      launched before the pair allocates (src/sm100/tmem_allocator.cuh).
@@ -151,7 +153,9 @@ for f in "${families[@]}"; do
   case $f in
     sm90_gemm) require sm90_gemm 'HGMMA' HGMMA ;;
     sm100_gemm)
-      require sm100_gemm 'UTCHMMA[.]2CTA' UTCHMMA.2CTA
+      # The kernel's last template argument is its CTA group.
+      require sm100_gemm 'UTCHMMA[.]2CTA' UTCHMMA.2CTA ', 2>(CUtensorMap'
+      require sm100_gemm 'UTCHMMA' UTCHMMA ', 1>(CUtensorMap'
       require sm100_gemm 'UTCBAR' UTCBAR
       require sm100_gemm 'LDTM' LDTM
       require sm100_gemm 'UTMALDG' UTMALDG
@@ -178,6 +182,7 @@ if [[ " ${families[*]} " == *" sm100_gemm "* ]]; then
   while read -r name wait_at alloc_at; do
     [[ -z ${name:-} ]] && continue
     pretty=$(demangle <<<"$name")
+    [[ $pretty == *", 2>(CUtensorMap"* ]] || continue  # single-CTA kernels have no peer
     if [[ $wait_at -eq 0 || $alloc_at -eq 0 ]]; then
       echo "FAIL: no cluster barrier wait or no tcgen05.alloc in $pretty"
       status=1

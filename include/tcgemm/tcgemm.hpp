@@ -128,18 +128,23 @@ inline constexpr TileConfig kTileConfigs[] = {
     {256, 1},          {256, 2},           {8, 1, false, 64},  {16, 1, false, 64}, {32, 1, false, 64},
     {64, 1, false, 64}, {128, 1, false, 64}, {256, 1, false, 64}};
 
-// The sm100 kernel configurations built in. Every sm100 tile is one
-// 256 x block_n MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading
-// its rows of A and half of B's block_n columns); the schedule says how
-// clusters get their tiles.
+// The sm100 kernel configurations built in. A pair tile is one 256 x block_n
+// MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A
+// and half of B's block_n columns); a single tile (cta_group 1, the small-M
+// configurations: decoding) is one 128 x block_n MMA in one CTA. The
+// schedule says how clusters get their tiles.
 struct Sm100TileConfig {
   int block_n;
   Schedule schedule;
+  int cta_group = 2;
 };
 inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_launch_control},
                                                         {256, Schedule::persistent},
                                                         {128, Schedule::cluster_launch_control},
-                                                        {128, Schedule::persistent}};
+                                                        {128, Schedule::persistent},
+                                                        {64, Schedule::persistent, 1},
+                                                        {128, Schedule::persistent, 1},
+                                                        {256, Schedule::persistent, 1}};
 
 struct Options {
   Prefer prefer = Prefer::automatic;
@@ -151,9 +156,10 @@ struct Options {
   int block_n = 0;
   int cluster_m = 0;
   bool pingpong = false;  // with block_n and cluster_m: the ping-pong variant
-  // sm100: block_n is 0, 128 or 256; cluster_m and pingpong must stay 0/false
-  // (every sm100 tile spans a 2-CTA cluster). `schedule` picks persistent or
-  // Cluster Launch Control there; on sm90 it must be automatic or persistent.
+  // sm100: block_n is 0 or a width of kSm100TileConfigs; cluster_m 0
+  // (automatic), 2 (pair tiles) or 1 (single-CTA tiles, persistent); pingpong
+  // false. `schedule` picks persistent or Cluster Launch Control there; on
+  // sm90 it must be automatic or persistent.
   Schedule schedule = Schedule::automatic;
   // sm90: the tile height, 0 (automatic), 64 or 128 (see kTileConfigs); 0 on sm100.
   int block_m = 0;
@@ -167,7 +173,8 @@ struct KernelConfig {
   int block_k = 0;    // K per stage of the operand ring
   int stages = 0;     // depth of the shared-memory operand ring
   int cluster_m = 0;  // CTAs per cluster, stacked along M: sm90 1, or 2 sharing B by TMA
-                      // multicast (Options::cluster_m); sm100 always 2 (the pair one MMA spans)
+                      // multicast (Options::cluster_m); sm100 2 (the pair one MMA spans) or 1
+                      // (the single-CTA small-M tiles)
   bool pingpong = false;  // sm90: the consumer warpgroups alternate tiles instead of sharing one
   Schedule schedule = Schedule::automatic;  // how tiles reach CTAs: persistent (always on sm90) or
                                             // cluster_launch_control

@@ -122,7 +122,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   }
   if (why_not.empty() && is_sm100) {
     const sm100::Config config =
-        sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n, options.schedule);
+        sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n, options.schedule, options.cluster_m);
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");
   }

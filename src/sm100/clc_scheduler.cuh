@@ -88,16 +88,17 @@ struct ClcTileWalk {
 
 // The walk of a role under SCHEDULE: `releases` and `whole_warp` as in
 // ClcTileWalk (ignored by the persistent walk).
-template <Schedule SCHEDULE, int BLOCK_N, int NUM_STAGES>
-__device__ __forceinline__ auto make_tile_walk(const SharedStorage<BLOCK_N, NUM_STAGES>& smem, int num_tiles,
-                                               const char* role, bool releases, bool whole_warp) {
+template <Schedule SCHEDULE, int CTA_GROUP, int BLOCK_N, int NUM_STAGES>
+__device__ __forceinline__ auto make_tile_walk(const SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP>& smem,
+                                               int num_tiles, const char* role, bool releases, bool whole_warp) {
   if constexpr (SCHEDULE == Schedule::cluster_launch_control) {
+    static_assert(CTA_GROUP == kCtaGroup, "Cluster Launch Control runs the pair tiles");
     return ClcTileWalk{smem.clc_full(), smem.clc_response(), detail::map_to_cta(smem.clc_empty(), 0), role, releases,
                        whole_warp};
   } else {
     static_assert(SCHEDULE == Schedule::persistent, "the launcher resolves Schedule::automatic");
     return detail::PersistentTileWalk{detail::PersistentSchedule{
-        static_cast<int>(blockIdx.x) / kCtaGroup, static_cast<int>(gridDim.x) / kCtaGroup, num_tiles}};
+        static_cast<int>(blockIdx.x) / CTA_GROUP, static_cast<int>(gridDim.x) / CTA_GROUP, num_tiles}};
   }
 }
 

@@ -2,7 +2,8 @@
 // the pair, TMA loads of its 128 rows of A's k-block and its half of B's
 // (cta_group::2 loads, sm100/tcgen05.cuh), whose bytes complete the stage's
 // full barrier in the leader CTA. The leader's producer arms that barrier
-// with the bytes of both CTAs; the MMA issuer waits on it alone.
+// with the bytes of both CTAs; the MMA issuer waits on it alone. A
+// single-CTA tile loads its A rows and all of B into its own stage.
 //
 // Layouts: a K-major operand is one box (K contiguous, 64 wide: one 128-byte
 // swizzle line); an MN-major one is loaded in 64-wide panels of M or N, each
@@ -21,39 +22,57 @@
 
 namespace tcgemm::sm100 {
 
-template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR>
+template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup>
 struct MainloopLoad {
-  using Stage = StageLayout<BLOCK_N>;
+  using Stage = StageLayout<BLOCK_N, CTA_GROUP>;
   static constexpr int kBCols = Stage::kBCols;
+  static_assert(B_MAJOR == Major::K || kBCols % 64 == 0, "an MN-major B is loaded in whole 64-wide panels");
 
   const CUtensorMap* tmap_a;
   const CUtensorMap* tmap_b;
+  // Single-CTA tiles: the bytes a stage receives, fewer than
+  // Stage::kStageBytes where A's box is cut to M rounded up to 8 rows (A
+  // K-major, M < 128: the rows past M are never stored, and zero-filling
+  // them costs the TMA as much as reading them). The pair arms its leader's
+  // barrier with both CTAs' whole stages.
+  uint32_t stage_bytes = Stage::kStageBytes;
 
   // The k-block at k0 of this CTA's rows from m0 and B columns from n0, into
   // the stage at `a_dst`. `full`: this CTA's smem_full of the stage (armed
   // here in the leader), `leader_full`: the leader's, as a shared::cluster
-  // address (where both CTAs' bytes land).
+  // address (where both CTAs' bytes land in a pair).
   __device__ __forceinline__ void operator()(uint8_t* a_dst, uint64_t* full, uint32_t leader_full, bool leader,
                                              int m0, int n0, int k0) const {
     // NOTE: TMA counts whole boxes, zero-filled parts included, so the byte
     // count is the same for edge tiles.
     if (leader)
       cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, full,
-                                           kCtaGroup * Stage::kStageBytes);
+                                           CTA_GROUP == 1 ? stage_bytes : kCtaGroup * Stage::kStageBytes);
     uint8_t* b_dst = a_dst + Stage::kABytes;
     if constexpr (A_MAJOR == Major::K) {
-      tma_load_2d_pair(a_dst, tmap_a, k0, m0, leader_full);
+      load(a_dst, tmap_a, k0, m0, full, leader_full);
     } else {
 #pragma unroll
-      for (int p = 0; p < kBlockM / 64; ++p)
-        tma_load_2d_pair(a_dst + p * (Stage::kABytes / 2), tmap_a, m0 + 64 * p, k0, leader_full);
+      for (int p = 0; p < kBlockM / 64; ++p) load(a_dst + p * (Stage::kABytes / 2), tmap_a, m0 + 64 * p, k0, full, leader_full);
     }
     if constexpr (B_MAJOR == Major::K) {
-      tma_load_2d_pair(b_dst, tmap_b, k0, n0, leader_full);
+      load(b_dst, tmap_b, k0, n0, full, leader_full);
     } else {
 #pragma unroll
       for (int p = 0; p < kBCols / 64; ++p)
-        tma_load_2d_pair(b_dst + p * (Stage::kBBytes / (kBCols / 64)), tmap_b, n0 + 64 * p, k0, leader_full);
+        load(b_dst + p * (Stage::kBBytes / (kBCols / 64)), tmap_b, n0 + 64 * p, k0, full, leader_full);
+    }
+  }
+
+  // One box at (c0, c1): in a pair its bytes complete the leader's barrier
+  // (the cta_group::2 load), alone this CTA's.
+  __device__ __forceinline__ static void load(uint8_t* dst, const CUtensorMap* map, int32_t c0, int32_t c1,
+                                              uint64_t* full, uint32_t leader_full) {
+    if constexpr (CTA_GROUP == 2) {
+      tma_load_2d_pair(dst, map, c0, c1, leader_full);
+    } else {
+      const int32_t c[2] = {c0, c1};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, full);
     }
   }
 };

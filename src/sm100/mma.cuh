@@ -3,7 +3,8 @@
 // CTAs' stages, each CTA's 128 rows of the fp32 accumulator landing in its own
 // tensor memory), and tcgen05.commit hands stages and accumulators on: its
 // arrival, multicast to both CTAs, comes when the MMAs issued before it have
-// completed.
+// completed. A single-CTA tile (cta_group::1) is one 128 x BLOCK_N MMA with
+// the same accumulator layout in its CTA's tensor memory.
 //
 // Numerics: each MMA adds 16 products of K per row and column in order into
 // the fp32 accumulator; the epilogue rounds once (cvt.rn), as the sm90 kernel.
@@ -20,13 +21,15 @@
 
 namespace tcgemm::sm100 {
 
-template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR>
+template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup>
 struct MainloopMma {
-  using Stage = StageLayout<BLOCK_N>;
-  static_assert(valid_2sm_mma_shape(kMmaM, BLOCK_N), "not a tcgen05.mma.cta_group::2 shape");
+  using Stage = StageLayout<BLOCK_N, CTA_GROUP>;
+  static constexpr int kM = kBlockM * CTA_GROUP;  // 256 over a pair, 128 alone
+  static_assert(CTA_GROUP == 2 ? valid_2sm_mma_shape(kM, BLOCK_N) : valid_1sm_mma_shape(kM, BLOCK_N),
+                "not a tcgen05.mma shape for this CTA group");
   static_assert(kBlockK * sizeof(Element) == detail::kSwizzleBytes, "a k-block is one 128-byte swizzle line");
   static constexpr uint32_t kIdesc =
-      instr_desc_f16(std::is_same_v<Element, __nv_bfloat16>, A_MAJOR, B_MAJOR, kMmaM, BLOCK_N);
+      instr_desc_f16(std::is_same_v<Element, __nv_bfloat16>, A_MAJOR, B_MAJOR, kM, BLOCK_N);
   static constexpr uint16_t kBothCtas = 0b11;
 
   uint32_t ring_addr;  // shared address of the ring (the same offsets in both CTAs)
@@ -40,15 +43,23 @@ struct MainloopMma {
     for (int ks = 0; ks < kBlockK / kMmaK; ++ks) {
       const uint64_t da = operand_desc(A_MAJOR, a_base + ks * detail::k_step_bytes(A_MAJOR), kBlockK);
       const uint64_t db = operand_desc(B_MAJOR, b_base + ks * detail::k_step_bytes(B_MAJOR), kBlockK);
-      cuda::ptx::tcgen05_mma(cuda::ptx::kind_f16, cuda::ptx::cta_group_2, d_tmem, da, db, kIdesc, kb > 0 || ks > 0);
+      if constexpr (CTA_GROUP == 2) {
+        cuda::ptx::tcgen05_mma(cuda::ptx::kind_f16, cuda::ptx::cta_group_2, d_tmem, da, db, kIdesc, kb > 0 || ks > 0);
+      } else {
+        cuda::ptx::tcgen05_mma(cuda::ptx::kind_f16, cuda::ptx::cta_group_1, d_tmem, da, db, kIdesc, kb > 0 || ks > 0);
+      }
     }
   }
 
-  // Arrives on `bar` in both CTAs once every MMA issued so far is complete:
-  // a stage's smem_empty (both CTAs may refill it) or an accumulator's
-  // acc_full (both CTAs' epilogues may read it).
-  __device__ __forceinline__ static void commit_to_both(uint64_t* bar) {
-    cuda::ptx::tcgen05_commit_multicast(cuda::ptx::cta_group_2, bar, kBothCtas);
+  // Arrives on `bar` in every CTA of the group once every MMA issued so far
+  // is complete: a stage's smem_empty (its CTAs may refill it) or an
+  // accumulator's acc_full (their epilogues may read it).
+  __device__ __forceinline__ static void commit_to_group(uint64_t* bar) {
+    if constexpr (CTA_GROUP == 2) {
+      cuda::ptx::tcgen05_commit_multicast(cuda::ptx::cta_group_2, bar, kBothCtas);
+    } else {
+      cuda::ptx::tcgen05_commit(cuda::ptx::cta_group_1, bar);
+    }
   }
 };
 

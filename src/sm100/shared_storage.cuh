@@ -2,7 +2,7 @@
 // the barriers' arrival counts. The byte budget itself (smem_bytes) is host
 // arithmetic in sm100_config.hpp; this is the same layout seen from the kernel.
 //
-//   [ring: NUM_STAGES x (A: this CTA's 128 rows | B: this CTA's half)]  1 KiB aligned
+//   [ring: NUM_STAGES x (A: this CTA's 128 rows | B: this CTA's share)]  1 KiB aligned
 //   [epilogue panels: epilogue warp x kEpiBuffers x 32x64]
 //   [smem_full[stage]][smem_empty[stage]][acc_full[b]][acc_empty[b]]
 //   [c_loaded[epilogue warp][buffer]][clc_full[r]][clc_empty[r]]
@@ -18,27 +18,28 @@
 namespace tcgemm::sm100 {
 
 // One stage of the operand ring in one CTA: its 128 rows of A's k-block, then
-// its BLOCK_N/2 columns of B's.
-template <int BLOCK_N>
+// its BLOCK_N / CTA_GROUP columns of B's (half of them in a pair, all alone).
+template <int BLOCK_N, int CTA_GROUP = kCtaGroup>
 struct StageLayout {
   static constexpr int kABytes = kBlockM * kBlockK * 2;  // 16 KiB
-  static constexpr int kBCols = BLOCK_N / kCtaGroup;     // this CTA's half of B
+  static constexpr int kBCols = BLOCK_N / CTA_GROUP;     // this CTA's share of B
   static constexpr int kBBytes = kBCols * kBlockK * 2;
   static constexpr int kStageBytes = kABytes + kBBytes;
 };
 
 inline constexpr int kPanelBytes = kEpiPanelRows * kEpiPanelCols * 2;  // 4 KiB: one 32x64 output panel
 // Readers of each CLC response that release it: per CTA the producer and the
-// 4 epilogue warps, and the leader's MMA warp.
+// 4 epilogue warps, and the leader's MMA warp (Cluster Launch Control runs
+// the pair tiles only).
 inline constexpr int kClcReaders = kCtaGroup * (1 + kEpilogueWarps) + 1;
 
 // A view of the dynamic shared memory: one pointer, the rest computed from
 // it where it is used.
-template <int BLOCK_N, int NUM_STAGES>
+template <int BLOCK_N, int NUM_STAGES, int CTA_GROUP = kCtaGroup>
 struct SharedStorage {
   static_assert(is_tile_width(BLOCK_N), "BLOCK_N must be one of kSm100TileConfigs' widths");
-  static_assert(smem_bytes(BLOCK_N, NUM_STAGES) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
-  static constexpr int kStageBytes = StageLayout<BLOCK_N>::kStageBytes;
+  static_assert(smem_bytes(BLOCK_N, NUM_STAGES, CTA_GROUP) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
+  static constexpr int kStageBytes = StageLayout<BLOCK_N, CTA_GROUP>::kStageBytes;
 
   uint8_t* ring;  // stage s at ring + s * kStageBytes
 
@@ -64,7 +65,7 @@ struct SharedStorage {
 
   // One thread of each CTA initializes its barriers; `full_count` is the
   // arrival count of smem_full (1: the leader producer's expect_tx, which
-  // covers both CTAs' bytes).
+  // covers both CTAs' bytes in a pair).
   __device__ __forceinline__ void init_barriers(uint32_t full_count) const {
     for (int s = 0; s < NUM_STAGES; ++s) {
       cuda::ptx::mbarrier_init(&smem_full()[s], full_count);
@@ -72,7 +73,7 @@ struct SharedStorage {
     }
     for (int b = 0; b < kAccBuffers; ++b) {
       cuda::ptx::mbarrier_init(&acc_full()[b], 1);                           // one tcgen05.commit
-      cuda::ptx::mbarrier_init(&acc_empty()[b], kCtaGroup * kEpilogueWarps);  // every epilogue warp of the pair
+      cuda::ptx::mbarrier_init(&acc_empty()[b], CTA_GROUP * kEpilogueWarps);  // every epilogue warp of the group
     }
     for (int i = 0; i < kEpilogueWarps * kEpiBuffers; ++i) cuda::ptx::mbarrier_init(&c_loaded()[i], 1);
     for (int r = 0; r < kClcSlots; ++r) {

@@ -3,6 +3,8 @@
 namespace tcgemm::sm100 {
 
 static_assert(stages_for(256) >= 4, "a 256-wide tile needs a ring of at least 4 stages");
+static_assert(stages_for(256, 1) >= 3 && stages_for(64, 1) >= 8,
+              "the single-CTA tiles stream B: as deep a ring as fits");
 static_assert(stages_for(128) >= 6, "a 128-wide tile consumes stages faster: at least 6");
 static_assert(tmem_columns(256) <= kTmemColumns && tmem_columns(128) <= kTmemColumns,
               "two accumulators must fit in tensor memory");
@@ -13,14 +15,56 @@ namespace {
 // 1.5x the operand bytes per FLOP of a 256 x 256 one.
 double tile_width_factor(int block_n) { return block_n == 256 ? 1.0 : 0.9; }
 
+// The single-CTA tiles' width: the fewest waves over the SMs, the narrower
+// among equals (the rule the sm90 family's small-M tiles measured best with:
+// a CTA streams B at a rate that grows with its tile's width, so a wave of
+// tiles moves about the same bytes whatever the width).
+int single_width(int64_t m, int64_t n, int num_sms) {
+  int best = 0;
+  int64_t best_waves = 0;
+  for (const Sm100TileConfig tc : kSm100TileConfigs) {
+    if (tc.cta_group != 1) continue;
+    const int64_t waves = ceil_div(ceil_div(m, kBlockM) * ceil_div(n, tc.block_n), num_sms);
+    if (best == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best)) {
+      best = tc.block_n;
+      best_waves = waves;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
-Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, Schedule schedule) {
+Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, Schedule schedule,
+                     int cta_group) {
   (void)k;  // every tile does the same K loop: K moves no choice here
+  if (num_sms < 1) num_sms = 1;
+  // Single-CTA tiles: asked for, or M <= 128 where the schedule allows
+  // (they are built persistent only) and a forced width has them.
+  const bool width_has_single = block_n_override == 0 || is_tile_config(block_n_override, Schedule::persistent, 1);
+  const bool single_only = is_tile_width(block_n_override) &&
+                           !is_tile_config(block_n_override, Schedule::persistent, kCtaGroup);
+  const bool single = cta_group == 1 ||
+                      (cta_group == 0 && (single_only || (m <= kBlockM && schedule != Schedule::cluster_launch_control &&
+                                                          width_has_single)));
+  if (single && detail::tile_count_fits_int32(m, n, kBlockM, 64)) {
+    Config c{};
+    c.block_m = kBlockM;
+    c.block_n = is_tile_config(block_n_override, Schedule::persistent, 1) ? block_n_override
+                                                                          : single_width(m, n, num_sms);
+    c.block_k = kBlockK;
+    c.stages = stages_for(c.block_n, 1);
+    c.cluster_m = 1;
+    c.schedule = Schedule::persistent;
+    c.group_m = 8;
+    c.num_tiles = static_cast<int>(ceil_div(m, kBlockM) * ceil_div(n, c.block_n));
+    c.grid_clusters = c.num_tiles < num_sms ? c.num_tiles : num_sms;
+    return c;
+  }
   const int slots = num_sms / kCtaGroup > 0 ? num_sms / kCtaGroup : 1;
   const int64_t m_tiles = ceil_div(m, kMmaM);
-  int block_n = block_n_override;
-  if (!is_tile_width(block_n)) {
+  int block_n = is_tile_config(block_n_override, Schedule::persistent, kCtaGroup) ? block_n_override : 0;
+  if (block_n == 0) {
     double best = -1.0;
     for (int w : {256, 128}) {  // ties go to the wider tile
       const double score = detail::wave_efficiency(m_tiles * ceil_div(n, w), slots) * tile_width_factor(w);

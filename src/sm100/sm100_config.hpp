@@ -5,7 +5,9 @@
 // One tile = one 256 x BLOCK_N MMA (tcgen05.mma.cta_group::2) over a 2-CTA
 // cluster: CTA r of the pair loads rows [128 r, 128 r + 128) of the tile's A
 // and columns [r BLOCK_N/2, (r+1) BLOCK_N/2) of its B, and its tensor memory
-// receives its 128 rows of the fp32 accumulator.
+// receives its 128 rows of the fp32 accumulator. The small-M tiles (chosen
+// for M <= 128: decoding) are one 128 x BLOCK_N MMA (cta_group::1) in one
+// CTA, which loads all of the tile's B; CTA_GROUP (1 or 2) names the two.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,7 @@ using detail::ceil_div;
 using detail::GroupedRaster;
 using detail::TileCoord;
 
-inline constexpr int kCtaGroup = 2;                  // CTAs per cluster (cta_group::2)
+inline constexpr int kCtaGroup = 2;                  // CTAs per cluster of the pair tiles (cta_group::2)
 inline constexpr int kBlockM = 128;                  // rows per CTA
 inline constexpr int kMmaM = kBlockM * kCtaGroup;    // 256 rows per tile
 inline constexpr int kBlockK = 64;                   // one 128-byte swizzle line of fp16/bf16
@@ -50,8 +52,11 @@ inline constexpr int kClcResponseBytes = 16;
 inline constexpr int kSmemLimit = 226 * 1024;
 inline constexpr int kTmemColumns = 512;       // per SM
 
-// Shared memory per stage: this CTA's 128 rows of A and BLOCK_N/2 columns of B.
-constexpr int stage_bytes(int block_n) { return (kBlockM + block_n / kCtaGroup) * kBlockK * 2; }
+// Shared memory per stage: this CTA's 128 rows of A and its BLOCK_N /
+// CTA_GROUP columns of B.
+constexpr int stage_bytes(int block_n, int cta_group = kCtaGroup) {
+  return (kBlockM + block_n / cta_group) * kBlockK * 2;
+}
 constexpr int epilogue_bytes() { return kEpilogueWarps * kEpiBuffers * kEpiPanelRows * kEpiPanelCols * 2; }
 // smem_full + smem_empty per stage; acc_full + acc_empty per accumulator
 // buffer; c_loaded per epilogue warp and buffer; clc_full + clc_empty per
@@ -60,12 +65,13 @@ constexpr int barrier_bytes(int stages) {
   return (2 * stages + 2 * kAccBuffers + kEpilogueWarps * kEpiBuffers + 2 * kClcSlots) * 8 +
          kClcSlots * kClcResponseBytes + 16;
 }
-constexpr int smem_bytes(int block_n, int stages) {
-  return 1024 + stages * stage_bytes(block_n) + epilogue_bytes() + barrier_bytes(stages);
+constexpr int smem_bytes(int block_n, int stages, int cta_group = kCtaGroup) {
+  return 1024 + stages * stage_bytes(block_n, cta_group) + epilogue_bytes() + barrier_bytes(stages);
 }
 // The deepest ring that fits in 227 KiB (as the matmul_v2 B200 design sizes its ring).
-constexpr int stages_for(int block_n) {
-  return detail::deepest_ring([block_n](int s) { return smem_bytes(block_n, s); }, kSmemLimit);
+constexpr int stages_for(int block_n, int cta_group = kCtaGroup) {
+  return detail::deepest_ring([block_n, cta_group](int s) { return smem_bytes(block_n, s, cta_group); },
+                              kSmemLimit);
 }
 // Tensor-memory columns: two fp32 accumulators of BLOCK_N columns each,
 // allocated as a power of two >= 32 (tcgen05.alloc's rule).
@@ -81,24 +87,38 @@ constexpr bool is_tile_width(int block_n) {
   return false;
 }
 
-// The configuration of one call: what Plan::config shows (block_m = kMmaM,
-// block_n 128 or 256, the MMA's N, block_k = kBlockK, the stages for block_n,
-// cluster_m = kCtaGroup, schedule persistent or cluster_launch_control, never
-// automatic), and how the grid covers C.
+// Whether (block_n, schedule, cta_group) is one of kSm100TileConfigs.
+constexpr bool is_tile_config(int block_n, Schedule schedule, int cta_group) {
+  for (Sm100TileConfig c : kSm100TileConfigs)
+    if (c.block_n == block_n && c.schedule == schedule && c.cta_group == cta_group) return true;
+  return false;
+}
+
+// The configuration of one call: what Plan::config shows (block_m = kMmaM
+// for the pair tiles, kBlockM for the single-CTA ones; block_n the MMA's N;
+// block_k = kBlockK; the stages for the tile; cluster_m = the CTA group, 2
+// or 1; schedule persistent or cluster_launch_control, never automatic), and
+// how the grid covers C.
 struct Config : KernelConfig {
   int group_m = 0;        // raster group, in tile rows (256 rows each)
   int num_tiles = 0;      // 256 x block_n tiles covering C
   int grid_clusters = 0;  // clusters launched: every tile (CLC), or at most the
                           // resident clusters (persistent; the launcher caps it)
+  int cta_group() const { return cluster_m; }
 };
 
-// Chooses block_n by last-wave efficiency over the clusters that fit at once
+// Chooses the tile. M <= 128 with the schedule automatic or persistent (or
+// cta_group 1 asked for): single-CTA 128-row tiles, persistent, the width
+// with the fewest waves over the SMs and the narrower among equals (what the
+// sm90 family's small-M tiles measured best with). Otherwise the pair tiles:
+// block_n by last-wave efficiency over the clusters that fit at once
 // (num_sms / 2), weighted towards the wider tile (half the operand bytes per
 // FLOP); Cluster Launch Control unless `schedule` asks for persistent.
-// Overrides: block_n 0 (automatic), 128 or 256; schedule automatic,
-// persistent or cluster_launch_control.
+// Overrides: block_n 0 (automatic) or one of kSm100TileConfigs' widths;
+// schedule automatic, persistent or cluster_launch_control; cta_group 0
+// (automatic), 1 or 2.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
-                     Schedule schedule = Schedule::automatic);
+                     Schedule schedule = Schedule::automatic, int cta_group = 0);
 
 // "256x256x64, 6 stages, cluster launch control" (or "persistent"): for
 // plans and tables.
@@ -119,9 +139,14 @@ TCGEMM_HD int tile_of(ClcResponse r) {
   return r.canceled ? static_cast<int>(r.first_cta_x / static_cast<uint32_t>(kCtaGroup)) : -1;
 }
 
-// Where CTA `rank` of a cluster working on tile `t` starts: its 128 rows of
-// the tile and its half of the tile's columns (for loading B).
-TCGEMM_HD int cta_row0(TileCoord t, int rank) { return (t.m_block * kCtaGroup + rank) * kBlockM; }
-TCGEMM_HD int cta_b_col0(TileCoord t, int rank, int block_n) { return t.n_block * block_n + rank * (block_n / kCtaGroup); }
+// Where CTA `rank` of a cluster of `cta_group` CTAs working on tile `t`
+// starts: its 128 rows of the tile and its share of the tile's columns (for
+// loading B).
+TCGEMM_HD int cta_row0(TileCoord t, int rank, int cta_group = kCtaGroup) {
+  return (t.m_block * cta_group + rank) * kBlockM;
+}
+TCGEMM_HD int cta_b_col0(TileCoord t, int rank, int block_n, int cta_group = kCtaGroup) {
+  return t.n_block * block_n + rank * (block_n / cta_group);
+}
 
 }  // namespace tcgemm::sm100

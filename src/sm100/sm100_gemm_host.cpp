@@ -27,9 +27,21 @@ std::string check_options(const Options& o) {
       list += (i == 0 ? "" : i + 1 == widths.size() ? " or " : ", ") + std::to_string(widths[i]);
     return "Options::block_n must be " + list + " on sm_100, not " + std::to_string(o.block_n);
   }
-  if (o.cluster_m != 0 || o.pingpong || o.block_m != 0)
-    return "Options::cluster_m, pingpong and block_m select sm90 configurations; on sm_100 every tile is 256 rows "
-           "over a 2-CTA cluster (leave them 0/false)";
+  if (o.pingpong || o.block_m != 0)
+    return "Options::pingpong and block_m select sm90 configurations; on sm_100 a tile is 256 rows over a 2-CTA "
+           "cluster or 128 rows in one CTA (Options::cluster_m 2 or 1; leave pingpong false and block_m 0)";
+  if (o.cluster_m != 0 && o.cluster_m != 1 && o.cluster_m != kCtaGroup)
+    return "Options::cluster_m must be 0 (automatic), 1 (single-CTA tiles) or 2 (pair tiles) on sm_100, not " +
+           std::to_string(o.cluster_m);
+  // A forced combination must be built: single-CTA tiles are persistent only.
+  const bool single = o.cluster_m == 1 || (o.cluster_m == 0 && o.block_n != 0 &&
+                                           !is_tile_config(o.block_n, Schedule::persistent, kCtaGroup));
+  if (single && o.schedule == Schedule::cluster_launch_control)
+    return "the single-CTA sm_100 tiles (Options::cluster_m = 1, or block_n = 64) are built with the persistent "
+           "schedule only, not cluster_launch_control";
+  if (o.block_n != 0 && !is_tile_config(o.block_n, Schedule::persistent, single ? 1 : kCtaGroup))
+    return "Options::block_n = " + std::to_string(o.block_n) + " is not built for " +
+           (single ? "single-CTA" : "pair") + " tiles on sm_100 (kSm100TileConfigs)";
   return {};
 }
 

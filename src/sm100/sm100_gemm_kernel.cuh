@@ -31,6 +31,12 @@
 //   scheduler -> try_cancel multicast -> clc_full[r] of both CTAs -> every
 //     role reads the response -> clc_empty[r] of the leader -> scheduler
 //
+// Single-CTA tiles (CTA_GROUP = 1, the small-M configurations): one
+// 128 x BLOCK_N MMA (cta_group::1) in one CTA, which loads all of B; the same
+// roles and barriers within the CTA, commits without multicast, the
+// persistent schedule only. A's box is cut to M rounded up to 8 rows when A
+// is K-major (sm100/mainloop.cuh).
+//
 // The two accumulator buffers (double-buffered tensor memory) let the MMAs of
 // tile i+1 run while the epilogue drains tile i. Tensor memory is allocated
 // only after a cluster barrier (the peer CTA must have launched: PTX ISA) and
@@ -63,28 +69,39 @@ namespace tcgemm::sm100 {
 
 using detail::EpilogueParams;
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE>
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE,
+          int CTA_GROUP = kCtaGroup>
 __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster, const int num_k_blocks,
-               const EpilogueParams epi) {
+               const EpilogueParams epi, const uint32_t a_stage_bytes) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 1000) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
+  static_assert(CTA_GROUP == kCtaGroup || (CTA_GROUP == 1 && SCHEDULE == Schedule::persistent),
+                "single-CTA tiles are built with the persistent schedule");
+  constexpr bool kPair = CTA_GROUP == 2;
   using Ring = detail::RingState<NUM_STAGES>;
   using AccRing = detail::RingState<kAccBuffers>;
-  using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR>;
+  using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP>;
+  using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP>;
   extern __shared__ uint8_t smem_raw[];
-  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES>::at(smem_raw);
-  const TmemAllocator2Sm<tmem_columns(BLOCK_N)> tmem{smem.tmem_base_slot()};
+  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP>::at(smem_raw);
+  const TmemAllocator<tmem_columns(BLOCK_N), CTA_GROUP> tmem{smem.tmem_base_slot()};
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int rank = static_cast<int>(cuda::ptx::get_sreg_cluster_ctarank());
+  const int rank = kPair ? static_cast<int>(cuda::ptx::get_sreg_cluster_ctarank()) : 0;
   const bool leader = rank == 0;
   const int num_tiles = raster.num_tiles();
+  // Where a CTA's barriers are reached from the group: the leader's, as
+  // shared::cluster addresses (a CTA's own shared::cta address is one too).
+  auto leader_addr = [](const void* p) {
+    return kPair ? detail::map_to_cta(p, 0) : static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  };
   if (threadIdx.x == 0) {
     detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
     smem.init_barriers(detail::ring_full_arrivals(epi));
   }
-  detail::cluster_sync();  // both CTAs have launched and initialized their barriers
+  // Every CTA of the group has launched and initialized its barriers.
+  if constexpr (kPair) detail::cluster_sync(); else __syncthreads();
   // Tensor memory: allocated by the MMA warps of both CTAs together, its
   // address published to the warps that use it (sm100/tmem_allocator.cuh).
   uint32_t tmem_base = 0;
@@ -103,16 +120,17 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else if (warp == kProducerWarp) {
     // ======================= producer (both CTAs): fills the ring =======================
     if (detail::elect_one()) {
-      const MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR> load{&tmap_a, &tmap_b};
-      const uint32_t leader_smem_full = detail::map_to_cta(smem.smem_full(), 0);  // where both CTAs' bytes land
-      auto walk = make_tile_walk<SCHEDULE>(smem, num_tiles, "producer", true, false);
+      // (a_stage_bytes: the single-CTA tiles' stage, A's box cut to M.)
+      const Load load{&tmap_a, &tmap_b, kPair ? Load::Stage::kStageBytes : a_stage_bytes + Load::Stage::kBBytes};
+      const uint32_t leader_smem_full = leader_addr(smem.smem_full());  // where the group's bytes land
+      auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
       Ring ring;
       for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
         const TileCoord t = raster.tile(tile);
         for (int kb = 0; kb < num_k_blocks; ++kb) {
           detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index, "producer");
           load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader,
-               cta_row0(t, rank), cta_b_col0(t, rank, BLOCK_N), kb * kBlockK);
+               cta_row0(t, rank, CTA_GROUP), cta_b_col0(t, rank, BLOCK_N, CTA_GROUP), kb * kBlockK);
           ring.advance();
         }
       }
@@ -122,7 +140,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // ======================= MMA issuer (leader CTA): one lane for the pair =======================
     if (leader && detail::elect_one()) {
       const Mma mma{static_cast<uint32_t>(__cvta_generic_to_shared(smem.ring))};
-      auto walk = make_tile_walk<SCHEDULE>(smem, num_tiles, "MMA", true, false);
+      auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "MMA", true, false);
       Ring ring;
       AccRing acc;
       for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
@@ -133,24 +151,24 @@ __global__ void __launch_bounds__(kThreads, 1)
           detail::wait_barrier(&smem.smem_full()[ring.index], ring.phase, "smem_full", ring.index, "MMA");
           cuda::ptx::tcgen05_fence_after_thread_sync();
           mma.issue(ring.index, tmem_addr(tmem_base, 0, acc.index * BLOCK_N), kb);
-          Mma::commit_to_both(&smem.smem_empty()[ring.index]);  // once read, both CTAs may refill the stage
+          Mma::commit_to_group(&smem.smem_empty()[ring.index]);  // once read, the CTAs may refill the stage
           ring.advance();
         }
-        Mma::commit_to_both(&smem.acc_full()[acc.index]);  // once complete, both CTAs' epilogues may read it
+        Mma::commit_to_group(&smem.acc_full()[acc.index]);  // once complete, the CTAs' epilogues may read it
         acc.advance();
       }
     }
   } else {
     // ======================= epilogue (warps 0-3, both CTAs): drains the accumulators =======================
     Epilogue<Element, BLOCK_N> epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base,
-                                        detail::map_to_cta(smem.acc_empty(), 0), warp, lane};
-    auto walk = make_tile_walk<SCHEDULE>(smem, num_tiles, "epilogue", lane == 0, true);
+                                        leader_addr(smem.acc_empty()), warp, lane};
+    auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "epilogue", lane == 0, true);
     AccRing acc;
     for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
       const TileCoord t = raster.tile(tile);
       // The tile's coordinates are computed while the MMAs run, not after
       // the wait where the compiler would otherwise sink them.
-      int m0 = cta_row0(t, rank) + warp * kEpiPanelRows;
+      int m0 = cta_row0(t, rank, CTA_GROUP) + warp * kEpiPanelRows;
       int n0 = t.n_block * BLOCK_N;
       detail::compute_here(m0);
       detail::compute_here(n0);
@@ -167,7 +185,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // peer can still write into it (MMAs, multicasts, arrivals).
   __syncwarp();
   cuda::ptx::tcgen05_fence_before_thread_sync();
-  detail::cluster_sync();
+  if constexpr (kPair) detail::cluster_sync(); else __syncthreads();
   if (warp == kMmaWarp) tmem.deallocate(tmem_base);
 #elif defined(__CUDA_ARCH__)
   static_assert(detail::kDependentFalse<Element>,

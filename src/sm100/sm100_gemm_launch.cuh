@@ -14,16 +14,24 @@
 
 namespace tcgemm::sm100 {
 
-template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE>
+// The rows of A's TMA box: 128 (this CTA's rows of the tile), except for a
+// single-CTA tile of a call with M < 128 and A K-major (op_a = N), which
+// loads only M rounded up to 8 (MainloopLoad::stage_bytes says why).
+inline int a_box_rows(const GemmArgs& args, const Config& config) {
+  if (config.cta_group() != 1 || args.op_a != Op::N) return kBlockM;
+  return static_cast<int>(std::min<int64_t>(kBlockM, ceil_div(args.m, 8) * 8));
+}
+
+template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE, int CTA_GROUP>
 std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas) {
-  constexpr int kStages = stages_for(BLOCK_N);
-  constexpr auto kernel = &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE>;
-  constexpr int kSmem = smem_bytes(BLOCK_N, kStages);
+  constexpr int kStages = stages_for(BLOCK_N, CTA_GROUP);
+  constexpr auto kernel = &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP>;
+  constexpr int kSmem = smem_bytes(BLOCK_N, kStages, CTA_GROUP);
   int resident = 0;
-  if (std::string why = detail::setup_kernel_once<kernel>(kThreads, kCtaGroup, kSmem, &resident); !why.empty())
+  if (std::string why = detail::setup_kernel_once<kernel>(kThreads, CTA_GROUP, kSmem, &resident); !why.empty())
     return why;
 
-  const GroupedRaster raster{ceil_div(args.m, kMmaM), ceil_div(args.n, BLOCK_N), config.group_m};
+  const GroupedRaster raster{ceil_div(args.m, kBlockM * CTA_GROUP), ceil_div(args.n, BLOCK_N), config.group_m};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   detail::EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m),
                              static_cast<int>(args.n)};
@@ -33,19 +41,22 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const int clusters = SCHEDULE == Schedule::persistent ? std::min(config.grid_clusters, resident)
                                                         : config.grid_clusters;
   cudaLaunchAttribute attr{};
-  const cudaLaunchConfig_t cfg = detail::launch_config(clusters * kCtaGroup, kThreads, kCtaGroup, kSmem,
+  const cudaLaunchConfig_t cfg = detail::launch_config(clusters * CTA_GROUP, kThreads, CTA_GROUP, kSmem,
                                                        args.stream, attr);
-  *grid_ctas = clusters * kCtaGroup;
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, raster, num_k_blocks, epi);
+  *grid_ctas = clusters * CTA_GROUP;
+  const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
+  const cudaError_t err =
+      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, raster, num_k_blocks, epi, a_stage_bytes);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }
 
-template <typename Element, int BLOCK_N, Schedule SCHEDULE>
+template <typename Element, int BLOCK_N, Schedule SCHEDULE, int CTA_GROUP = kCtaGroup>
 std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
                           int* grid_ctas) {
   return detail::with_operand_majors(args, [&](auto a, auto b) {
-    return launch<Element, BLOCK_N, decltype(a)::value, decltype(b)::value, SCHEDULE>(maps, args, config, grid_ctas);
+    return launch<Element, BLOCK_N, decltype(a)::value, decltype(b)::value, SCHEDULE, CTA_GROUP>(maps, args, config,
+                                                                                               grid_ctas);
   });
 }
 
@@ -53,21 +64,30 @@ template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
   GemmTensorMaps maps;
-  // B: each CTA loads half of the tile's columns (the map's box is half as
-  // wide for a K-major B; an MN-major B is loaded in 64-column panels).
-  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, kBlockM, kBlockK),
-                                         tma_operand_b(args, config.block_n, kBlockK, kCtaGroup),
+  // B: each CTA of a pair loads half of the tile's columns (the map's box is
+  // half as wide for a K-major B; an MN-major B is loaded in 64-column
+  // panels); a single-CTA tile loads all of them.
+  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(args, config), kBlockK),
+                                         tma_operand_b(args, config.block_n, kBlockK, config.cta_group()),
                                          tma_output_c(args, kEpiPanelCols, kEpiPanelRows), &maps);
       !why.empty())
     return why;
   const bool clc = config.schedule == Schedule::cluster_launch_control;
   // The instantiated configurations: kSm100TileConfigs.
-  if (config.block_n == 256)
-    return clc ? launch_layout<Element, 256, Schedule::cluster_launch_control>(maps, args, config, grid_ctas)
-               : launch_layout<Element, 256, Schedule::persistent>(maps, args, config, grid_ctas);
-  if (config.block_n == 128)
-    return clc ? launch_layout<Element, 128, Schedule::cluster_launch_control>(maps, args, config, grid_ctas)
-               : launch_layout<Element, 128, Schedule::persistent>(maps, args, config, grid_ctas);
+  if (config.cta_group() == 1 && !clc) {
+    switch (config.block_n) {
+      case 64: return launch_layout<Element, 64, Schedule::persistent, 1>(maps, args, config, grid_ctas);
+      case 128: return launch_layout<Element, 128, Schedule::persistent, 1>(maps, args, config, grid_ctas);
+      case 256: return launch_layout<Element, 256, Schedule::persistent, 1>(maps, args, config, grid_ctas);
+    }
+  } else if (config.cta_group() == kCtaGroup) {
+    if (config.block_n == 256)
+      return clc ? launch_layout<Element, 256, Schedule::cluster_launch_control>(maps, args, config, grid_ctas)
+                 : launch_layout<Element, 256, Schedule::persistent>(maps, args, config, grid_ctas);
+    if (config.block_n == 128)
+      return clc ? launch_layout<Element, 128, Schedule::cluster_launch_control>(maps, args, config, grid_ctas)
+                 : launch_layout<Element, 128, Schedule::persistent>(maps, args, config, grid_ctas);
+  }
   return "no sm100 kernel for " + describe(config);
 }
 

@@ -1,6 +1,7 @@
-// Tensor memory of a 2-SM MMA pair: allocate, publish the address, and free
-// it (tcgen05.alloc / relinquish_alloc_permit / dealloc with cta_group::2,
-// PTX ISA 9.7.16.7.1).
+// Tensor memory of a 2-SM MMA pair (or of one CTA's single-CTA MMAs):
+// allocate, publish the address, and free it (tcgen05.alloc /
+// relinquish_alloc_permit / dealloc with cta_group::2 or ::1, PTX ISA
+// 9.7.16.7.1).
 //
 // With cta_group::2 one warp of each CTA of the pair executes the alloc, and
 // the two get the same columns, which the pair's MMAs address alike. The
@@ -36,8 +37,9 @@ namespace tcgemm::sm100 {
 inline constexpr int kTmemBarrierId = 1;
 inline constexpr int kTmemUsers = 32 * (1 + kEpilogueWarps);
 
-template <uint32_t NUM_COLUMNS>
-struct TmemAllocator2Sm {
+template <uint32_t NUM_COLUMNS, int CTA_GROUP = kCtaGroup>
+struct TmemAllocator {
+  static_assert(CTA_GROUP == 1 || CTA_GROUP == 2, "tcgen05 groups one or two CTAs");
   static_assert(NUM_COLUMNS >= 32 && NUM_COLUMNS <= 512 && (NUM_COLUMNS & (NUM_COLUMNS - 1)) == 0,
                 "tcgen05.alloc takes a power of two of at least 32 columns, at most 512");
 
@@ -46,8 +48,13 @@ struct TmemAllocator2Sm {
   // Step 2, by one whole warp of each CTA (the same warp that frees), after
   // step 1.
   __device__ __forceinline__ void allocate() const {
-    cuda::ptx::tcgen05_alloc(cuda::ptx::cta_group_2, base_slot, NUM_COLUMNS);
-    cuda::ptx::tcgen05_relinquish_alloc_permit(cuda::ptx::cta_group_2);
+    if constexpr (CTA_GROUP == 2) {
+      cuda::ptx::tcgen05_alloc(cuda::ptx::cta_group_2, base_slot, NUM_COLUMNS);
+      cuda::ptx::tcgen05_relinquish_alloc_permit(cuda::ptx::cta_group_2);
+    } else {
+      cuda::ptx::tcgen05_alloc(cuda::ptx::cta_group_1, base_slot, NUM_COLUMNS);
+      cuda::ptx::tcgen05_relinquish_alloc_permit(cuda::ptx::cta_group_1);
+    }
   }
 
   // Step 3: the allocating warp and every warp that uses the address, all
@@ -62,7 +69,11 @@ struct TmemAllocator2Sm {
   // Step 4, by the allocating warp, after the teardown cluster barrier.
   __device__ __forceinline__ void deallocate(uint32_t base) const {
     cuda::ptx::tcgen05_fence_after_thread_sync();
-    cuda::ptx::tcgen05_dealloc(cuda::ptx::cta_group_2, base, NUM_COLUMNS);
+    if constexpr (CTA_GROUP == 2) {
+      cuda::ptx::tcgen05_dealloc(cuda::ptx::cta_group_2, base, NUM_COLUMNS);
+    } else {
+      cuda::ptx::tcgen05_dealloc(cuda::ptx::cta_group_1, base, NUM_COLUMNS);
+    }
   }
 };
 

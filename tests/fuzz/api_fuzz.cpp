@@ -129,10 +129,10 @@ std::string run_bf16(const GemmArgs& g, const Config& c, int* grid_ctas) { retur
 namespace tcgemm::sm100 {
 std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
   check_kernel_args("sm100", g);
-  if (!is_tile_width(c.block_n) || c.grid_clusters < 1 || c.num_tiles < c.grid_clusters)
+  if (!is_tile_config(c.block_n, c.schedule, c.cluster_m) || c.grid_clusters < 1 || c.num_tiles < c.grid_clusters)
     fail("sm100", "bad config " + describe(c));
   record("sm100", g);
-  *grid_ctas = c.grid_clusters * kCtaGroup;
+  *grid_ctas = c.grid_clusters * c.cluster_m;
   return {};
 }
 std::string run_bf16(const GemmArgs& g, const Config& c, int* grid_ctas) { return run_f16(g, c, grid_ctas); }

@@ -11,7 +11,10 @@
 //      more than 2 responses);
 //   4. the MN-major operand paths (A op T, B op N);
 //   5. the N = 128 instruction and operand descriptors (block_n = 128);
-//   6. beta != 0 (C loaded by TMA into the epilogue's panel).
+//   6. beta != 0 (C loaded by TMA into the epilogue's panel);
+//   7. the single-CTA small-M tiles (tcgen05.mma.cta_group::1, M = 128):
+//      their descriptors, commits without multicast, the 1-CTA tensor-memory
+//      allocation, A's box cut to M rounded up to 8 rows.
 //
 // Each case runs every affected sm100 configuration against the reference
 // GEMM. A wrong answer fails the test; so does a hang: a -DTCGEMM_DEBUG_HANGS=ON
@@ -75,6 +78,7 @@ class Sm100FirstRun : public GpuTest {
 struct Sm100Config {
   int block_n;
   Schedule schedule;
+  int cta_group = 2;  // 2: the pair tiles (cases 1-6), 1: single-CTA tiles (case 7)
 };
 constexpr Sm100Config kAllConfigs[] = {{256, Schedule::cluster_launch_control},
                                        {256, Schedule::persistent},
@@ -83,7 +87,8 @@ constexpr Sm100Config kAllConfigs[] = {{256, Schedule::cluster_launch_control},
 
 std::string label(const Sm100Config& c) {
   return "block_n=" + std::to_string(c.block_n) +
-         (c.schedule == Schedule::cluster_launch_control ? " cluster launch control" : " persistent");
+         (c.schedule == Schedule::cluster_launch_control ? " cluster launch control" : " persistent") +
+         (c.cta_group == 1 ? " single-CTA" : "");
 }
 
 // tcgemm::gemm with the configuration forced, then a wait for the kernel
@@ -95,6 +100,7 @@ Plan run_watched(const GemmArgs& args, const Sm100Config& config, const std::str
   o.prefer = Prefer::tcgemm_only;
   o.block_n = config.block_n;
   o.schedule = config.schedule;
+  o.cluster_m = config.cta_group;  // the pair tiles even where M <= 128 would pick single-CTA ones
   cudaEvent_t done = nullptr;
   check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
   const Plan p = gemm(args, o);
@@ -136,7 +142,9 @@ void check_case(const GemmCase& gc, const Sm100Config& config, uint64_t c_seed =
   const Plan p = run_watched(prob.args(prob.c()), config, what);
   TCGEMM_ASSERT_OK(p, what);
   EXPECT_EQ(p.backend, Backend::sm100) << p.reason;
-  EXPECT_NE(p.kernel.find("256x" + std::to_string(config.block_n) + "x"), std::string::npos) << p.kernel;
+  EXPECT_NE(p.kernel.find("," + std::to_string(128 * config.cta_group) + "x" + std::to_string(config.block_n) + "x"),
+            std::string::npos)
+      << p.kernel;
   EXPECT_NE(p.kernel.find(config.schedule == Schedule::cluster_launch_control ? "cluster launch control"
                                                                               : "persistent"),
             std::string::npos)
@@ -255,6 +263,39 @@ TEST_F(Sm100FirstRun, BetaNonZeroReadsC) {
   numeric.alpha = -1.0f;
   numeric.beta = 0.5f;
   for (const Sm100Config& config : kAllConfigs) check_case(numeric, config, seed + 7);
+}
+
+// 7. Single-CTA tiles (M <= 128, decoding): one 128 x block_n MMA per CTA.
+// M = 1, 7, 64 with A K-major load only M rounded up to 8 rows of A (the
+// rest of the stage's A is stale); A M-major loads whole 64-wide panels;
+// every width, both layouts of B, beta != 0, and the rows must equal the
+// pair tiles' (the decode and prefill paths of a layer agree bit for bit).
+TEST_F(Sm100FirstRun, SingleCtaSmallMTiles) {
+  constexpr Sm100Config kSingle[] = {
+      {64, Schedule::persistent, 1}, {128, Schedule::persistent, 1}, {256, Schedule::persistent, 1}};
+  uint64_t seed = 67000;
+  for (const Layout& layout : kLayouts)
+    for (const Sm100Config& config : kSingle)
+      for (const int64_t m : {1, 7, 64, 128}) {
+        check_case(make_case(DType::bf16, layout, m, 1000, 520, Fill::uniform_pm1, ++seed), config);
+        GemmCase gc = make_case(DType::f16, layout, m, 203, 96, Fill::small_int, ++seed);
+        gc.alpha = 0.5f;
+        gc.beta = 2.0f;
+        check_case(gc, config, seed + 7);
+      }
+  // The same rows as the pair tiles.
+  for (const Layout& layout : kLayouts) {
+    const GemmCase gc = make_case(DType::bf16, layout, 40, 4104, 1000, Fill::uniform_pm1, ++seed);
+    Problem prob(gc);
+    run_watched(prob.args(prob.c()), kAllConfigs[1], gc.describe() + " pair");
+    const std::vector<uint16_t> pair = prob.download_c();
+    for (const Sm100Config& config : kSingle) {
+      prob.poison_c();
+      run_watched(prob.args(prob.c()), config, gc.describe() + " " + label(config));
+      EXPECT_TRUE(pair == prob.download_c()) << "single-CTA and pair tiles differ: " << gc.describe() << " "
+                                             << label(config);
+    }
+  }
 }
 
 }  // namespace

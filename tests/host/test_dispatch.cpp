@@ -58,7 +58,8 @@ TEST(CheckOptions, AcceptsTheDefaultsAndEveryBuiltInConfiguration) {
     EXPECT_EQ(check_options(forced(tc.block_n, tc.cluster_m, tc.pingpong)), "");
     EXPECT_EQ(check_options(forced(tc)), "");
   }
-  for (Sm100TileConfig tc : kSm100TileConfigs) EXPECT_EQ(check_options(forced(tc.block_n, 0, false, tc.schedule)), "");
+  for (Sm100TileConfig tc : kSm100TileConfigs)
+    EXPECT_EQ(check_options(forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule)), "");
 }
 
 TEST(CheckOptions, NamesWhatIsWrong) {
@@ -88,12 +89,20 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_EQ(sm90::check_options(forced(0, 0, false, Schedule::cluster_launch_control)),
             "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)");
   EXPECT_EQ(sm90::check_options(forced(100)), sm90::check_config_options(forced(100)));
-  EXPECT_EQ(sm100::check_options(forced(64)), "Options::block_n must be 0, 128 or 256 on sm_100, not 64");
-  EXPECT_TRUE(contains(sm100::check_options(forced(128, 2)), "on sm_100 every tile is 256 rows over a 2-CTA cluster"));
-  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "on sm_100 every tile is 256 rows"));
+  EXPECT_EQ(sm100::check_options(forced(32)), "Options::block_n must be 0, 64, 128 or 256 on sm_100, not 32");
+  EXPECT_EQ(sm100::check_options(forced(128, 2)), "");
+  EXPECT_EQ(sm100::check_options(forced(128, 1)), "");
+  EXPECT_EQ(sm100::check_options(forced(64)), "");
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 3)), "Options::cluster_m must be 0 (automatic), 1"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "pingpong and block_m select sm90"));
   EXPECT_TRUE(contains(sm100::check_options(forced(128, 0, false, Schedule::automatic, 64)), "block_m"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(64, 0, false, Schedule::cluster_launch_control)),
+                       "persistent schedule only"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, false, Schedule::cluster_launch_control)),
+                       "persistent schedule only"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(64, 2)), "not built for pair tiles"));
   for (Sm100TileConfig tc : kSm100TileConfigs)
-    EXPECT_EQ(sm100::check_options(forced(tc.block_n, 0, false, tc.schedule)), "");
+    EXPECT_EQ(sm100::check_options(forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule)), "");
 }
 
 TEST(Decide, KZeroScalesC) {
@@ -175,18 +184,19 @@ TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
   g.op_b = Op::T;
   g.ldb = g.k;
   for (Sm100TileConfig tc : kSm100TileConfigs) {
-    const Decision d = decide(g, forced(tc.block_n, 0, false, tc.schedule), kB200);
+    const Decision d = decide(g, forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule), kB200);
     ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
     EXPECT_EQ(d.plan.path, Path::kernel);
     EXPECT_EQ(d.plan.backend, Backend::sm100);
     ASSERT_TRUE(std::holds_alternative<sm100::Config>(d.config));
     const KernelConfig& k = d.plan.config;
-    EXPECT_EQ(k.block_m, 256);
+    EXPECT_EQ(k.block_m, 128 * tc.cta_group);
     EXPECT_EQ(k.block_n, tc.block_n);
-    EXPECT_EQ(k.cluster_m, 2);
+    EXPECT_EQ(k.cluster_m, tc.cta_group);
     EXPECT_EQ(k.schedule, tc.schedule);
     const bool clc = tc.schedule == Schedule::cluster_launch_control;
-    EXPECT_EQ(d.plan.kernel, "sm100_gemm<bf16,NT,256x" + std::to_string(tc.block_n) + "x64, " +
+    EXPECT_EQ(d.plan.kernel, "sm100_gemm<bf16,NT," + std::to_string(128 * tc.cta_group) + "x" +
+                                 std::to_string(tc.block_n) + "x64, " +
                                  std::to_string(k.stages) + " stages, " +
                                  (clc ? "cluster launch control" : "persistent") + ">");
   }
@@ -222,9 +232,9 @@ TEST(Decide, TheDevicesFamilyChecksTheOptions) {
     EXPECT_EQ(d.plan.status, Status::invalid_argument);
     EXPECT_EQ(d.plan.reason, "tcgemm: " + sm90::check_options(clc));
   }
-  const Decision d = decide(g, forced(64), kB200);
+  const Decision d = decide(g, forced(32), kB200);
   EXPECT_EQ(d.plan.status, Status::invalid_argument);
-  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 128 or 256 on sm_100, not 64");
+  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 64, 128 or 256 on sm_100, not 32");
 }
 
 }  // namespace

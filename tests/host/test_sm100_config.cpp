@@ -160,16 +160,47 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
 // sm90-only ping-pong, and a schedule that is never automatic.
 TEST(Sm100SelectConfig, FillsThePublicFields) {
   for (Sm100TileConfig tc : kSm100TileConfigs) {
-    const Config c = select_config(4096, 4096, 4096, 148, tc.block_n, tc.schedule);
-    EXPECT_EQ(c.block_m, kMmaM);
+    const Config c = select_config(4096, 4096, 4096, 148, tc.block_n, tc.schedule, tc.cta_group);
+    EXPECT_EQ(c.block_m, 128 * tc.cta_group);
     EXPECT_EQ(c.block_n, tc.block_n);
     EXPECT_EQ(c.block_k, kBlockK);
-    EXPECT_EQ(c.stages, stages_for(tc.block_n));
-    EXPECT_EQ(c.cluster_m, kCtaGroup);
+    EXPECT_EQ(c.stages, stages_for(tc.block_n, tc.cta_group));
+    EXPECT_EQ(c.cluster_m, tc.cta_group);
     EXPECT_FALSE(c.pingpong);
     EXPECT_EQ(c.schedule, tc.schedule);
   }
   EXPECT_EQ(select_config(4096, 4096, 4096, 148).schedule, Schedule::cluster_launch_control);
+}
+
+// M <= 128 (decoding): single-CTA 128-row tiles, persistent, the fewest
+// waves over the SMs and the narrower among equals; not when Cluster Launch
+// Control or the pair tiles are asked for.
+TEST(Sm100SelectConfig, SmallMTakesSingleCtaTiles) {
+  struct Pick {
+    int64_t m, n;
+    int block_n;
+  };
+  // B200: 148 SMs. N = 4096: 64 tiles of 64 (one wave; 128 and 256 too):
+  // 64. 14336: 224 of 64 (two waves), 112 of 128 (one): 128. 57344: 224 of
+  // 256 (two waves; 128 takes four): 256.
+  for (const Pick& p : {Pick{1, 4096, 64}, Pick{128, 4096, 64}, Pick{1, 14336, 128}, Pick{16, 57344, 256}}) {
+    const Config c = select_config(p.m, p.n, 4096, 148);
+    EXPECT_EQ(c.cluster_m, 1) << p.m << "x" << p.n;
+    EXPECT_EQ(c.block_m, 128);
+    EXPECT_EQ(c.block_n, p.block_n) << p.m << "x" << p.n << " " << describe(c);
+    EXPECT_EQ(c.schedule, Schedule::persistent);
+    EXPECT_EQ(c.stages, stages_for(c.block_n, 1));
+    EXPECT_EQ(c.grid_clusters, std::min(c.num_tiles, 148));
+  }
+  EXPECT_EQ(select_config(129, 4096, 4096, 148).cluster_m, 2);
+  EXPECT_EQ(select_config(16, 4096, 4096, 148, 0, Schedule::cluster_launch_control).cluster_m, 2);
+  EXPECT_EQ(select_config(16, 4096, 4096, 148, 0, Schedule::automatic, 2).cluster_m, 2);
+  // A width only single-CTA tiles have implies them at any M.
+  EXPECT_EQ(select_config(4096, 4096, 4096, 148, 64).cluster_m, 1);
+  // The shared-memory arithmetic of a single-CTA stage: all of B's columns.
+  EXPECT_EQ(stage_bytes(128, 1), (128 + 128) * 64 * 2);
+  EXPECT_EQ(stage_bytes(128, 2), (128 + 64) * 64 * 2);
+  for (int w : {64, 128, 256}) EXPECT_LE(smem_bytes(w, stages_for(w, 1), 1), kSmemLimit) << w;
 }
 
 // Found by the API fuzzer: M = N = 2^31-1 passes validation (each size fits
