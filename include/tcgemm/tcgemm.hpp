@@ -131,7 +131,8 @@ inline constexpr TileConfig kTileConfigs[] = {
 // The sm100 kernel configurations built in. A pair tile is one 256 x block_n
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A
 // and half of B's block_n columns); a single tile (cta_group 1, the small-M
-// configurations: decoding) is one 128 x block_n MMA in one CTA. The
+// configurations: decoding) is one 128 x block_n MMA in one CTA; those
+// narrower than 64 are built for B stored K-major only (op_b = T). The
 // schedule says how clusters get their tiles.
 struct Sm100TileConfig {
   int block_n;
@@ -142,6 +143,8 @@ inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_
                                                         {256, Schedule::persistent},
                                                         {128, Schedule::cluster_launch_control},
                                                         {128, Schedule::persistent},
+                                                        {16, Schedule::persistent, 1},
+                                                        {32, Schedule::persistent, 1},
                                                         {64, Schedule::persistent, 1},
                                                         {128, Schedule::persistent, 1},
                                                         {256, Schedule::persistent, 1}};

@@ -24,6 +24,16 @@
 
 namespace tcgemm::sm100 {
 
+// An epilogue warp's hand-back of accumulator buffer `acc`: its tcgen05.lds
+// of it have completed (tcgen05.wait::ld), so the MMAs of a later tile may
+// overwrite it. One arrival per warp on the leader's acc_empty (4 warps x the
+// CTAs of the group), from lane 0 after the whole warp fenced.
+__device__ __forceinline__ void release_accumulator(uint32_t leader_acc_empty, int acc, int lane) {
+  cuda::ptx::tcgen05_fence_before_thread_sync();
+  __syncwarp();
+  if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc * 8);
+}
+
 template <typename Element, int BLOCK_N>
 struct Epilogue {
   static constexpr int kPanelsPerTile = BLOCK_N / kEpiPanelCols;
@@ -87,16 +97,51 @@ struct Epilogue {
   // tcgen05.lds of it have completed (tcgen05.wait::ld in store_tile), so the
   // MMAs of a later tile may overwrite it. One of the 8 arrivals (4 warps x 2
   // CTAs) on the leader's acc_empty.
-  __device__ __forceinline__ void release(int acc) const {
-    cuda::ptx::tcgen05_fence_before_thread_sync();
-    __syncwarp();
-    if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc * 8);
-  }
+  __device__ __forceinline__ void release(int acc) const { release_accumulator(leader_acc_empty, acc, lane); }
 
   // Shared memory must outlive the reads of the last stores.
   __device__ __forceinline__ void finish() const {
     if (lane == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
   }
+};
+
+// The epilogue of the single-CTA tiles narrower than one 64-column panel
+// (BLOCK_N 16 or 32: decoding): each thread holds one row of its warp's 32
+// (tensor-memory lane = row) and stores its BLOCK_N values straight to C,
+// two columns at a time (detail::store_pair: the same fp32 alpha/beta
+// arithmetic and single rounding as the panel epilogue). The same members as
+// Epilogue, so the kernel builds either one alike; no panels, no TMA store.
+template <typename Element, int BLOCK_N>
+struct RegisterEpilogue {
+  static_assert(BLOCK_N == 16 || BLOCK_N == 32, "one tcgen05.ld of 16 or 32 columns per row");
+
+  const CUtensorMap* tmap_c;  // (unused: no TMA store)
+  uint8_t* panels;            // (unused: no panels)
+  uint64_t* c_loaded;         // (unused: C is read by each thread)
+  uint32_t tmem_base;
+  uint32_t leader_acc_empty;
+  int warp;
+  int lane;
+
+  // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
+  // first; this lane's is row0 + lane) and the columns from n0.
+  __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0) {
+    uint32_t v[BLOCK_N];
+    // Every lane of the warp takes part in the load (.sync.aligned), rows past M too.
+    cuda::ptx::tcgen05_ld_32x32b(v, tmem_addr(tmem_base, warp * 32, static_cast<uint32_t>(acc * BLOCK_N)));
+    cuda::ptx::tcgen05_wait_ld();
+    const int row = row0 + lane;
+    if (row >= epi.m) return;
+    Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(row) * epi.ldc;
+#pragma unroll
+    for (int j = 0; j < BLOCK_N; j += 2)
+      detail::store_pair(c_row, n0 + j, epi, epi.alpha * __uint_as_float(v[j]), epi.alpha * __uint_as_float(v[j + 1]));
+  }
+
+  // As Epilogue::release: this warp's loads of `acc` have completed.
+  __device__ __forceinline__ void release(int acc) const { release_accumulator(leader_acc_empty, acc, lane); }
+
+  __device__ __forceinline__ void finish() const {}
 };
 
 }  // namespace tcgemm::sm100

@@ -19,11 +19,11 @@ double tile_width_factor(int block_n) { return block_n == 256 ? 1.0 : 0.9; }
 // among equals (the rule the sm90 family's small-M tiles measured best with:
 // a CTA streams B at a rate that grows with its tile's width, so a wave of
 // tiles moves about the same bytes whatever the width).
-int single_width(int64_t m, int64_t n, int num_sms) {
+int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major) {
   int best = 0;
   int64_t best_waves = 0;
   for (const Sm100TileConfig tc : kSm100TileConfigs) {
-    if (tc.cta_group != 1) continue;
+    if (tc.cta_group != 1 || !builds_for_b(tc.block_n, 1, b_k_major)) continue;
     const int64_t waves = ceil_div(ceil_div(m, kBlockM) * ceil_div(n, tc.block_n), num_sms);
     if (best == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best)) {
       best = tc.block_n;
@@ -36,7 +36,7 @@ int single_width(int64_t m, int64_t n, int num_sms) {
 }  // namespace
 
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, Schedule schedule,
-                     int cta_group) {
+                     int cta_group, bool b_k_major) {
   (void)k;  // every tile does the same K loop: K moves no choice here
   if (num_sms < 1) num_sms = 1;
   // Single-CTA tiles: asked for, or M <= 128 where the schedule allows
@@ -50,8 +50,10 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   if (single && detail::tile_count_fits_int32(m, n, kBlockM, 64)) {
     Config c{};
     c.block_m = kBlockM;
-    c.block_n = is_tile_config(block_n_override, Schedule::persistent, 1) ? block_n_override
-                                                                          : single_width(m, n, num_sms);
+    c.block_n = is_tile_config(block_n_override, Schedule::persistent, 1) &&
+                        builds_for_b(block_n_override, 1, b_k_major)
+                    ? block_n_override
+                    : single_width(m, n, num_sms, b_k_major);
     c.block_k = kBlockK;
     c.stages = stages_for(c.block_n, 1);
     c.cluster_m = 1;

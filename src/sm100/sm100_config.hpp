@@ -87,6 +87,11 @@ constexpr bool is_tile_width(int block_n) {
   return false;
 }
 
+// Whether a configuration is built for B's layout: tiles whose CTA loads
+// fewer than 64 of B's columns only for B stored K-major (an MN-major B is
+// loaded in 64-wide panels).
+constexpr bool builds_for_b(int block_n, int cta_group, bool b_k_major) { return b_k_major || block_n / cta_group >= 64; }
+
 // Whether (block_n, schedule, cta_group) is one of kSm100TileConfigs.
 constexpr bool is_tile_config(int block_n, Schedule schedule, int cta_group) {
   for (Sm100TileConfig c : kSm100TileConfigs)
@@ -118,7 +123,7 @@ struct Config : KernelConfig {
 // schedule automatic, persistent or cluster_launch_control; cta_group 0
 // (automatic), 1 or 2.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
-                     Schedule schedule = Schedule::automatic, int cta_group = 0);
+                     Schedule schedule = Schedule::automatic, int cta_group = 0, bool b_k_major = true);
 
 // "256x256x64, 6 stages, cluster launch control" (or "persistent"): for
 // plans and tables.

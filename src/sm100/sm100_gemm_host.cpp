@@ -37,11 +37,20 @@ std::string check_options(const Options& o) {
   const bool single = o.cluster_m == 1 || (o.cluster_m == 0 && o.block_n != 0 &&
                                            !is_tile_config(o.block_n, Schedule::persistent, kCtaGroup));
   if (single && o.schedule == Schedule::cluster_launch_control)
-    return "the single-CTA sm_100 tiles (Options::cluster_m = 1, or block_n = 64) are built with the persistent "
-           "schedule only, not cluster_launch_control";
+    return "the single-CTA sm_100 tiles (Options::cluster_m = 1, or block_n below 128) are built with the "
+           "persistent schedule only, not cluster_launch_control";
   if (o.block_n != 0 && !is_tile_config(o.block_n, Schedule::persistent, single ? 1 : kCtaGroup))
     return "Options::block_n = " + std::to_string(o.block_n) + " is not built for " +
            (single ? "single-CTA" : "pair") + " tiles on sm_100 (kSm100TileConfigs)";
+  return {};
+}
+
+std::string check_layout(const GemmArgs& args, const Options& o) {
+  if (o.block_n != 0 && !builds_for_b(o.block_n, 1, args.op_b == Op::T) &&
+      !is_tile_config(o.block_n, Schedule::persistent, kCtaGroup))
+    return "Options::block_n=" + std::to_string(o.block_n) +
+           " (a single-CTA sm_100 tile) is built for B stored K-major only (op_b = T, the nn.Linear layout); this "
+           "call has op_b = N";
   return {};
 }
 

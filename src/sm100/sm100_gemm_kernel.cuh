@@ -45,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda.h>
 #include <cuda/ptx>
@@ -160,8 +161,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // ======================= epilogue (warps 0-3, both CTAs): drains the accumulators =======================
-    Epilogue<Element, BLOCK_N> epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base,
-                                        leader_addr(smem.acc_empty()), warp, lane};
+    // Tiles narrower than one 64-column panel store straight from registers.
+    using TileEpilogue = std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N>,
+                                            Epilogue<Element, BLOCK_N>>;
+    TileEpilogue epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, leader_addr(smem.acc_empty()), warp,
+                          lane};
     auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "epilogue", lane == 0, true);
     AccRing acc;
     for (int tile = walk.first(); tile >= 0; tile = walk.next()) {

@@ -54,9 +54,13 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
 template <typename Element, int BLOCK_N, Schedule SCHEDULE, int CTA_GROUP = kCtaGroup>
 std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
                           int* grid_ctas) {
-  return detail::with_operand_majors(args, [&](auto a, auto b) {
-    return launch<Element, BLOCK_N, decltype(a)::value, decltype(b)::value, SCHEDULE, CTA_GROUP>(maps, args, config,
-                                                                                               grid_ctas);
+  return detail::with_operand_majors(args, [&](auto a, auto b) -> std::string {
+    constexpr Major kA = decltype(a)::value, kB = decltype(b)::value;
+    if constexpr (!builds_for_b(BLOCK_N, CTA_GROUP, kB == Major::K)) {
+      return "no sm100 kernel for " + describe(config) + " with B stored MN-major (op_b = N)";
+    } else {
+      return launch<Element, BLOCK_N, kA, kB, SCHEDULE, CTA_GROUP>(maps, args, config, grid_ctas);
+    }
   });
 }
 
@@ -76,6 +80,8 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   // The instantiated configurations: kSm100TileConfigs.
   if (config.cta_group() == 1 && !clc) {
     switch (config.block_n) {
+      case 16: return launch_layout<Element, 16, Schedule::persistent, 1>(maps, args, config, grid_ctas);
+      case 32: return launch_layout<Element, 32, Schedule::persistent, 1>(maps, args, config, grid_ctas);
       case 64: return launch_layout<Element, 64, Schedule::persistent, 1>(maps, args, config, grid_ctas);
       case 128: return launch_layout<Element, 128, Schedule::persistent, 1>(maps, args, config, grid_ctas);
       case 256: return launch_layout<Element, 256, Schedule::persistent, 1>(maps, args, config, grid_ctas);

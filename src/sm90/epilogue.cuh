@@ -137,31 +137,15 @@ struct RegisterEpilogue {
 
   __device__ __forceinline__ void store_tile(const float (&acc)[1][kAccRegs], const detail::EpilogueParams& epi,
                                              int m0, int n0) const {
-    Element* c = static_cast<Element*>(epi.c);
-    const bool read_c = epi.beta != 0.0f;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = m0 + row + 8 * h;
       if (r >= epi.m) continue;
-      Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;
+      Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(r) * epi.ldc;
 #pragma unroll
-      for (int j = 0; j < BLOCK_N / 8; ++j) {
-        const int n = n0 + 8 * j + col;
-        float x0 = epi.alpha * acc[0][4 * j + 2 * h];
-        float x1 = epi.alpha * acc[0][4 * j + 2 * h + 1];
-        if (n + 1 < epi.n) {
-          uint32_t* pair = reinterpret_cast<uint32_t*>(c_row + n);
-          if (read_c) {
-            const float2 old = detail::unpack2<Element>(*pair);
-            x0 = fmaf(epi.beta, old.x, x0);
-            x1 = fmaf(epi.beta, old.y, x1);
-          }
-          *pair = detail::pack2<Element>(x0, x1);
-        } else if (n < epi.n) {
-          if (read_c) x0 = fmaf(epi.beta, detail::widen(c_row[n]), x0);
-          c_row[n] = detail::round_to<Element>(x0);
-        }
-      }
+      for (int j = 0; j < BLOCK_N / 8; ++j)
+        detail::store_pair(c_row, n0 + 8 * j + col, epi, epi.alpha * acc[0][4 * j + 2 * h],
+                           epi.alpha * acc[0][4 * j + 2 * h + 1]);
     }
   }
 

@@ -89,7 +89,7 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_EQ(sm90::check_options(forced(0, 0, false, Schedule::cluster_launch_control)),
             "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)");
   EXPECT_EQ(sm90::check_options(forced(100)), sm90::check_config_options(forced(100)));
-  EXPECT_EQ(sm100::check_options(forced(32)), "Options::block_n must be 0, 64, 128 or 256 on sm_100, not 32");
+  EXPECT_EQ(sm100::check_options(forced(48)), "Options::block_n must be 0, 16, 32, 64, 128 or 256 on sm_100, not 48");
   EXPECT_EQ(sm100::check_options(forced(128, 2)), "");
   EXPECT_EQ(sm100::check_options(forced(128, 1)), "");
   EXPECT_EQ(sm100::check_options(forced(64)), "");
@@ -101,6 +101,7 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, false, Schedule::cluster_launch_control)),
                        "persistent schedule only"));
   EXPECT_TRUE(contains(sm100::check_options(forced(64, 2)), "not built for pair tiles"));
+  EXPECT_EQ(sm100::check_options(forced(16)), "");
   for (Sm100TileConfig tc : kSm100TileConfigs)
     EXPECT_EQ(sm100::check_options(forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule)), "");
 }
@@ -232,9 +233,15 @@ TEST(Decide, TheDevicesFamilyChecksTheOptions) {
     EXPECT_EQ(d.plan.status, Status::invalid_argument);
     EXPECT_EQ(d.plan.reason, "tcgemm: " + sm90::check_options(clc));
   }
-  const Decision d = decide(g, forced(32), kB200);
+  const Decision d = decide(g, forced(48), kB200);
   EXPECT_EQ(d.plan.status, Status::invalid_argument);
-  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 64, 128 or 256 on sm_100, not 32");
+  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 16, 32, 64, 128 or 256 on sm_100, not 48");
+  // A single-CTA width below 64 with B stored MN-major (aligned_args: op_b = N) is not built.
+  if (built("sm_100a")) {
+    const Decision mn = decide(g, forced(32), kB200);
+    EXPECT_EQ(mn.plan.status, Status::invalid_argument);
+    EXPECT_TRUE(contains(mn.plan.reason, "built for B stored K-major only")) << mn.plan.reason;
+  }
 }
 
 }  // namespace

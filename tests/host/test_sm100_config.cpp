@@ -180,10 +180,10 @@ TEST(Sm100SelectConfig, SmallMTakesSingleCtaTiles) {
     int64_t m, n;
     int block_n;
   };
-  // B200: 148 SMs. N = 4096: 64 tiles of 64 (one wave; 128 and 256 too):
-  // 64. 14336: 224 of 64 (two waves), 112 of 128 (one): 128. 57344: 224 of
-  // 256 (two waves; 128 takes four): 256.
-  for (const Pick& p : {Pick{1, 4096, 64}, Pick{128, 4096, 64}, Pick{1, 14336, 128}, Pick{16, 57344, 256}}) {
+  // B200: 148 SMs. N = 4096: 128 tiles of 32 (one wave; 64, 128 and 256
+  // too, 16 takes two): 32. 14336: 112 of 128 (one wave; 64 takes two): 128.
+  // 57344: 224 of 256 (two waves; 128 takes four): 256.
+  for (const Pick& p : {Pick{1, 4096, 32}, Pick{128, 4096, 32}, Pick{1, 14336, 128}, Pick{16, 57344, 256}}) {
     const Config c = select_config(p.m, p.n, 4096, 148);
     EXPECT_EQ(c.cluster_m, 1) << p.m << "x" << p.n;
     EXPECT_EQ(c.block_m, 128);
@@ -197,10 +197,14 @@ TEST(Sm100SelectConfig, SmallMTakesSingleCtaTiles) {
   EXPECT_EQ(select_config(16, 4096, 4096, 148, 0, Schedule::automatic, 2).cluster_m, 2);
   // A width only single-CTA tiles have implies them at any M.
   EXPECT_EQ(select_config(4096, 4096, 4096, 148, 64).cluster_m, 1);
+  EXPECT_EQ(select_config(4096, 4096, 4096, 148, 16).block_n, 16);
+  // B stored MN-major: no single-CTA width below 64 (B is loaded in 64-wide panels).
+  EXPECT_EQ(select_config(1, 4096, 4096, 148, 0, Schedule::automatic, 0, false).block_n, 64);
+  EXPECT_EQ(select_config(1, 4096, 4096, 148, 32, Schedule::automatic, 0, false).block_n, 64);
   // The shared-memory arithmetic of a single-CTA stage: all of B's columns.
   EXPECT_EQ(stage_bytes(128, 1), (128 + 128) * 64 * 2);
   EXPECT_EQ(stage_bytes(128, 2), (128 + 64) * 64 * 2);
-  for (int w : {64, 128, 256}) EXPECT_LE(smem_bytes(w, stages_for(w, 1), 1), kSmemLimit) << w;
+  for (int w : {16, 32, 64, 128, 256}) EXPECT_LE(smem_bytes(w, stages_for(w, 1), 1), kSmemLimit) << w;
 }
 
 // Found by the API fuzzer: M = N = 2^31-1 passes validation (each size fits

@@ -104,6 +104,29 @@ __device__ __forceinline__ void add_beta_c(float (&x)[8], float beta, const uint
   }
 }
 
+// Stores two adjacent values of a row of C straight from registers (the
+// epilogues that store without a shared-memory panel): x0 and x1 hold alpha *
+// accumulator for columns `col` and `col` + 1 of the row at `c_row`; beta * C
+// is added in fp32 (C read only when beta != 0) and each value rounded once.
+// The last column of an odd N is stored alone; columns past N not at all.
+// The pair is one 4-byte access: C's base is 16-byte aligned and ldc a
+// multiple of 8 (what TMA needs too) and `col` is even.
+template <typename Element>
+__device__ __forceinline__ void store_pair(Element* c_row, int col, const EpilogueParams& epi, float x0, float x1) {
+  if (col + 1 < epi.n) {
+    uint32_t* pair = reinterpret_cast<uint32_t*>(c_row + col);
+    if (epi.beta != 0.0f) {
+      const float2 old = unpack2<Element>(*pair);
+      x0 = fmaf(epi.beta, old.x, x0);
+      x1 = fmaf(epi.beta, old.y, x1);
+    }
+    *pair = pack2<Element>(x0, x1);
+  } else if (col < epi.n) {
+    if (epi.beta != 0.0f) x0 = fmaf(epi.beta, widen(c_row[col]), x0);
+    c_row[col] = round_to<Element>(x0);
+  }
+}
+
 // Loads the C panel at `coord` into `panel` through TMA (beta != 0): the
 // issuing thread arms `loaded` with the panel's bytes and starts the copy,
 // every thread of the group waits for it. `phases` holds the barrier's phase
