@@ -11,6 +11,7 @@
 
 #include <cuda/ptx>
 
+#include "common/device/shared_memory.cuh"
 #include "sm90/sm90_config.hpp"
 
 namespace tcgemm::sm90 {
@@ -39,8 +40,7 @@ struct SharedStorage {
   uint8_t* ring;  // stage s at ring + s * kStageBytes
 
   __device__ __forceinline__ static SharedStorage at(uint8_t* smem_raw) {
-    const uint32_t raw_addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
-    return SharedStorage{smem_raw + ((1024 - (raw_addr % 1024)) % 1024)};
+    return SharedStorage{detail::aligned_dynamic_smem(smem_raw)};
   }
   __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
   __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }  // [consumer][buffer]
