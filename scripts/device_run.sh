@@ -7,6 +7,8 @@
 #   check.log      tcgemm check (sweep against the reference and cuBLAS)
 #   large.txt/json tcgemm bench --suite large  (fp16 and bf16)
 #   mv2.txt/json   tcgemm bench --suite matmul_v2
+#   decode.txt/json, llm.txt/json   (steps "decode", "llm": not in the default
+#                  STEPS) the model layers at M = 1..64 / 1..4096, bf16 and fp16
 # STEPS (default "check test large mv2") picks the parts, in order; BENCH_ARGS
 # adds arguments to every bench (e.g. "--configs all"). Each step is bounded by
 # STEP_TIMEOUT seconds (default 300), and a failing `check` (the quickest
@@ -46,6 +48,10 @@ for step in $STEPS; do
     mv2)   timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite matmul_v2 --json "$OUT/mv2.json" $BENCH_ARGS \
              > "$OUT/mv2.txt" 2>&1 || status=1
            cat "$OUT/mv2.txt" ;;
+    decode|llm)
+           timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite "$step" --dtype both --json "$OUT/$step.json" $BENCH_ARGS \
+             > "$OUT/$step.txt" 2>&1 || status=1
+           grep -E "geomean|peak" "$OUT/$step.txt" ;;
     *)     echo "unknown step '$step'"; status=1 ;;
   esac
 done
