@@ -15,8 +15,9 @@ namespace tcgemm::sm100 {
 std::string can_implement(const GemmArgs& args);
 
 // Empty when the sm100 kernel can honour `options`: block_n 0 or a width of
-// kSm100TileConfigs, and cluster_m and pingpong left alone (every sm100 tile
-// spans a 2-CTA cluster); otherwise why not.
+// kSm100TileConfigs, cluster_m 0, 1 (single-CTA tiles, persistent only) or 2
+// (pair tiles) naming a built configuration, pingpong and block_m left alone
+// (sm90's); otherwise why not.
 std::string check_options(const Options& options);
 
 // "sm100_gemm<f16,NT,256x256x64, 6 stages, cluster launch control>": the name

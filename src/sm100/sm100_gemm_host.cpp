@@ -17,7 +17,7 @@ std::string can_implement(const GemmArgs& args) {
 
 std::string check_options(const Options& o) {
   if (o.block_n != 0 && !is_tile_width(o.block_n)) {
-    // "0, 128 or 256": automatic, then the widths of kSm100TileConfigs, ascending.
+    // "0, 16, ... or 256": automatic, then the widths of kSm100TileConfigs, ascending.
     std::vector<int> widths{0};
     for (Sm100TileConfig c : kSm100TileConfigs)
       if (std::find(widths.begin(), widths.end(), c.block_n) == widths.end()) widths.push_back(c.block_n);
