@@ -1,4 +1,5 @@
-// The sm100 tile scheduler: how the roles of a 2-CTA cluster get their tiles.
+// The sm100 tile scheduler: how the roles of a cluster (a 2-CTA pair, or one
+// CTA for the single-CTA tiles) get their tiles.
 //
 // Tile order: the cluster's tiles come from a GroupedRaster index. With
 // SCHEDULE == persistent the grid holds as many clusters as fit at once and
