@@ -11,6 +11,7 @@ namespace tcgemm::support {
 
 namespace {
 
+using detail::atomic_max_nonnegative;
 using detail::blocks_for;
 using detail::kThreads;
 using detail::warp_max;
@@ -58,7 +59,7 @@ __global__ void compare_kernel(const uint16_t* x, int64_t ldx, const uint16_t* r
   if (kRelative) {
     max_rel = warp_max(max_rel);
     if ((threadIdx.x & 31) == 0)
-      atomicMax(&acc->max_rel_bits, static_cast<unsigned long long>(__double_as_longlong(max_rel)));
+      atomic_max_nonnegative(&acc->max_rel_bits, max_rel);
     return;
   }
   diff_sq = warp_sum(diff_sq);
@@ -75,7 +76,7 @@ __global__ void compare_kernel(const uint16_t* x, int64_t ldx, const uint16_t* r
   atomicAdd(&acc->nonfinite_x, nonfinite_x);
   atomicAdd(&acc->nonfinite_ref, nonfinite_ref);
   atomicAdd(&acc->identical, identical);
-  atomicMax(&acc->max_abs_bits, static_cast<unsigned long long>(__double_as_longlong(max_abs)));
+  atomic_max_nonnegative(&acc->max_abs_bits, max_abs);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ namespace tcgemm::support {
 
 namespace {
 
+using detail::atomic_max_nonnegative;
 using detail::warp_max;
 using detail::warp_min;
 using detail::warp_sum;
@@ -105,8 +106,8 @@ __global__ void elementwise_kernel(Problem p, Accum* acc) {
   if (nonfinite) atomicAdd(&acc->nonfinite, nonfinite);
   if (beyond) atomicAdd(&acc->beyond, beyond);
   if (beyond2) atomicAdd(&acc->beyond_rounded_twice, beyond2);
-  atomicMax(&acc->worst_bits, static_cast<unsigned long long>(__double_as_longlong(worst)));
-  atomicMax(&acc->worst_rounded_twice_bits, static_cast<unsigned long long>(__double_as_longlong(worst2)));
+  atomic_max_nonnegative(&acc->worst_bits, worst);
+  atomic_max_nonnegative(&acc->worst_rounded_twice_bits, worst2);
   if (first != kNone) atomicMin(&acc->first, first);
   if (first2 != kNone) atomicMin(&acc->first_rounded_twice, first2);
 }

@@ -10,8 +10,13 @@
 
 namespace tcgemm::support::detail {
 
-// The double whose bits a reduction kept as an integer (atomicMax over
-// non-negative doubles works on their bit patterns).
+// A maximum of non-negative doubles kept as an integer: their bit patterns
+// order as the values do, so atomicMax on the bits is a maximum of the values.
+__device__ inline void atomic_max_nonnegative(unsigned long long* bits, double value) {
+  atomicMax(bits, static_cast<unsigned long long>(__double_as_longlong(value)));
+}
+
+// The double whose bits such a maximum kept.
 inline double double_from_bits(unsigned long long bits) {
   double v;
   static_assert(sizeof v == sizeof bits);

@@ -1,5 +1,7 @@
 #include "bench_settings.hpp"
 
+#include <set>
+
 #include "arg_parser.hpp"
 #include "commands.hpp"
 #include "suites.hpp"
@@ -38,12 +40,14 @@ void add_bench_options(ArgParser& parser) {
 std::string parse_bench_settings(const ArgParser& parser, BenchSettings* settings) {
   BenchSettings& s = *settings;
   s.suites = parser.get_all("suite");
+  std::set<std::string> suite_layouts;  // the layouts the suites named run in without --layout
   if (s.suites.empty() && !parser.has("shape")) s.suites.push_back("matmul_v2");
   for (const std::string& name : s.suites) {
     bool found = false;
     for (const BenchSuite& suite : bench_suites()) {
       if (name != "all" && name != suite.name) continue;
       found = true;
+      suite_layouts.insert(suite.default_layout);
       for (const Shape& shape : suite.shapes)
         s.shapes.push_back({shape, DType::f16, {}, suite.lo, suite.hi, suite.name});
     }
@@ -59,16 +63,10 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   s.dtypes = parse_dtypes(parser.get("dtype", "f16"));
   if (s.dtypes.empty()) return "--dtype must be f16, bf16 or both";
   // Without --layout: the suites' own layout where they agree (NT for the
-  // model suites), else NN.
-  std::string default_layout;
-  for (const BenchCase& c : s.shapes) {
-    std::string want = "NN";
-    for (const BenchSuite& suite : bench_suites())
-      if (c.source == suite.name) want = suite.default_layout;
-    default_layout = default_layout.empty() || default_layout == want ? want : "NN";
-  }
-  s.layouts = parse_layouts(parser.has("layout") ? parser.get("layout", "NN")
-                                                 : (default_layout.empty() ? "NN" : default_layout));
+  // model suites; --shape counts as NN), else NN.
+  if (!s.shape_args.empty()) suite_layouts.insert("NN");
+  const std::string default_layout = suite_layouts.size() == 1 ? *suite_layouts.begin() : "NN";
+  s.layouts = parse_layouts(parser.get("layout", default_layout));
   if (s.layouts.empty()) return "--layout must be NN, NT, TN, TT, a comma-separated list, or all";
   const auto repeats = parse_int(parser.get("repeats", "20"), 1, 100000);
   if (!repeats) return "--repeats wants a positive integer";

@@ -41,12 +41,14 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   if (num_sms < 1) num_sms = 1;
   // Single-CTA tiles: asked for, or M <= 128 where the schedule allows
   // (they are built persistent only) and a forced width has them.
-  const bool width_has_single = block_n_override == 0 || is_tile_config(block_n_override, Schedule::persistent, 1);
-  const bool single_only = is_tile_width(block_n_override) &&
-                           !is_tile_config(block_n_override, Schedule::persistent, kCtaGroup);
-  const bool single = cta_group == 1 ||
-                      (cta_group == 0 && (single_only || (m <= kBlockM && schedule != Schedule::cluster_launch_control &&
-                                                          width_has_single)));
+  bool single = cta_group == 1;
+  if (cta_group == 0) {
+    const bool width_has_single = block_n_override == 0 || is_tile_config(block_n_override, Schedule::persistent, 1);
+    const bool single_only = is_tile_width(block_n_override) &&
+                             !is_tile_config(block_n_override, Schedule::persistent, kCtaGroup);
+    const bool small_m = m <= kBlockM && schedule != Schedule::cluster_launch_control && width_has_single;
+    single = single_only || small_m;
+  }
   if (single && detail::tile_count_fits_int32(m, n, kBlockM, 64)) {
     Config c{};
     c.block_m = kBlockM;

@@ -82,14 +82,14 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   if (num_sms < 1) num_sms = 1;
   // The tile height: forced, implied by a width only 64-row tiles have, or
   // 64 for M <= 64 unless a 128-row option (a cluster, ping-pong) is asked.
-  const bool wants_128 = request.cluster_m > 1 || request.pingpong;
   int block_m = request.block_m;
   if (block_m != kSmallBlockM && block_m != kBlockM) {
-    block_m = small_m_only(request.block_n) ? kSmallBlockM
-              : (m <= kSmallBlockM && !wants_128 &&
-                 (request.block_n == 0 || is_tile_config(request.block_n, 1, false, kSmallBlockM)))
-                  ? kSmallBlockM
-                  : kBlockM;
+    const bool wants_128 = request.cluster_m > 1 || request.pingpong;
+    const bool width_fits_64 = request.block_n == 0 || is_tile_config(request.block_n, 1, false, kSmallBlockM);
+    if (small_m_only(request.block_n) || (m <= kSmallBlockM && !wants_128 && width_fits_64))
+      block_m = kSmallBlockM;
+    else
+      block_m = kBlockM;
   }
   if (block_m == kSmallBlockM) {
     const Config c = small_m_config(m, n, num_sms, request);
