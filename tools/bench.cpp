@@ -10,6 +10,7 @@
 // so a call's host work (planning, tensor maps) counts only where it is not
 // hidden behind the flush or the previous launch: this is GPU time per call.
 // Both backends are reached through tcgemm::gemm, the same way a user would.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -20,6 +21,7 @@
 #include "arg_parser.hpp"
 #include "bench_report.hpp"
 #include "bench_settings.hpp"
+#include "chain.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "cuda_check.hpp"
@@ -114,6 +116,7 @@ class CaseRunner {
       }
       CHECK_CUDA(cudaStreamSynchronize(stream_));
       if (!row.error.empty()) return;
+      time_host(ours_args, ours_options, cublas_args, cublas_options, row);
       for (int r = 0; r < repeats_; ++r) {
         for (int side : {0, 1}) {
           float ms = 0.0f;
@@ -129,6 +132,24 @@ class CaseRunner {
   cudaEvent_t event(int side, int repeat, int end) {
     return events_[(static_cast<size_t>(repeat) * 2 + side) * 2 + end];
   }
+  // Host time per call: kHostCalls calls of each backend, alternating, each
+  // timed on the CPU clock from entry to return. Back to back with no flush
+  // between them, the launch queue holds at most 2 * kHostCalls kernels, far
+  // from full, so no call waits for the GPU; the queue is drained after.
+  void time_host(const GemmArgs& ours_args, const Options& ours_options, const GemmArgs& cublas_args,
+                 const Options& cublas_options, BenchRow& row) {
+    constexpr int kHostCalls = 16;
+    for (int i = 0; i < kHostCalls; ++i) {
+      for (int side : {i % 2, 1 - i % 2}) {
+        const auto t0 = std::chrono::steady_clock::now();
+        call(side == 0 ? ours_args : cublas_args, side == 0 ? ours_options : cublas_options, row);
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        (side == 0 ? row.ours_host_us : row.cublas_host_us).push_back(us);
+      }
+    }
+    CHECK_CUDA(cudaStreamSynchronize(stream_));
+  }
+
   // A timed call can still be rejected (e.g. a stream error): the first
   // failure is kept and the row is shown without timings.
   void call(const GemmArgs& args, const Options& options, BenchRow& row) {
@@ -154,6 +175,9 @@ void print_header(const DeviceInfo& info, const BenchSettings& s) {
               static_cast<long long>(s.repeats), static_cast<long long>(s.rounds),
               s.flush ? "L2 flushed (256 MiB write) before each call" : "no L2 flush",
               static_cast<unsigned long long>(s.seed));
+  if (!s.chain)
+    std::printf("host us: median CPU time of one tcgemm::gemm call, entry to return (16 back-to-back calls per "
+                "round; the launch itself included)\n");
 }
 
 // The ceiling "%peak" is reported against, measured now on this GPU, per
@@ -264,6 +288,7 @@ int run_bench(const ArgParser& parser) {
 
   const DeviceInfo info = query_device_info();
   print_header(info, settings);
+  if (settings.chain) return run_chain(settings);
   const std::map<std::string, double> peaks = measure_peaks(settings);
   std::vector<BenchRow> rows = expand_rows(settings, peaks);
   const size_t flush_bytes = time_rows(rows, settings);

@@ -48,16 +48,16 @@ std::string BenchRow::warning() const {
 // Times in microseconds, TFLOP/s from the medians; the last column is empty
 // unless something needs a second look.
 void print_table(const std::vector<BenchRow>& rows) {
-  const char* head = "%-18s %-5s %-3s %-28s %10s %10s %8s %8s %6s %7s %5s %8s %8s  %s\n";
+  const char* head = "%-18s %-5s %-3s %-28s %10s %10s %8s %8s %6s %7s %5s %8s %8s %7s  %s\n";
   std::printf(head, "shape", "dtype", "lay", "kernel", "ours us", "cuBLAS us", "ours TF", "cuBLAS TF", "%peak",
-              "GB/s", "%HBM", "speedup", "=cuBLAS", "");
+              "GB/s", "%HBM", "speedup", "=cuBLAS", "host us", "");
   for (const BenchRow& r : rows) {
     std::string kernel = r.plan.status == Status::ok ? short_kernel(r.plan) : "rejected";
     // With --configs all, '*' marks the configuration the heuristic picks.
     if (r.c.options.block_n != 0) kernel = (r.heuristic ? "*" : " ") + kernel;
     if (!r.timed()) {
       std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(), "-",
-                  "-", "-", "-", "-", "-", "-", "-", "-", r.warning().c_str());
+                  "-", "-", "-", "-", "-", "-", "-", "-", "-", r.warning().c_str());
       continue;
     }
     const std::string peak = r.peak > 0 ? format("%.1f", 100.0 * r.ours_tflops() / r.peak) : "-";
@@ -67,7 +67,8 @@ void print_table(const std::vector<BenchRow>& rows) {
                 format("%.1f", r.ours_median()).c_str(), format("%.1f", r.cublas_median()).c_str(),
                 format("%.1f", r.ours_tflops()).c_str(), format("%.1f", r.cublas_tflops()).c_str(), peak.c_str(),
                 format("%.0f", r.ours_gbps()).c_str(), hbm.c_str(), format("%.3fx", r.speedup()).c_str(),
-                format("%.1f%%", 100.0 * r.vs_cublas.identical_fraction()).c_str(), r.warning().c_str());
+                format("%.1f%%", 100.0 * r.vs_cublas.identical_fraction()).c_str(),
+                r.ours_host_us.empty() ? "-" : format("%.1f", r.ours_host_median()).c_str(), r.warning().c_str());
   }
 }
 
@@ -172,6 +173,10 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
       j.key("ours_pct_hbm");
       if (r.hbm > 0) j.value(100.0 * r.ours_gbps() / r.hbm); else j.null();
       j.member("speedup", r.speedup());
+      if (!r.ours_host_us.empty()) {
+        j.member("ours_host_us_median", r.ours_host_median());
+        j.member("cublas_host_us_median", median(r.cublas_host_us));
+      }
     }
     j.member("identical_fraction", r.vs_cublas.identical_fraction());
     j.member("norm_rel_diff", r.vs_cublas.norm_rel).member("max_elem_rel_diff", r.vs_cublas.max_elem_rel);

@@ -26,6 +26,10 @@ struct BenchRow {
   Plan plan;                        // ours, from the verification call
   std::string error;                // a failed call: no timings
   std::vector<double> ours_us, cublas_us;
+  // Host time of one call (entry to return, on the CPU clock): tcgemm's
+  // kernel path, and cuBLAS through tcgemm's fallback (tcgemm's checks plus
+  // cublasGemmEx).
+  std::vector<double> ours_host_us, cublas_host_us;
   support::CompareStats vs_cublas;  // the worst round (lowest identical fraction)
   bool inputs_ok = true;
   size_t group = 0;                 // rows of one (shape, dtype, layout) share it
@@ -36,6 +40,7 @@ struct BenchRow {
   bool timed() const { return error.empty() && !ours_us.empty(); }
   double ours_median() const { return median(ours_us); }
   double cublas_median() const { return median(cublas_us); }
+  double ours_host_median() const { return ours_host_us.empty() ? -1.0 : median(ours_host_us); }
   double ours_tflops() const { return c.shape.flops() / (ours_median() * 1e-6) / 1e12; }
   double cublas_tflops() const { return c.shape.flops() / (cublas_median() * 1e-6) / 1e12; }
   double speedup() const { return cublas_median() / ours_median(); }

@@ -21,6 +21,10 @@ void add_bench_options(ArgParser& parser) {
   parser.add_option("json", "FILE", "also write every number, with GPU, clocks and versions, to FILE");
   parser.add_option("seed", "N", "base seed of the random inputs (default " + std::to_string(kBenchDefaultSeed) + ")");
   parser.add_option("device", "N", "CUDA device index (default 0)");
+  parser.add_flag("chain",
+                  "time a decoding MLP as a chain of dependent GEMMs instead (8 layers of 4096 -> 14336 -> 4096, "
+                  "M = 1, 8, 32, 64; first --dtype, default bf16): tcgemm with and without programmatic dependent "
+                  "launch, and cuBLAS");
   parser.add_option("configs", "auto|all",
                     "auto: the heuristic's choice (default); all: time every built-in configuration of the "
                     "device's kernel family for each case and mark the heuristic's pick with '*'");
@@ -60,7 +64,10 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
       return "--shape wants MxNxK with positive sizes, got '" + text + "'";
     s.shapes.push_back({*shape, DType::f16, {}, -1.0f, 1.0f, "--shape"});
   }
-  s.dtypes = parse_dtypes(parser.get("dtype", "f16"));
+  s.chain = parser.has("chain");
+  if (s.chain && (parser.has("suite") || parser.has("shape") || parser.has("configs") || parser.has("json")))
+    return "--chain times its own fixed chain: it takes no --suite, --shape, --configs or --json";
+  s.dtypes = parse_dtypes(parser.get("dtype", s.chain ? "bf16" : "f16"));
   if (s.dtypes.empty()) return "--dtype must be f16, bf16 or both";
   // Without --layout: the suites' own layout where they agree (NT for the
   // model suites; --shape counts as NN), else NN.

@@ -40,6 +40,7 @@ struct BenchSettings {
   bool flush = true;         // flush L2 before each timed call
   bool measure_peak = true;  // measure the tensor-core ceiling for %peak
   bool all_configs = false;  // --configs all: every built-in configuration of the family
+  bool chain = false;        // --chain: the dependent-GEMM chain instead of the cases
   std::optional<std::string> json_path;  // --json FILE
 };
 

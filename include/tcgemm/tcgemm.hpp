@@ -166,6 +166,13 @@ struct Options {
   Schedule schedule = Schedule::automatic;
   // sm90: the tile height, 0 (automatic), 64 or 128 (see kTileConfigs); 0 on sm100.
   int block_m = 0;
+  // Programmatic dependent launch (sm90, sm100 kernels): the kernel may start
+  // while the stream's previous kernel finishes, so its launch and prologue
+  // (barrier setup) overlap that kernel's tail; it waits for that kernel to
+  // complete before it reads or writes any operand. It also lets the next
+  // kernel launched this way start during its own tail. The results are the
+  // same either way; false launches it as an ordinary kernel.
+  bool pdl = true;
 };
 
 // The configuration tcgemm's kernel runs a call with (Plan::config). Every

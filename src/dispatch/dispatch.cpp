@@ -114,17 +114,19 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   if (why_not.empty() && is_sm90) {
     if (std::string why = sm90::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
-    const sm90::Config config =
+    sm90::Config config =
         sm90::select_config(args.m, args.n, args.k, dev.num_sms,
                             sm90::ConfigRequest{options.block_n, options.cluster_m, options.pingpong, options.block_m,
                                                 args.op_b == Op::T});
+    config.pdl = options.pdl;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
   if (why_not.empty() && is_sm100) {
     if (std::string why = sm100::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
-    const sm100::Config config = sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n,
-                                                      options.schedule, options.cluster_m, args.op_b == Op::T);
+    sm100::Config config = sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n,
+                                                options.schedule, options.cluster_m, args.op_b == Op::T);
+    config.pdl = options.pdl;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");
   }

@@ -109,6 +109,7 @@ struct Config : KernelConfig {
   int num_tiles = 0;      // 256 x block_n tiles covering C
   int grid_clusters = 0;  // clusters launched: every tile (CLC), or at most the
                           // resident clusters (persistent; the launcher caps it)
+  bool pdl = true;        // launched as a programmatic dependent launch (Options::pdl)
   int cta_group() const { return cluster_m; }
 };
 

@@ -103,6 +103,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   // Every CTA of the group has launched and initialized its barriers.
   if constexpr (kPair) detail::cluster_sync(); else __syncthreads();
+  // A programmatic dependent launch (Options::pdl) gets here while the
+  // stream's previous kernel may still run: nothing above touched global
+  // memory; from here on A, B and C may be its output.
+  cudaGridDependencySynchronize();
   // Tensor memory: allocated by the MMA warps of both CTAs together, its
   // address published to the warps that use it (sm100/tmem_allocator.cuh).
   uint32_t tmem_base = 0;
@@ -135,6 +139,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           ring.advance();
         }
       }
+      // The CTA's last loads are issued: a programmatic dependent next
+      // kernel may start its launch (it waits for this grid to complete).
+      cudaTriggerProgrammaticLaunchCompletion();
       wait_ring_released(smem.smem_empty(), ring);  // no commit for this CTA's ring still in flight
     }
   } else if (warp == kMmaWarp) {

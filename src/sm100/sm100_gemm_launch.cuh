@@ -40,9 +40,9 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   // Persistent: no more clusters than fit at once.
   const int clusters = SCHEDULE == Schedule::persistent ? std::min(config.grid_clusters, resident)
                                                         : config.grid_clusters;
-  cudaLaunchAttribute attr{};
+  detail::LaunchAttributes attrs{};
   const cudaLaunchConfig_t cfg = detail::launch_config(clusters * CTA_GROUP, kThreads, CTA_GROUP, kSmem,
-                                                       args.stream, attr);
+                                                       args.stream, attrs, config.pdl);
   *grid_ctas = clusters * CTA_GROUP;
   const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
   const cudaError_t err =
@@ -71,9 +71,10 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   // B: each CTA of a pair loads half of the tile's columns (the map's box is
   // half as wide for a K-major B; an MN-major B is loaded in 64-column
   // panels); a single-CTA tile loads all of them.
+  const Tma2D c_map = tma_output_c(args, kEpiPanelCols, kEpiPanelRows);
   if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(args, config), kBlockK),
-                                         tma_operand_b(args, config.block_n, kBlockK, config.cta_group()),
-                                         tma_output_c(args, kEpiPanelCols, kEpiPanelRows), &maps);
+                                         tma_operand_b(args, config.block_n, kBlockK, config.cta_group()), &c_map,
+                                         &maps);
       !why.empty())
     return why;
   const bool clc = config.schedule == Schedule::cluster_launch_control;

@@ -85,6 +85,7 @@ struct Config : KernelConfig {
   int group_m = 0;   // raster group, in cluster block-rows
   int num_ctas = 0;  // persistent grid size: an upper bound; the launcher caps it
                      // at the number of clusters that can be resident at once
+  bool pdl = true;   // launched as a programmatic dependent launch (Options::pdl)
 };
 
 // What a call asks of the choice: the Options' overrides (0: automatic) and

@@ -105,10 +105,15 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   const detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / CLUSTER_M,
                                             static_cast<int>(gridDim.x) / CLUSTER_M, raster.num_tiles()};
   if (threadIdx.x == 0) {
-    detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
+    if constexpr (kSmallM) detail::prefetch_tensormaps(&tmap_a, &tmap_b);  // (C: stored from registers)
+    else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
     smem.init_barriers(detail::ring_full_arrivals(epi), Release::kArrivals, CLUSTER_M > 1);
   }
   if constexpr (CLUSTER_M > 1) detail::cluster_sync(); else __syncthreads();
+  // Launched as a programmatic dependent launch (Options::pdl), the kernel
+  // gets here while the stream's previous kernel may still run: nothing
+  // above touched global memory; from here on A, B and C may be its output.
+  cudaGridDependencySynchronize();
 
   if (warpgroup == 0) {
     // ======================= producer: one thread fills the ring =======================
@@ -129,6 +134,10 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           ring.advance();
         }
       }
+      // The CTA's last loads are issued: the next kernel of the stream, if
+      // launched as a programmatic dependent, may start its launch now (it
+      // still waits for this grid to complete before touching memory).
+      cudaTriggerProgrammaticLaunchCompletion();
     }
   } else {
     // ======================= consumers: mainloop and epilogue, tile by tile =======================

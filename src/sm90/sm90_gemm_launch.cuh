@@ -44,9 +44,9 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
   const int clusters = std::min(config.num_ctas / CLUSTER_M, resident);
 
-  cudaLaunchAttribute attr{};
+  detail::LaunchAttributes attrs{};
   const cudaLaunchConfig_t cfg =
-      launch_config(clusters * CLUSTER_M, kCtaThreads, CLUSTER_M, kSmem, args.stream, attr);
+      launch_config(clusters * CLUSTER_M, kCtaThreads, CLUSTER_M, kSmem, args.stream, attrs, config.pdl);
   *grid_ctas = clusters * CLUSTER_M;
   const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi, a_stage_bytes);
@@ -72,9 +72,11 @@ template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
   GemmTensorMaps maps;
+  // (The 64-row tiles store C from registers: no map for it.)
+  const Tma2D c_map = tma_output_c(args, kEpiPanel);
   if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(args, config), kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cluster_m),
-                                         tma_output_c(args, kEpiPanel), &maps);
+                                         config.block_m == kSmallBlockM ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
   // The instantiated configurations: kTileConfigs.

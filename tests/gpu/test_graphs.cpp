@@ -6,6 +6,8 @@
 // path follows is in src/common/host/device.hpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -368,6 +370,93 @@ TEST_F(Graphs, OtherThreadsRunAndExitDuringAGlobalCapture) {
     TCGEMM_ASSERT_OK(run_reference(p->args(p->c_ref())), gc.describe());
     expect_close(compare(gc.dtype, p->download_c(), p->download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc),
                  gc.dtype, gc.describe());
+  }
+}
+
+// Programmatic dependent launch (Options::pdl, on by default): each kernel
+// may start while the one before it finishes and must wait for it before it
+// reads its output. A chain of GEMMs, each reading the previous one's C as
+// its A, enqueued back to back with no synchronization (as a model's layers
+// are), with the intermediates poisoned before every run: with PDL, without
+// it, and captured in a graph with it, the final output has the same bits
+// as a run that synchronizes after every GEMM. Decode-like (64-row tiles)
+// and prefill-like (128-row tiles) M, fp16 and bf16.
+TEST_F(Graphs, DependentChainSameBitsWithAndWithoutPdl) {
+  Stream stream;
+  constexpr int kLinks = 4;
+  constexpr int64_t kWidth = 1536;
+  for (const int64_t m : {int64_t{5}, int64_t{300}}) {
+    for (DType dt : {DType::f16, DType::bf16}) {
+      const std::string what = "chain of " + std::to_string(kLinks) + " GEMMs, M = " + std::to_string(m) + ", N = K = " +
+                               std::to_string(kWidth) + ", " + to_string(dt);
+      SCOPED_TRACE(what);
+      using Buffer = support::DeviceBuffer<uint16_t>;
+      // acts[0] = x, acts[i + 1] = acts[i] @ w[i]^T (the nn.Linear layout).
+      std::vector<Buffer> acts, weights;
+      for (int i = 0; i <= kLinks; ++i) acts.emplace_back(static_cast<size_t>(m * kWidth));
+      // uniform(-a, a), a = sqrt(3 / K): the activations keep unit variance.
+      const float a = std::sqrt(3.0f / kWidth);
+      for (int i = 0; i < kLinks; ++i) {
+        weights.emplace_back(static_cast<size_t>(kWidth * kWidth));
+        support::fill_random(dt, weights[i].data(), weights[i].size(), support::uniform(-a, a), 61000 + i, stream);
+      }
+      support::fill_random(dt, acts[0].data(), acts[0].size(), support::uniform(-1.0f, 1.0f), 60999, stream);
+      const auto link_args = [&](int i) {
+        GemmArgs g{};
+        g.dtype = dt;
+        g.m = m;
+        g.n = kWidth;
+        g.k = kWidth;
+        g.op_a = Op::N;
+        g.op_b = Op::T;
+        g.a = acts[i].data();
+        g.lda = kWidth;
+        g.b = weights[i].data();
+        g.ldb = kWidth;
+        g.c = acts[i + 1].data();
+        g.ldc = kWidth;
+        g.alpha = 1.0f;
+        g.beta = 0.0f;
+        g.stream = stream;
+        return g;
+      };
+      const auto poison = [&] {
+        for (int i = 1; i <= kLinks; ++i) fill_bits(acts[i].data(), acts[i].size(), poison_bits(dt), stream);
+      };
+      const auto enqueue = [&](const Options& options, std::vector<Plan>* plans) {
+        for (int i = 0; i < kLinks; ++i) plans->push_back(tcgemm::gemm(link_args(i), options));
+      };
+      const auto result = [&] { return download(acts[kLinks].data(), acts[kLinks].size()); };
+
+      // Reference: every GEMM completes before the next is issued.
+      poison();
+      for (int i = 0; i < kLinks; ++i) TCGEMM_ASSERT_OK(run_gemm(link_args(i), Options{}), what);
+      const std::vector<uint16_t> want = result();
+      ASSERT_EQ(std::count(want.begin(), want.end(), poison_bits(dt)), 0) << "the reference left poison";
+
+      Options no_pdl;
+      no_pdl.pdl = false;
+      for (const Options& options : {Options{}, no_pdl}) {
+        const std::string variant = options.pdl ? "back to back, PDL" : "back to back, no PDL";
+        for (int rep = 0; rep < 3; ++rep) {
+          poison();
+          std::vector<Plan> plans;
+          enqueue(options, &plans);
+          check_cuda(cudaStreamSynchronize(stream), variant);
+          for (const Plan& p : plans) TCGEMM_ASSERT_OK(p, variant);
+          EXPECT_EQ(plans.front().backend, own_backend()) << plans.front().reason;
+          ASSERT_EQ(result(), want) << variant << ", run " << rep;
+        }
+      }
+      std::vector<Plan> captured;
+      const Graph graph = Graph::capture(stream, cudaStreamCaptureModeThreadLocal, [&] { enqueue(Options{}, &captured); });
+      for (const Plan& p : captured) TCGEMM_ASSERT_OK(p, "captured");
+      for (int rep = 0; rep < 3; ++rep) {
+        poison();
+        graph.replay(stream);
+        ASSERT_EQ(result(), want) << "graph with PDL, replay " << rep;
+      }
+    }
   }
 }
 

@@ -17,21 +17,34 @@
 
 namespace tcgemm::detail {
 
+// The launch attributes of one launch; must outlive its configuration.
+using LaunchAttributes = std::array<cudaLaunchAttribute, 2>;
+
 // A launch of `ctas` CTAs of `threads` threads in clusters of `cluster_m`
-// along x. `attr` must outlive the launch configuration.
+// along x; `pdl`: as a programmatic dependent launch (Options::pdl; the
+// kernel must call cudaGridDependencySynchronize before it touches memory
+// the previous kernel may write or read).
 inline cudaLaunchConfig_t launch_config(int ctas, int threads, int cluster_m, int smem, cudaStream_t stream,
-                                        cudaLaunchAttribute& attr) {
+                                        LaunchAttributes& attrs, bool pdl = false) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(ctas);
   cfg.blockDim = dim3(threads);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = cluster_m;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = cluster_m > 1 ? 1 : 0;
+  cfg.attrs = attrs.data();
+  cfg.numAttrs = 0;
+  if (cluster_m > 1) {
+    cudaLaunchAttribute& a = attrs[cfg.numAttrs++];
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = cluster_m;
+    a.val.clusterDim.y = 1;
+    a.val.clusterDim.z = 1;
+  }
+  if (pdl) {
+    cudaLaunchAttribute& a = attrs[cfg.numAttrs++];
+    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    a.val.programmaticStreamSerializationAllowed = 1;
+  }
   return cfg;
 }
 
@@ -41,8 +54,9 @@ inline cudaLaunchConfig_t launch_config(int ctas, int threads, int cluster_m, in
 template <typename Kernel>
 int max_resident_clusters(Kernel kernel, int threads, int cluster_m, int smem, int num_sms, cudaError_t* err) {
   if (cluster_m == 1) return num_sms;
-  cudaLaunchAttribute attr{};
-  const cudaLaunchConfig_t cfg = launch_config(cluster_m * (num_sms / cluster_m), threads, cluster_m, smem, nullptr, attr);
+  LaunchAttributes attrs{};
+  const cudaLaunchConfig_t cfg =
+      launch_config(cluster_m * (num_sms / cluster_m), threads, cluster_m, smem, nullptr, attrs);
   int clusters = 0;
   *err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
   return clusters;

@@ -77,17 +77,19 @@ CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tm
             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
-std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c,
+std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D* c,
                              GemmTensorMaps* out) {
   struct Map {
     CUtensorMap* out;
     const void* base;
-    const Tma2D& params;
+    const Tma2D* params;
     const char* name;
   };
-  const Map maps[] = {{&out->a, args.a, a, "A"}, {&out->b, args.b, b, "B"}, {&out->c, args.c, c, "C"}};
+  const Map maps[] = {{&out->a, args.a, &a, "A"}, {&out->b, args.b, &b, "B"}, {&out->c, args.c, c, "C"}};
+  out->c = CUtensorMap{};
   for (const auto& m : maps) {
-    const CUresult r = encode_tma_2d(m.out, args.dtype, m.base, m.params);
+    if (m.params == nullptr) continue;
+    const CUresult r = encode_tma_2d(m.out, args.dtype, m.base, *m.params);
     if (r != CUDA_SUCCESS)
       return std::string("cuTensorMapEncodeTiled failed for ") + m.name + " (CUresult " + std::to_string(r) + ")";
   }

@@ -46,8 +46,9 @@ CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tm
 struct GemmTensorMaps {
   CUtensorMap a, b, c;
 };
-// Empty on success, else which map failed and the driver's result.
-std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c,
+// Empty on success, else which map failed and the driver's result. A null
+// `c` (a kernel that stores C from registers) leaves out->c zeroed.
+std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D* c,
                              GemmTensorMaps* out);
 
 }  // namespace tcgemm::detail
