@@ -40,9 +40,13 @@ double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<do
 // same time whatever its width: ~0.66 GB/s per column) and levels off near
 // 40 GB/s beyond, so a call takes about as long as its number of waves of
 // tiles until HBM's bandwidth bounds it. So: the fewest waves; among equals
-// the narrower tile (more SMs share the stream).
+// the narrower tile (more SMs share the stream). Except where 64-wide tiles
+// make 4 waves or more: then HBM bounds every wave but the last, whose share
+// is small, and 64 wide beat the fewer, wider waves by 6-9% (57344 x 8192
+// and 37888 x 3584 at M = 1, `bench --configs all`, docs/PERF.md).
 int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major) {
   const int64_t m_blocks = ceil_div(m, kSmallBlockM);
+  if (m_blocks * ceil_div(n, 64) >= 4 * static_cast<int64_t>(num_sms)) return 64;
   int best_width = 0;
   int64_t best_waves = 0;
   for (const TileConfig tc : kTileConfigs) {
@@ -132,6 +136,20 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   if (!is_tile_config(block_n, cluster_m, pingpong)) {
     cluster_m = 1;
     if (!is_tile_config(block_n, cluster_m, pingpong)) pingpong = false;
+  }
+  // Small problems (matmul_v2's 128^3-512^3): where the 128-row tiles leave
+  // half the SMs or more idle, the 64-row tiles of the same width take twice
+  // as many SMs, each with half the work before its first store: 1.01-1.05x
+  // the 128-row tile on 128^3, 256^3 and 512^3 (fp16 NN, `bench --configs
+  // all`, docs/PERF.md). Not when the call asked for a height, width,
+  // cluster or ping-pong.
+  const bool automatic = request.block_m == 0 && request.block_n == 0 && request.cluster_m == 0 && !request.pingpong;
+  if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms && is_tile_config(block_n, 1, false, kSmallBlockM) &&
+      builds_for_b(block_n, request.b_k_major)) {
+    ConfigRequest narrow = request;
+    narrow.block_n = block_n;
+    const Config c = small_m_config(m, n, num_sms, narrow);
+    if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n)) return c;
   }
   Config c{};
   c.block_m = kBlockM;

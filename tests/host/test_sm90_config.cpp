@@ -119,20 +119,34 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   };
   // The fewest waves, then the narrower tile. N = 4096: 32, 64 or 128
   // tiles of 128, 64 or 32 (one wave each; 16 would take two): 32. 14336:
-  // 112 tiles of 128 (one wave; 64 takes two). 57344: 224 of 256 (two
-  // waves). 1024: 128 of 8, one wave.
+  // 112 tiles of 128 (one wave; 64 takes two). 28672: 112 of 256 (one
+  // wave). 1024: 128 of 8, one wave. But 64 wide wherever that makes 4
+  // waves or more: 57344 (896 tiles), 37888 (592).
   for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{1, 14336, 4096, 128}, Pick{16, 4096, 14336, 32},
                         Pick{1, 1024, 4096, 8}, Pick{64, 4096, 4096, 32}, Pick{64, 14336, 4096, 128},
-                        Pick{1, 6144, 4096, 64}, Pick{1, 3584, 3584, 32}, Pick{1, 57344, 8192, 256},
-                        Pick{8, 10240, 8192, 128}}) {
+                        Pick{1, 6144, 4096, 64}, Pick{1, 3584, 3584, 32}, Pick{1, 28672, 4096, 256},
+                        Pick{8, 10240, 8192, 128}, Pick{1, 57344, 8192, 64}, Pick{64, 37888, 3584, 64}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_m, 64) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_FALSE(c.pingpong);
     EXPECT_EQ(c.cluster_m, 1);
   }
-  // Past 64 rows: the 128-row tiles.
-  EXPECT_EQ(select_config(65, 4096, 4096, 132).block_m, 128);
+  // Past 64 rows: the 128-row tiles, where they take more than half the SMs.
+  EXPECT_EQ(select_config(65, 16384, 4096, 132).block_m, 128);
+  EXPECT_EQ(select_config(1024, 1024, 1024, 132).block_m, 128) << "128 tiles of 128x64";
+  // Where they would leave half the SMs or more idle, 64-row tiles of the
+  // same width (matmul_v2's small squares, B MN-major: 64 wide).
+  ConfigRequest nn;
+  nn.b_k_major = false;
+  for (int64_t size : {128, 256, 512}) {
+    const Config sq = select_config(size, size, size, 132, nn);
+    EXPECT_EQ(sq.block_m, 64) << shape(size, size, size, 132);
+    EXPECT_EQ(sq.block_n, 64) << shape(size, size, size, 132);
+  }
+  // ... unless a height or width was asked for.
+  nn.block_n = 64;
+  EXPECT_EQ(select_config(512, 512, 512, 132, nn).block_m, 128);
   // B stored MN-major: the 64-row tiles of whole 64-wide panels only.
   ConfigRequest mn;
   mn.b_k_major = false;
