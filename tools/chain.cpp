@@ -80,23 +80,10 @@ class MlpChain {
   // out[m x n] = in[m x k] @ w[n x k]^T
   std::string linear(const uint16_t* in, const uint16_t* w, uint16_t* out, int64_t n, int64_t k,
                      const Options& options) const {
-    GemmArgs g{};
-    g.dtype = dtype_;
-    g.m = m_;
-    g.n = n;
-    g.k = k;
-    g.op_a = Op::N;
-    g.op_b = Op::T;
-    g.a = in;
-    g.lda = k;
-    g.b = w;
-    g.ldb = k;
-    g.c = out;
-    g.ldc = n;
-    g.alpha = 1.0f;
-    g.beta = 0.0f;
-    g.stream = stream_;
-    const Plan p = gemm(g, options);
+    constexpr Layout kNT{Op::N, Op::T};
+    const Shape shape{m_, n, k};
+    const Plan p = gemm(make_args(dtype_, kNT, shape, operands_for(shape, kNT), in, w, out, 1.0f, 0.0f, stream_),
+                        options);
     return p.status == Status::ok ? std::string() : p.reason;
   }
 
