@@ -8,6 +8,7 @@
 #include <string>
 #include <variant>
 
+#include "common/host/launch.cuh"
 #include "dispatch/dispatch.hpp"
 #include "sm100/sm100_gemm.hpp"
 #include "sm90/sm90_gemm.hpp"
@@ -161,6 +162,43 @@ TEST(Decide, Sm90KernelWithItsConfigurationInThePlan) {
                                  (tc.cluster_m == 2 ? ", cluster 2x1 (B multicast)" : "") +
                                  (tc.pingpong ? ", ping-pong" : "") + ">");
   }
+}
+
+// Options::pdl reaches the launch: the configuration carries it, and the
+// launch configuration asks for programmatic stream serialization exactly
+// when it is set (beside the cluster dimension when there is a cluster).
+TEST(Decide, PdlFollowsTheOption) {
+  const GemmArgs g = aligned_args();
+  Options off;
+  off.pdl = false;
+  if (built("sm_90a")) {
+    EXPECT_TRUE(std::get<sm90::Config>(decide(g, Options{}, kH200).config).pdl) << "on by default";
+    EXPECT_FALSE(std::get<sm90::Config>(decide(g, off, kH200).config).pdl);
+  }
+  if (built("sm_100a")) {
+    EXPECT_TRUE(std::get<sm100::Config>(decide(g, Options{}, kB200).config).pdl) << "on by default";
+    EXPECT_FALSE(std::get<sm100::Config>(decide(g, off, kB200).config).pdl);
+  }
+  for (const int cluster_m : {1, 2})
+    for (const bool pdl : {false, true}) {
+      LaunchAttributes attrs{};
+      const cudaLaunchConfig_t cfg = launch_config(132, 384, cluster_m, 1024, nullptr, attrs, pdl);
+      const std::string what = "cluster_m=" + std::to_string(cluster_m) + " pdl=" + (pdl ? "true" : "false");
+      ASSERT_EQ(cfg.numAttrs, static_cast<unsigned>((cluster_m > 1) + pdl)) << what;
+      int clusters = 0, pdls = 0;
+      for (unsigned i = 0; i < cfg.numAttrs; ++i) {
+        const cudaLaunchAttribute& a = cfg.attrs[i];
+        if (a.id == cudaLaunchAttributeClusterDimension) {
+          ++clusters;
+          EXPECT_EQ(a.val.clusterDim.x, static_cast<unsigned>(cluster_m)) << what;
+        } else if (a.id == cudaLaunchAttributeProgrammaticStreamSerialization) {
+          ++pdls;
+          EXPECT_EQ(a.val.programmaticStreamSerializationAllowed, 1) << what;
+        }
+      }
+      EXPECT_EQ(clusters, cluster_m > 1 ? 1 : 0) << what;
+      EXPECT_EQ(pdls, pdl ? 1 : 0) << what;
+    }
 }
 
 // The 64-row tiles narrower than 64 are built for B stored K-major only: a
