@@ -105,8 +105,8 @@ struct GemmArgs {
 };
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
-// 8-32 only with 64-row tiles (kTileConfigs).
-inline constexpr int kTileWidths[] = {8, 16, 32, 64, 128, 192, 256};
+// 8-48 and 96 only with 64-row tiles (kTileConfigs).
+inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 128, 192, 256};
 
 // The sm90 kernel configurations built in: a tile width, the number of CTAs
 // (1 or 2, stacked along M) in a cluster that shares B by TMA multicast, the
@@ -115,8 +115,9 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 64, 128, 192, 256};
 // other's mainloop), and the tile height: 128 rows (two consumer warpgroups)
 // or 64 (one; the small-M configurations: many narrow tiles over a deep ring,
 // so that a few rows of A against a large B still keep every SM streaming B).
-// The 64-row tiles narrower than 64 columns are built for B stored K-major
-// only (op_b = T: the nn.Linear layout `x @ W^T`).
+// The 64-row tiles whose width is not a multiple of 64 columns are built for
+// B stored K-major only (op_b = T: the nn.Linear layout `x @ W^T`); 40, 48
+// and 96 split N = 4608, 6144 and 12288 over one wave of 116-128 SMs.
 struct TileConfig {
   int block_n;
   int cluster_m;
@@ -126,7 +127,8 @@ struct TileConfig {
 inline constexpr TileConfig kTileConfigs[] = {
     {64, 1},           {128, 1},           {128, 1, true},     {128, 2},           {192, 1},
     {256, 1},          {256, 2},           {8, 1, false, 64},  {16, 1, false, 64}, {32, 1, false, 64},
-    {64, 1, false, 64}, {128, 1, false, 64}, {256, 1, false, 64}};
+    {40, 1, false, 64}, {48, 1, false, 64}, {64, 1, false, 64}, {96, 1, false, 64}, {128, 1, false, 64},
+    {256, 1, false, 64}};
 
 // The sm100 kernel configurations built in. A pair tile is one 256 x block_n
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A

@@ -73,9 +73,9 @@ constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false,
   return false;
 }
 
-// Whether a configuration is built for B's layout: the 64-row tiles
-// narrower than one 64-column swizzle panel only for B stored K-major.
-constexpr bool builds_for_b(int block_n, bool b_k_major) { return b_k_major || block_n >= 64; }
+// Whether a configuration is built for B's layout: the 64-row tiles that
+// are not whole 64-column swizzle panels wide only for B stored K-major.
+constexpr bool builds_for_b(int block_n, bool b_k_major) { return b_k_major || block_n % 64 == 0; }
 
 // The configuration of one call: what Plan::config shows (block_m 128 or
 // 64, block_n one of kTileWidths, block_k = kBlockK, the stages for the

@@ -85,7 +85,10 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       case 8: return launch_layout<Element, 8, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
       case 16: return launch_layout<Element, 16, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
       case 32: return launch_layout<Element, 32, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+      case 40: return launch_layout<Element, 40, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+      case 48: return launch_layout<Element, 48, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
       case 64: return launch_layout<Element, 64, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+      case 96: return launch_layout<Element, 96, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
       case 128: return launch_layout<Element, 128, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
       case 256: return launch_layout<Element, 256, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
     }

@@ -49,7 +49,8 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_REGS_C1 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define TCGEMM_WGMMA_REGS_C2 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 #define TCGEMM_WGMMA_REGS_C3 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-// The widths below one chunk (the 64-row small-M tiles): 4, 8, 16 accumulators.
+// The widths that are not whole chunks (the 64-row small-M tiles): 4, 8, 16,
+// 20, 24 and 48 accumulators.
 #define TCGEMM_WGMMA_ACC_8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 #define TCGEMM_WGMMA_REGS_8 "{%0, %1, %2, %3}"
 #define TCGEMM_WGMMA_PRED_8 "setp.ne.b32 p, %6, 0;\n"
@@ -63,10 +64,26 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_REGS_32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
 #define TCGEMM_WGMMA_PRED_32 "setp.ne.b32 p, %18, 0;\n"
 #define TCGEMM_WGMMA_TAIL_32 ", %16, %17, p, 1, 1, %19, %20;\n}\n"
+#define TCGEMM_WGMMA_ACC_40 TCGEMM_WGMMA_ACC_32, "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+#define TCGEMM_WGMMA_REGS_40 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19}"
+#define TCGEMM_WGMMA_PRED_40 "setp.ne.b32 p, %22, 0;\n"
+#define TCGEMM_WGMMA_TAIL_40 ", %20, %21, p, 1, 1, %23, %24;\n}\n"
+#define TCGEMM_WGMMA_ACC_48 TCGEMM_WGMMA_ACC_40, "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+#define TCGEMM_WGMMA_REGS_48 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}"
+#define TCGEMM_WGMMA_PRED_48 "setp.ne.b32 p, %26, 0;\n"
+#define TCGEMM_WGMMA_TAIL_48 ", %24, %25, p, 1, 1, %27, %28;\n}\n"
 #define TCGEMM_WGMMA_ACC_64 TCGEMM_WGMMA_ACC_C0
 #define TCGEMM_WGMMA_REGS_64 "{" TCGEMM_WGMMA_REGS_C0 "}"
 #define TCGEMM_WGMMA_PRED_64 "setp.ne.b32 p, %34, 0;\n"
 #define TCGEMM_WGMMA_TAIL_64 ", %32, %33, p, 1, 1, %35, %36;\n}\n"
+#define TCGEMM_WGMMA_ACC_96 \
+  TCGEMM_WGMMA_ACC_C0, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), \
+      "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+#define TCGEMM_WGMMA_REGS_96 \
+  "{" TCGEMM_WGMMA_REGS_C0 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}"
+#define TCGEMM_WGMMA_PRED_96 "setp.ne.b32 p, %50, 0;\n"
+#define TCGEMM_WGMMA_TAIL_96 ", %48, %49, p, 1, 1, %51, %52;\n}\n"
 #define TCGEMM_WGMMA_ACC_128 TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1
 #define TCGEMM_WGMMA_REGS_128 "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 "}"
 #define TCGEMM_WGMMA_PRED_128 "setp.ne.b32 p, %66, 0;\n"
@@ -92,8 +109,9 @@ template <typename Element, int N, int TRANS_A, int TRANS_B>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d) {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "wgmma here takes fp16 or bf16 operands");
-  static_assert(N == 8 || N == 16 || N == 32 || N == 64 || N == 128 || N == 192 || N == 256,
-                "instantiated widths: 8, 16, 32, 64, 128, 192, 256");
+  static_assert(N == 8 || N == 16 || N == 32 || N == 40 || N == 48 || N == 64 || N == 96 || N == 128 || N == 192 ||
+                    N == 256,
+                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 128, 192, 256");
   constexpr bool kF16 = std::is_same_v<Element, __half>;
   if constexpr (N == 8) {
     if constexpr (kF16) TCGEMM_WGMMA(8, "f16"); else TCGEMM_WGMMA(8, "bf16");
@@ -101,8 +119,14 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
     if constexpr (kF16) TCGEMM_WGMMA(16, "f16"); else TCGEMM_WGMMA(16, "bf16");
   } else if constexpr (N == 32) {
     if constexpr (kF16) TCGEMM_WGMMA(32, "f16"); else TCGEMM_WGMMA(32, "bf16");
+  } else if constexpr (N == 40) {
+    if constexpr (kF16) TCGEMM_WGMMA(40, "f16"); else TCGEMM_WGMMA(40, "bf16");
+  } else if constexpr (N == 48) {
+    if constexpr (kF16) TCGEMM_WGMMA(48, "f16"); else TCGEMM_WGMMA(48, "bf16");
   } else if constexpr (N == 64) {
     if constexpr (kF16) TCGEMM_WGMMA(64, "f16"); else TCGEMM_WGMMA(64, "bf16");
+  } else if constexpr (N == 96) {
+    if constexpr (kF16) TCGEMM_WGMMA(96, "f16"); else TCGEMM_WGMMA(96, "bf16");
   } else if constexpr (N == 128) {
     if constexpr (kF16) TCGEMM_WGMMA(128, "f16"); else TCGEMM_WGMMA(128, "bf16");
   } else if constexpr (N == 192) {

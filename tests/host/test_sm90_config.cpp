@@ -58,7 +58,7 @@ TEST(Sm90Config, OverrideIsRespected) {
 }
 
 TEST(Sm90Config, InvalidOverrideFallsBackToAutomatic) {
-  for (int bad : {0, 24, 96, 512, -1}) {
+  for (int bad : {0, 24, 80, 512, -1}) {
     const Config c = select_config(4096, 4096, 4096, 132, bad);
     const Config automatic = select_config(4096, 4096, 4096, 132, 0);
     EXPECT_TRUE(is_tile_width(c.block_n)) << "override=" << bad << " gave block_n=" << c.block_n;
@@ -209,7 +209,7 @@ TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
 
 TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
   for (const auto& s : kShapes)
-    for (int bn : {0, 8, 16, 32, 64, 128, 192, 256}) {
+    for (int bn : {0, 8, 16, 32, 40, 48, 64, 96, 128, 192, 256}) {
       const Config c = select_config(s.m, s.n, s.k, 132, bn);
       EXPECT_GE(c.stages, 2) << "a ring needs two stages to overlap loads and MMAs";
       EXPECT_LE(c.stages, max_stages(c.block_n, c.block_m));
