@@ -47,29 +47,9 @@ struct MainloopLoad {
     // byte count is the same for edge tiles.
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, full,
                                          stage_bytes);
-    if constexpr (A_MAJOR == Major::K) {
-      const int32_t c[2] = {k0, m0};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, a_dst, tmap_a, c, full);
-    } else {
-#pragma unroll
-      for (int p = 0; p < BLOCK_M / 64; ++p) {
-        const int32_t c[2] = {m0 + 64 * p, k0};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                        a_dst + p * (Stage::kABytes / (BLOCK_M / 64)), tmap_a, c, full);
-      }
-    }
+    load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0);
     if constexpr (CLUSTER_M == 1) {
-      if constexpr (B_MAJOR == Major::K) {
-        const int32_t c[2] = {k0, n0};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst, tmap_b, c, full);
-      } else {
-#pragma unroll
-        for (int p = 0; p < BLOCK_N / 64; ++p) {
-          const int32_t c[2] = {n0 + 64 * p, k0};
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                          b_dst + p * (Stage::kBBytes / (BLOCK_N / 64)), tmap_b, c, full);
-        }
-      }
+      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0);
     } else {
       // This CTA's half of B, written at the same offset into both CTAs'
       // rings; each destination's full barrier counts the bytes.
@@ -86,9 +66,30 @@ struct MainloopLoad {
           const int panel = static_cast<int>(cta_rank) * (BLOCK_N / 128) + p;
           const int32_t c[2] = {n0 + 64 * panel, k0};
           cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                          b_dst + panel * (Stage::kBBytes / (BLOCK_N / 64)), tmap_b, c, full,
-                                          kBothCtas);
+                                          b_dst + panel * kOperandPanelBytes, tmap_b, c, full, kBothCtas);
         }
+      }
+    }
+  }
+
+ private:
+  // An MN-major operand's 64-wide panel of a k-block: 64 lines of 64 elements.
+  static constexpr int kOperandPanelBytes = 64 * kBlockK * 2;
+
+  // ROWS rows (of M or N) from row0 of one operand's k-block at k0, into
+  // dst, without multicast: K-major, one box; MN-major, ROWS / 64 panels.
+  template <Major MAJOR, int ROWS>
+  __device__ __forceinline__ static void load_operand(uint8_t* dst, const CUtensorMap* tmap, uint64_t* full, int row0,
+                                                      int k0) {
+    if constexpr (MAJOR == Major::K) {
+      const int32_t c[2] = {k0, row0};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full);
+    } else {
+#pragma unroll
+      for (int p = 0; p < ROWS / 64; ++p) {
+        const int32_t c[2] = {row0 + 64 * p, k0};
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst + p * kOperandPanelBytes,
+                                        tmap, c, full);
       }
     }
   }

@@ -105,6 +105,15 @@ namespace tcgemm::sm90 {
                : TCGEMM_WGMMA_ACC_##N                                                                \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B))
 
+// The instruction for width W in the element type of the enclosing function.
+#define TCGEMM_WGMMA_IF_WIDTH(W)        \
+  if constexpr (N == W) {               \
+    if constexpr (kF16)                 \
+      TCGEMM_WGMMA(W, "f16");           \
+    else                                \
+      TCGEMM_WGMMA(W, "bf16");          \
+  }
+
 template <typename Element, int N, int TRANS_A, int TRANS_B>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d) {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
@@ -113,27 +122,9 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
                     N == 256,
                 "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 128, 192, 256");
   constexpr bool kF16 = std::is_same_v<Element, __half>;
-  if constexpr (N == 8) {
-    if constexpr (kF16) TCGEMM_WGMMA(8, "f16"); else TCGEMM_WGMMA(8, "bf16");
-  } else if constexpr (N == 16) {
-    if constexpr (kF16) TCGEMM_WGMMA(16, "f16"); else TCGEMM_WGMMA(16, "bf16");
-  } else if constexpr (N == 32) {
-    if constexpr (kF16) TCGEMM_WGMMA(32, "f16"); else TCGEMM_WGMMA(32, "bf16");
-  } else if constexpr (N == 40) {
-    if constexpr (kF16) TCGEMM_WGMMA(40, "f16"); else TCGEMM_WGMMA(40, "bf16");
-  } else if constexpr (N == 48) {
-    if constexpr (kF16) TCGEMM_WGMMA(48, "f16"); else TCGEMM_WGMMA(48, "bf16");
-  } else if constexpr (N == 64) {
-    if constexpr (kF16) TCGEMM_WGMMA(64, "f16"); else TCGEMM_WGMMA(64, "bf16");
-  } else if constexpr (N == 96) {
-    if constexpr (kF16) TCGEMM_WGMMA(96, "f16"); else TCGEMM_WGMMA(96, "bf16");
-  } else if constexpr (N == 128) {
-    if constexpr (kF16) TCGEMM_WGMMA(128, "f16"); else TCGEMM_WGMMA(128, "bf16");
-  } else if constexpr (N == 192) {
-    if constexpr (kF16) TCGEMM_WGMMA(192, "f16"); else TCGEMM_WGMMA(192, "bf16");
-  } else {
-    if constexpr (kF16) TCGEMM_WGMMA(256, "f16"); else TCGEMM_WGMMA(256, "bf16");
-  }
+  TCGEMM_WGMMA_IF_WIDTH(8) else TCGEMM_WGMMA_IF_WIDTH(16) else TCGEMM_WGMMA_IF_WIDTH(32) else TCGEMM_WGMMA_IF_WIDTH(40)
+  else TCGEMM_WGMMA_IF_WIDTH(48) else TCGEMM_WGMMA_IF_WIDTH(64) else TCGEMM_WGMMA_IF_WIDTH(96)
+  else TCGEMM_WGMMA_IF_WIDTH(128) else TCGEMM_WGMMA_IF_WIDTH(192) else TCGEMM_WGMMA_IF_WIDTH(256)
 }
 
 // Keeps the compiler from moving accumulator accesses across the async
