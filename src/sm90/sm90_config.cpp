@@ -40,22 +40,19 @@ double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<do
 // same time whatever its width: ~0.66 GB/s per column) and levels off near
 // 40 GB/s beyond, so a call takes about as long as its number of waves of
 // tiles until HBM's bandwidth bounds it. So: the fewest waves; among equals
-// the narrower tile (more SMs share the stream). Except where 64-wide tiles
+// the narrower tile (more SMs share the stream): 48 wide puts N = 6144 on
+// 128 SMs (1.02-1.03x the 64-wide tiles on 96), 96 wide N = 12288 (1.03-1.06x
+// the 128-wide on 96). Except where 64-wide tiles
 // make 4 waves or more: then HBM bounds every wave but the last, whose share
 // is small, and 64 wide beat the fewer, wider waves by 6-9% (57344 x 8192
 // and 37888 x 3584 at M = 1, `bench --configs all`, docs/PERF.md).
-//
-// 40, 48 and 96 wide are built and can be forced (Options::block_n) but are
-// not yet measured against the others: the automatic choice leaves them out.
-bool chosen_automatically(int block_n) { return block_n != 40 && block_n != 48 && block_n != 96; }
-
 int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major) {
   const int64_t m_blocks = ceil_div(m, kSmallBlockM);
   if (m_blocks * ceil_div(n, 64) >= 4 * static_cast<int64_t>(num_sms)) return 64;
   int best_width = 0;
   int64_t best_waves = 0;
   for (const TileConfig tc : kTileConfigs) {
-    if (tc.block_m != kSmallBlockM || !builds_for_b(tc.block_n, b_k_major) || !chosen_automatically(tc.block_n))
+    if (tc.block_m != kSmallBlockM || !builds_for_b(tc.block_n, b_k_major))
       continue;
     const int64_t waves = ceil_div(m_blocks * ceil_div(n, tc.block_n), num_sms);
     if (best_width == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best_width)) {
