@@ -7,6 +7,8 @@
 #   python_build.log   environment, then `pip install` (its tail is printed on failure)
 #   python_tests.log   pytest -v, with skip reasons and the slowest tests
 #   python_bench.md    bench_overhead.py: leaderboard-style timings vs torch.matmul
+#   torch_SUITE.md     bench_torch.py: kernel time against torch.matmul, per suite
+#                      of TORCH_SUITES (default "matmul_v2 decode large"; "" skips)
 # The build folder (build-python/) and the compiled submission
 # (build-python/torch_extensions/) are reused while the machine stays warm.
 # PYTHON picks the interpreter (default python3); PYTEST_ARGS adds pytest
@@ -63,4 +65,9 @@ tail -20 "$OUT/python_tests.log"
 timeout 240 "$PYTHON" python/bench/bench_overhead.py --submission build-python/submission.py ${BENCH_ARGS:-} \
   > "$OUT/python_bench.md" 2>&1 || status=1
 cat "$OUT/python_bench.md"
+
+for suite in ${TORCH_SUITES-matmul_v2 decode large}; do
+  timeout 300 "$PYTHON" python/bench/bench_torch.py --suite "$suite" --dtype both > "$OUT/torch_$suite.md" 2>&1 || status=1
+  grep -E "^#|geomean" "$OUT/torch_$suite.md"
+done
 exit $status

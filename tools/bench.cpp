@@ -1,15 +1,20 @@
 // `tcgemm bench`: tcgemm against cuBLAS, measured so the ratio can be trusted.
 //
+// Three sides per case: ours (tcgemm::gemm, as a user calls it), cuBLAS as
+// PyTorch configures it for torch.matmul (the baseline: what users compare
+// with; torch_cublas.hpp), and cuBLAS as tcgemm's own fallback configures it
+// (reduced-precision reductions disallowed; reached through tcgemm::gemm).
 // Per case (shape, dtype, layout), per round:
-//   1. fresh random A and B (never zeros), C poisoned with NaN;
-//   2. one call of each, verified: ours vs cuBLAS, bits and relative error;
-//   3. one untimed call of each (warm-up), then `repeats` timed pairs,
-//      interleaved and alternating which goes first, each call bracketed by
-//      its own CUDA events and preceded by a 256 MiB L2 flush.
+//   1. fresh random A and B (never zeros), every C poisoned with NaN;
+//   2. one call of each, verified: ours against both cuBLAS results, bits
+//      and relative error;
+//   3. one untimed call of each (warm-up), then `repeats` timed triples,
+//      interleaved and rotating which goes first, each call bracketed by its
+//      own CUDA events and preceded by a 256 MiB L2 flush.
 // Reported: medians over all rounds. The events are recorded on the stream,
 // so a call's host work (planning, tensor maps) counts only where it is not
 // hidden behind the flush or the previous launch: this is GPU time per call.
-// Both backends are reached through tcgemm::gemm, the same way a user would.
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -34,18 +39,22 @@
 #include "support/kernel_variants.hpp"
 #include "tcgemm/diagnostics.hpp"
 #include "tcgemm/tcgemm.hpp"
+#include "torch_cublas.hpp"
 
 namespace tcgemm::cli {
 
 namespace {
 
-// Times both backends on one case; fills row.ours_us / row.cublas_us.
+// The timed sides of a case.
+enum Side : int { kOurs = 0, kCublas = 1, kStrict = 2, kSides = 3 };
+
+// Times the three sides on one case; fills row.ours_us / cublas_us / strict_us.
 class CaseRunner {
  public:
   CaseRunner(cudaStream_t stream, int repeats, int rounds, bool flush, uint64_t seed)
       : stream_(stream), repeats_(repeats), rounds_(rounds), seed_(seed) {
     if (flush) flusher_ = std::make_unique<support::L2Flusher>();
-    events_.resize(4 * static_cast<size_t>(repeats));
+    events_.resize(2 * kSides * static_cast<size_t>(repeats));
     for (cudaEvent_t& e : events_) CHECK_CUDA(cudaEventCreate(&e));
   }
   ~CaseRunner() {
@@ -59,15 +68,13 @@ class CaseRunner {
   void run(BenchRow& row, size_t case_index) {
     const BenchCase& c = row.c;
     const Operands ops = operands_for(c.shape, c.layout);
-    ElementBuffer a(ops.a_elems), b(ops.b_elems), c_ours(ops.c_elems), c_cublas(ops.c_elems);
-    const GemmArgs ours_args = make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), c_ours.data(), 1.0f,
-                                         0.0f, stream_);
-    const GemmArgs cublas_args = make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), c_cublas.data(), 1.0f,
-                                           0.0f, stream_);
-    const Options ours_options = c.options;
-    const Options cublas_options{Prefer::cublas_only, 0};
+    ElementBuffer a(ops.a_elems), b(ops.b_elems), c_ours(ops.c_elems), c_cublas(ops.c_elems), c_strict(ops.c_elems);
+    const auto args_into = [&](ElementBuffer& out) {
+      return make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), out.data(), 1.0f, 0.0f, stream_);
+    };
+    const std::array<GemmArgs, kSides> args{args_into(c_ours), args_into(c_cublas), args_into(c_strict)};
     // Which kernel the automatic choice would run, to mark it among forced configs.
-    row.heuristic = same_kernel(plan(ours_args, Options{}), plan(ours_args, ours_options));
+    row.heuristic = same_kernel(plan(args[kOurs], Options{}), plan(args[kOurs], c.options));
 
     for (int round = 0; round < rounds_; ++round) {
       // Fresh inputs every round (the leaderboard re-seeds before every call):
@@ -80,82 +87,91 @@ class CaseRunner {
       }
 
       // Verify once per round, before any timing.
-      support::fill_bits(c_ours.data(), c_ours.size(), support::kNanAllOnes, stream_);
-      support::fill_bits(c_cublas.data(), c_cublas.size(), support::kNanAllOnes, stream_);
-      const Plan ours = gemm(ours_args, ours_options);
-      const Plan cublas = gemm(cublas_args, cublas_options);
-      CHECK_CUDA(cudaStreamSynchronize(stream_));
+      for (ElementBuffer* out : {&c_ours, &c_cublas, &c_strict})
+        support::fill_bits(out->data(), out->size(), support::kNanAllOnes, stream_);
+      const Plan ours = gemm(args[kOurs], c.options);
       if (round == 0) row.plan = ours;
       if (ours.status != Status::ok) {
         row.error = format("tcgemm::gemm: %s: %s", to_string(ours.status), ours.reason.c_str());
         return;
       }
-      if (cublas.status != Status::ok) {
-        row.error = format("cuBLAS: %s: %s", to_string(cublas.status), cublas.reason.c_str());
-        return;
-      }
+      for (const Side side : {kCublas, kStrict}) call(side, args[side], c.options, row);
+      CHECK_CUDA(cudaStreamSynchronize(stream_));
+      if (!row.error.empty()) return;
       // The table shows the worst round: a mismatch seen once must not be
       // averaged away by later rounds that happened to agree.
-      const support::CompareStats st = support::compare(c.dtype, c_ours.data(), ops.ldc, c_cublas.data(), ops.ldc,
-                                                        c.shape.m, c.shape.n, stream_);
-      if (round == 0 || st.identical_fraction() < row.vs_cublas.identical_fraction() || !st.finite() ||
-          st.norm_rel > row.vs_cublas.norm_rel)
-        row.vs_cublas = st;
+      for (auto [theirs, worst] : {std::pair{&c_strict, &row.vs_cublas}, std::pair{&c_cublas, &row.vs_torch_config}}) {
+        const support::CompareStats st = support::compare(c.dtype, c_ours.data(), ops.ldc, theirs->data(), ops.ldc,
+                                                          c.shape.m, c.shape.n, stream_);
+        if (round == 0 || st.identical_fraction() < worst->identical_fraction() || !st.finite() ||
+            st.norm_rel > worst->norm_rel)
+          *worst = st;
+      }
 
-      // Warm-up, then timed pairs. Odd repeats run cuBLAS first, so neither
-      // side always follows the other (clock and cache after-effects).
-      call(ours_args, ours_options, row);
-      call(cublas_args, cublas_options, row);
+      // Warm-up, then timed triples. The side that goes first rotates, so
+      // none always follows another (clock and cache after-effects).
+      for (int side = 0; side < kSides; ++side) call(static_cast<Side>(side), args[side], c.options, row);
       for (int r = 0; r < repeats_; ++r) {
-        for (int side : {r % 2, 1 - r % 2}) {
+        for (int i = 0; i < kSides; ++i) {
+          const auto side = static_cast<Side>((r + i) % kSides);
           if (flusher_) flusher_->flush(stream_);
           CHECK_CUDA(cudaEventRecord(event(side, r, 0), stream_));
-          call(side == 0 ? ours_args : cublas_args, side == 0 ? ours_options : cublas_options, row);
+          call(side, args[side], c.options, row);
           CHECK_CUDA(cudaEventRecord(event(side, r, 1), stream_));
         }
       }
       CHECK_CUDA(cudaStreamSynchronize(stream_));
       if (!row.error.empty()) return;
-      time_host(ours_args, ours_options, cublas_args, cublas_options, row);
+      time_host(args[kOurs], c.options, args[kStrict], row);
       for (int r = 0; r < repeats_; ++r) {
-        for (int side : {0, 1}) {
+        for (int side = 0; side < kSides; ++side) {
           float ms = 0.0f;
           CHECK_CUDA(cudaEventElapsedTime(&ms, event(side, r, 0), event(side, r, 1)));
-          (side == 0 ? row.ours_us : row.cublas_us).push_back(1e3 * ms);
+          std::vector<double>& samples = side == kOurs ? row.ours_us : side == kCublas ? row.cublas_us : row.strict_us;
+          samples.push_back(1e3 * ms);
         }
       }
     }
   }
 
  private:
-  // side 0 = ours, 1 = cuBLAS; end 0 = start, 1 = stop.
+  // end 0 = start, 1 = stop.
   cudaEvent_t event(int side, int repeat, int end) {
-    return events_[(static_cast<size_t>(repeat) * 2 + side) * 2 + end];
+    return events_[(static_cast<size_t>(repeat) * kSides + side) * 2 + end];
   }
-  // Host time per call: kHostCalls calls of each backend, alternating, each
-  // timed on the CPU clock from entry to return. Back to back with no flush
-  // between them, the launch queue holds at most 2 * kHostCalls kernels, far
-  // from full, so no call waits for the GPU; the queue is drained after.
-  void time_host(const GemmArgs& ours_args, const Options& ours_options, const GemmArgs& cublas_args,
-                 const Options& cublas_options, BenchRow& row) {
+  // Host time per call: kHostCalls calls of ours and of tcgemm's cuBLAS
+  // fallback, alternating, each timed on the CPU clock from entry to return.
+  // Back to back with no flush between them, the launch queue holds at most
+  // 2 * kHostCalls kernels, far from full, so no call waits for the GPU; the
+  // queue is drained after.
+  void time_host(const GemmArgs& ours_args, const Options& ours_options, const GemmArgs& strict_args, BenchRow& row) {
     constexpr int kHostCalls = 16;
     for (int i = 0; i < kHostCalls; ++i) {
-      for (int side : {i % 2, 1 - i % 2}) {
+      for (const Side side : {i % 2 ? kStrict : kOurs, i % 2 ? kOurs : kStrict}) {
         const auto t0 = std::chrono::steady_clock::now();
-        call(side == 0 ? ours_args : cublas_args, side == 0 ? ours_options : cublas_options, row);
+        call(side, side == kOurs ? ours_args : strict_args, ours_options, row);
         const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        (side == 0 ? row.ours_host_us : row.cublas_host_us).push_back(us);
+        (side == kOurs ? row.ours_host_us : row.cublas_host_us).push_back(us);
       }
     }
     CHECK_CUDA(cudaStreamSynchronize(stream_));
   }
 
-  // A timed call can still be rejected (e.g. a stream error): the first
-  // failure is kept and the row is shown without timings.
-  void call(const GemmArgs& args, const Options& options, BenchRow& row) {
-    const Plan p = gemm(args, options);
-    if (p.status != Status::ok && row.error.empty())
-      row.error = format("%s: %s", to_string(p.status), p.reason.c_str());
+  // One call of a side (`options` are ours). A timed call can still be
+  // rejected (e.g. a stream error): the first failure is kept and the row is
+  // shown without timings.
+  void call(Side side, const GemmArgs& args, const Options& options, BenchRow& row) {
+    std::string why;
+    if (side == kCublas) {
+      why = torch_cublas_.gemm(args);
+      if (!why.empty()) why = "cuBLAS (torch's configuration): " + why;
+    } else {
+      const Plan p = gemm(args, side == kOurs ? options : Options{Prefer::cublas_only, 0});
+      if (p.status != Status::ok)
+        why = format("%s%s: %s", side == kStrict ? "cuBLAS (tcgemm's fallback): " : "", to_string(p.status),
+                     p.reason.c_str());
+    }
+    if (!why.empty() && row.error.empty()) row.error = why;
   }
 
   cudaStream_t stream_;
@@ -163,6 +179,7 @@ class CaseRunner {
   uint64_t seed_;
   std::unique_ptr<support::L2Flusher> flusher_;
   std::vector<cudaEvent_t> events_;
+  TorchConfiguredCublas torch_cublas_;
 };
 
 void print_header(const DeviceInfo& info, const BenchSettings& s) {
@@ -171,13 +188,18 @@ void print_header(const DeviceInfo& info, const BenchSettings& s) {
               info.name.c_str(), info.arch().c_str(), info.sm_count, info.sm_clock_max_khz / 1000,
               info.mem_clock_max_khz / 1000, cuda_version_string(info.driver_version).c_str(),
               cuda_version_string(info.runtime_version).c_str(), info.cublas_version().c_str(), build_info().version);
-  std::printf("method: median of %lld timed calls x %lld round(s), ours and cuBLAS interleaved, %s, seed %llu\n",
+  std::printf("method: median of %lld timed calls x %lld round(s), ours and both cuBLAS configurations interleaved, %s, seed %llu\n",
               static_cast<long long>(s.repeats), static_cast<long long>(s.rounds),
               s.flush ? "L2 flushed (256 MiB write) before each call" : "no L2 flush",
               static_cast<unsigned long long>(s.seed));
-  if (!s.chain)
+  if (!s.chain) {
+    std::printf("cuBLAS: as PyTorch configures it for torch.matmul (its own workspace: 32 MiB on sm_90, 8.125 MiB "
+                "elsewhere; reduced-precision reductions allowed); speedup = its time / ours\n");
+    std::printf("strict: cuBLAS as tcgemm's fallback calls it (reduced-precision reductions disallowed); "
+                "=cuBLAS: our bits equal to it\n");
     std::printf("host us: median CPU time of one tcgemm::gemm call, entry to return (16 back-to-back calls per "
                 "round; the launch itself included)\n");
+  }
 }
 
 // The ceiling "%peak" is reported against, measured now on this GPU, per

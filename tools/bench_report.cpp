@@ -20,17 +20,26 @@ std::string now_iso8601() {
   return buf;
 }
 
-// Geometric mean of cuBLAS time / ours, per dtype, over what users get: the
-// automatic choice (with --configs all, the rows the heuristic picks).
-std::map<std::string, std::pair<double, int>> geomeans(const std::vector<BenchRow>& rows) {
-  std::map<std::string, std::pair<double, int>> logs;
+// Per dtype, over what users get (the automatic choice; with --configs all,
+// the rows the heuristic picks): the geometric means of the baseline's time
+// over ours and of strict cuBLAS's over ours.
+struct Geomean {
+  double speedup = 0.0, vs_strict = 0.0;
+  int cases = 0;
+};
+std::map<std::string, Geomean> geomeans(const std::vector<BenchRow>& rows) {
+  std::map<std::string, Geomean> logs;
   for (const BenchRow& r : rows) {
     if (!r.timed() || !r.heuristic) continue;
-    auto& [sum, n] = logs[to_string(r.c.dtype)];
-    sum += std::log(r.speedup());
-    ++n;
+    Geomean& g = logs[to_string(r.c.dtype)];
+    g.speedup += std::log(r.speedup());
+    g.vs_strict += std::log(r.speedup_vs_strict());
+    ++g.cases;
   }
-  for (auto& [dtype, entry] : logs) entry.first = std::exp(entry.first / entry.second);
+  for (auto& [dtype, g] : logs) {
+    g.speedup = std::exp(g.speedup / g.cases);
+    g.vs_strict = std::exp(g.vs_strict / g.cases);
+  }
   return logs;
 }
 
@@ -41,6 +50,7 @@ std::string BenchRow::warning() const {
   if (!inputs_ok) return "WARN: inputs not random";
   if (vs_cublas.nonfinite_x > 0) return format("WARN: %lld NaN/Inf", static_cast<long long>(vs_cublas.nonfinite_x));
   if (vs_cublas.nonfinite_ref > 0) return "WARN: cuBLAS NaN/Inf";
+  if (vs_torch_config.nonfinite_ref > 0) return "WARN: cuBLAS (torch's configuration) NaN/Inf";
   if (!close()) return format("WARN: rel diff %.1e", vs_cublas.norm_rel);
   return "";
 }
@@ -48,16 +58,16 @@ std::string BenchRow::warning() const {
 // Times in microseconds, TFLOP/s from the medians; the last column is empty
 // unless something needs a second look.
 void print_table(const std::vector<BenchRow>& rows) {
-  const char* head = "%-18s %-5s %-3s %-28s %10s %10s %8s %8s %6s %7s %5s %8s %8s %7s  %s\n";
+  const char* head = "%-18s %-5s %-3s %-28s %10s %10s %8s %8s %6s %7s %5s %8s %10s %9s %8s %7s  %s\n";
   std::printf(head, "shape", "dtype", "lay", "kernel", "ours us", "cuBLAS us", "ours TF", "cuBLAS TF", "%peak",
-              "GB/s", "%HBM", "speedup", "=cuBLAS", "host us", "");
+              "GB/s", "%HBM", "speedup", "strict us", "vs strict", "=cuBLAS", "host us", "");
   for (const BenchRow& r : rows) {
     std::string kernel = r.plan.status == Status::ok ? short_kernel(r.plan) : "rejected";
     // With --configs all, '*' marks the configuration the heuristic picks.
     if (r.c.options.block_n != 0) kernel = (r.heuristic ? "*" : " ") + kernel;
     if (!r.timed()) {
       std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(), "-",
-                  "-", "-", "-", "-", "-", "-", "-", "-", "-", r.warning().c_str());
+                  "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", r.warning().c_str());
       continue;
     }
     const std::string peak = r.peak > 0 ? format("%.1f", 100.0 * r.ours_tflops() / r.peak) : "-";
@@ -67,6 +77,7 @@ void print_table(const std::vector<BenchRow>& rows) {
                 format("%.1f", r.ours_median()).c_str(), format("%.1f", r.cublas_median()).c_str(),
                 format("%.1f", r.ours_tflops()).c_str(), format("%.1f", r.cublas_tflops()).c_str(), peak.c_str(),
                 format("%.0f", r.ours_gbps()).c_str(), hbm.c_str(), format("%.3fx", r.speedup()).c_str(),
+                format("%.1f", r.strict_median()).c_str(), format("%.3fx", r.speedup_vs_strict()).c_str(),
                 format("%.1f%%", 100.0 * r.vs_cublas.identical_fraction()).c_str(),
                 r.ours_host_us.empty() ? "-" : format("%.1f", r.ours_host_median()).c_str(), r.warning().c_str());
   }
@@ -102,8 +113,9 @@ void print_config_summary(const std::vector<BenchRow>& rows) {
 }
 
 void print_geomeans(const std::vector<BenchRow>& rows) {
-  for (const auto& [dtype, entry] : geomeans(rows))
-    std::printf("geomean speedup %s: %.3fx over %d case(s)\n", dtype.c_str(), entry.first, entry.second);
+  for (const auto& [dtype, g] : geomeans(rows))
+    std::printf("geomean speedup %s: %.3fx over %d case(s) (vs strict cuBLAS %.3fx)\n", dtype.c_str(), g.speedup,
+                g.cases, g.vs_strict);
 }
 
 void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::string, double>& peaks,
@@ -135,6 +147,8 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
   j.member("repeats", settings.repeats).member("rounds", settings.rounds);
   j.member("l2_flush_bytes", static_cast<uint64_t>(flush_bytes));
   j.member("seed", settings.seed).member("statistic", "median");
+  j.member("baseline", "cublasGemmEx configured as PyTorch configures it (its own workspace, reduced-precision "
+                       "reductions allowed); strict: as tcgemm's fallback calls it (disallowed)");
   j.end_object();
   j.key("peak_tflops").begin_object();
   for (const auto& [dtype, tflops] : peaks) {
@@ -173,6 +187,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
       j.key("ours_pct_hbm");
       if (r.hbm > 0) j.value(100.0 * r.ours_gbps() / r.hbm); else j.null();
       j.member("speedup", r.speedup());
+      j.member("cublas_strict_us_median", r.strict_median()).member("speedup_vs_strict", r.speedup_vs_strict());
       if (!r.ours_host_us.empty()) {
         j.member("ours_host_us_median", r.ours_host_median());
         j.member("cublas_host_us_median", median(r.cublas_host_us));
@@ -181,15 +196,20 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
     j.member("identical_fraction", r.vs_cublas.identical_fraction());
     j.member("norm_rel_diff", r.vs_cublas.norm_rel).member("max_elem_rel_diff", r.vs_cublas.max_elem_rel);
     j.member("nonfinite", r.vs_cublas.nonfinite_x).member("close_to_cublas", r.close());
+    j.member("identical_fraction_vs_baseline", r.vs_torch_config.identical_fraction());
     j.member("inputs_ok", r.inputs_ok);
     // Every sample, in launch order, so other statistics and drift over the
     // run can be looked at later without re-running.
     j.member_array("ours_us", r.ours_us).member_array("cublas_us", r.cublas_us);
+    j.member_array("cublas_strict_us", r.strict_us);
     j.end_object();
   }
   j.end_array();
   j.key("geomean_speedup").begin_object();
-  for (const auto& [dtype, entry] : geomeans(rows)) j.member(dtype, entry.first);
+  for (const auto& [dtype, g] : geomeans(rows)) j.member(dtype, g.speedup);
+  j.end_object();
+  j.key("geomean_speedup_vs_strict").begin_object();
+  for (const auto& [dtype, g] : geomeans(rows)) j.member(dtype, g.vs_strict);
   j.end_object();
   j.end_object();
   out << j.str() << "\n";

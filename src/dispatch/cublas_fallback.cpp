@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include "common/host/device.hpp"
+#include "dispatch/cublas_call.hpp"
 
 namespace tcgemm::detail {
 
@@ -121,14 +122,7 @@ std::string cublas_gemm(const GemmArgs& g) {
   if (!is_capturing(g.stream)) relaxed.emplace();
   st = cublasSetStream(h, g.stream);
   if (st != CUBLAS_STATUS_SUCCESS) return std::string("cublasSetStream failed: ") + cublasGetStatusString(st);
-  const cudaDataType_t type = g.dtype == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
-  // Row-major X with leading dimension ld is column-major X^T with the same
-  // ld, so row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T:
-  // swap the operands and keep each op.
-  const cublasOperation_t ta = g.op_a == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T;
-  const cublasOperation_t tb = g.op_b == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T;
-  st = cublasGemmEx_64(h, tb, ta, g.n, g.m, g.k, &g.alpha, g.b, type, g.ldb, g.a, type, g.lda, &g.beta, g.c, type,
-                       g.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  st = cublas_gemm_ex(h, g);
   if (st != CUBLAS_STATUS_SUCCESS) return std::string("cublasGemmEx failed: ") + cublasGetStatusString(st);
   return {};
 }

@@ -1,0 +1,108 @@
+"""tcgemm against cuBLAS as PyTorch calls it: torch.matmul with torch's own
+cuBLAS settings (workspace, reduced-precision reductions as torch allows them),
+kernel time per call, interleaved, L2 flushed before each call.
+
+    python3 python/bench/bench_torch.py [--suite decode|llm|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
+
+Per case: fresh random inputs (uniform(-1, 1); matmul_v2 uniform(0, 1)),
+one verified call of each (bit-identical fraction against torch), then
+`repeats` timed pairs, alternating which goes first. Each timed call is
+preceded by a 256 MiB L2 flush and a ~40 us GPU spin, so the host has
+queued the call before the GPU reaches it: the events time the kernel, not
+torch's or tcgemm's host work. Model suites run the nn.Linear layout
+(x @ W^T, W stored N x K); large and matmul_v2 run A @ B, both row-major.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+
+import torch
+
+import tcgemm
+
+LAYERS = [(12288, 4096), (4096, 4096), (22016, 4096), (4096, 11008), (6144, 4096), (28672, 4096), (4096, 14336),
+          (10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672), (4608, 3584), (3584, 3584), (37888, 3584),
+          (3584, 18944)]  # (N, K): Llama 2/3 7-8B and 70B, Mistral 7B, Qwen2 7B
+SUITES = {
+    "decode": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64) for n, k in LAYERS],
+    "llm": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64, 128, 512, 4096) for n, k in LAYERS],
+    "large": [(8192, 8192, 8192, "NN"), (4096, 5120, 4096, "NN"), (6144, 4096, 12288, "NN"),
+              (16384, 8192, 1024, "NN"), (4096, 4096, 4096, "NN")],
+    "matmul_v2": [(s, s, s, "NN") for s in (128, 256, 512, 1024, 2048)] +
+                 [(1024, 1536, 1024, "NN"), (2048, 3072, 2048, "NN"), (4096, 5120, 4096, "NN")],
+}
+FLUSH_BYTES = 256 << 20
+SPIN_CYCLES = 80_000  # ~40 us at the H200's clocks
+
+
+def operands(m: int, n: int, k: int, layout: str, dtype: torch.dtype, lo: float, seed: int):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    a = torch.empty(m, k, device="cuda", dtype=dtype).uniform_(lo, 1.0, generator=gen)
+    if layout == "NT":
+        w = torch.empty(n, k, device="cuda", dtype=dtype).uniform_(lo, 1.0, generator=gen)
+        b = w.t()  # a transposed view: op_b = T for tcgemm, the nn.Linear layout for torch
+    else:
+        b = torch.empty(k, n, device="cuda", dtype=dtype).uniform_(lo, 1.0, generator=gen)
+    return a, b
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", default="decode", choices=sorted(SUITES))
+    parser.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "both"])
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+    dtypes = {"bf16": [torch.bfloat16], "f16": [torch.float16], "both": [torch.bfloat16, torch.float16]}[args.dtype]
+    lo = 0.0 if args.suite == "matmul_v2" else -1.0
+
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    props = torch.cuda.get_device_properties(0)
+    print(f"# {props.name}, torch {torch.__version__} (CUDA {torch.version.cuda}), tcgemm {tcgemm.__version__}; "
+          f"allow_fp16_reduced_precision_reduction={torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction}, "
+          f"allow_bf16_reduced_precision_reduction={torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction}; "
+          f"median of {args.repeats} interleaved pairs, L2 flushed before each call")
+    print("| shape | dtype | layout | tcgemm kernel | tcgemm us | torch us | vs torch | =torch |")
+    print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: |")
+    logs: dict[str, list[float]] = {}
+    for dtype in dtypes:
+        dname = "bf16" if dtype == torch.bfloat16 else "f16"
+        for index, (m, n, k, layout) in enumerate(SUITES[args.suite]):
+            a, b = operands(m, n, k, layout, dtype, lo, seed=1234 + index)
+            c_ours = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+            c_torch = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+            calls = [lambda: tcgemm.matmul(a, b, out=c_ours), lambda: torch.matmul(a, b, out=c_torch)]
+            for call in calls:
+                call()  # warm-up and the verification call
+            torch.cuda.synchronize()
+            same = (c_ours.view(torch.int16) == c_torch.view(torch.int16)).float().mean().item()
+            times: list[list[float]] = [[], []]
+            events = []
+            for r in range(args.repeats):
+                for side in (r % 2, 1 - r % 2):
+                    flush.zero_()
+                    torch.cuda._sleep(SPIN_CYCLES)
+                    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    calls[side]()
+                    stop.record()
+                    events.append((side, start, stop))
+            torch.cuda.synchronize()
+            for side, start, stop in events:
+                times[side].append(1e3 * start.elapsed_time(stop))
+            ours, theirs = statistics.median(times[0]), statistics.median(times[1])
+            kernel = tcgemm.plan(a, b, c_ours).kernel
+            logs.setdefault(dname, []).append(math.log(theirs / ours))
+            print(f"| {m}x{n}x{k} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
+                  f"{theirs / ours:.3f}x | {100 * same:.1f}% |", flush=True)
+    for dname, values in logs.items():
+        print(f"geomean vs torch.matmul, {dname}: {math.exp(sum(values) / len(values)):.3f}x over {len(values)} cases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
