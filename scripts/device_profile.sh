@@ -6,7 +6,7 @@
 # base, so the two kernels are compared at the same clock).
 # Writes $OUT/ncu_raw.tar.gz (per shape: raw metrics, one row per kernel) and
 # $OUT/ncu_summary.txt (the figures docs/PERF.md quotes).
-# SHAPES (default below) and DTYPE (f16) pick the cases; the build is reused
+# SHAPES (default below), DTYPE (f16) and LAYOUT (NN) pick the cases; the build is reused
 # from scripts/device_run.sh (BUILD_DIR, default build-device).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,7 @@ OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 SHAPES=${SHAPES:-128x128x128 1024x1024x1024 4096x5120x4096 16384x8192x1024 8192x8192x8192}
 DTYPE=${DTYPE:-f16}
+LAYOUT=${LAYOUT:-NN}
 export BUILD_DIR=${BUILD_DIR:-build-device}
 source scripts/env.sh
 if [ ! -x "$BUILD_DIR/tools/tcgemm" ] && ! configure_and_build > "$OUT/build.log" 2>&1; then
@@ -25,7 +26,7 @@ sections=(--section SpeedOfLight --section LaunchStats --section Occupancy --sec
           --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats)
 for shape in $SHAPES; do
   timeout 300 ncu --cache-control all "${sections[@]}" --csv --page raw --log-file "$OUT/ncu_$shape.csv" \
-    "$tcgemm" bench --shape "$shape" --dtype "$DTYPE" --repeats 1 --no-flush > "$OUT/ncu_$shape.log" 2>&1 \
+    "$tcgemm" bench --shape "$shape" --dtype "$DTYPE" --layout "$LAYOUT" --repeats 1 --no-flush > "$OUT/ncu_$shape.log" 2>&1 \
     || { echo "ncu failed for $shape"; tail -20 "$OUT/ncu_$shape.log"; }
 done
 python3 scripts/ncu_summary.py "$OUT"/ncu_*.csv > "$OUT/ncu_summary.txt" 2>&1
