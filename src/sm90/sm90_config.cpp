@@ -43,12 +43,26 @@ double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<do
 // the narrower tile (more SMs share the stream): 48 wide puts N = 6144 on
 // 128 SMs (1.02-1.03x the 64-wide tiles on 96), 96 wide N = 12288 (1.03-1.06x
 // the 128-wide on 96). Except where 64-wide tiles
-// make 4 waves or more: then HBM bounds every wave but the last, whose share
-// is small, and 64 wide beat the fewer, wider waves by 6-9% (57344 x 8192
-// and 37888 x 3584 at M = 1, `bench --configs all`, docs/PERF.md).
+// make 4 waves or more: then HBM bounds every wave but the last, and the
+// widths of 64 columns or more that fill the last wave best win: 64 wide
+// beat the fewer, wider waves by 6-9% at 57344 x 8192 (6.8 waves, 97% full),
+// 96 wide the 64 by 3.6-7.8% at 37888 x 3584 (3 waves, 99.7% full, against
+// 4.5 waves, 90%) (`bench --configs all`, docs/PERF.md).
 int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major) {
   const int64_t m_blocks = ceil_div(m, kSmallBlockM);
-  if (m_blocks * ceil_div(n, 64) >= 4 * static_cast<int64_t>(num_sms)) return 64;
+  if (m_blocks * ceil_div(n, 64) >= 4 * static_cast<int64_t>(num_sms)) {
+    int width = 64;
+    double fill = detail::wave_efficiency(m_blocks * ceil_div(n, 64), num_sms);
+    for (const TileConfig tc : kTileConfigs) {
+      if (tc.block_m != kSmallBlockM || tc.block_n <= 64 || !builds_for_b(tc.block_n, b_k_major)) continue;
+      const double f = detail::wave_efficiency(m_blocks * ceil_div(n, tc.block_n), num_sms);
+      if (f > fill + 0.01) {  // (widths ascend: a tie keeps the narrower)
+        width = tc.block_n;
+        fill = f;
+      }
+    }
+    return width;
+  }
   int best_width = 0;
   int64_t best_waves = 0;
   for (const TileConfig tc : kTileConfigs) {

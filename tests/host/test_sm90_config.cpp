@@ -121,12 +121,14 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   // tiles of 128, 64 or 32 (one wave each; 16 would take two): 32. 14336:
   // 112 tiles of 128 (one wave; 96 takes two). 28672: 112 of 256 (one
   // wave). 1024: 128 of 8, one wave. 6144: 128 of 48 (40 takes two).
-  // 12288: 128 of 96. 10240: 107 of 96. 4608: 116 of 40. But 64 wide
-  // wherever that makes 4 waves or more: 57344 (896 tiles), 37888 (592).
+  // 12288: 128 of 96. 10240: 107 of 96. 4608: 116 of 40. But where 64 wide
+  // makes 4 waves or more, the width of 64 or more whose last wave is
+  // fullest: 57344 (896 tiles of 64, 97%), 37888 (395 of 96, 99.7%; 64 wide
+  // would make 592, 90%).
   for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{1, 14336, 4096, 128}, Pick{16, 4096, 14336, 32},
                         Pick{1, 1024, 4096, 8}, Pick{64, 4096, 4096, 32}, Pick{64, 14336, 4096, 128},
                         Pick{1, 6144, 4096, 48}, Pick{1, 3584, 3584, 32}, Pick{1, 28672, 4096, 256},
-                        Pick{8, 10240, 8192, 96}, Pick{1, 12288, 4096, 96}, Pick{32, 4608, 3584, 40}, Pick{1, 57344, 8192, 64}, Pick{64, 37888, 3584, 64}}) {
+                        Pick{8, 10240, 8192, 96}, Pick{1, 12288, 4096, 96}, Pick{32, 4608, 3584, 40}, Pick{1, 57344, 8192, 64}, Pick{64, 37888, 3584, 96}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_m, 64) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
