@@ -7,12 +7,17 @@ writes a self-contained file that defines `custom_kernel(data)` for the
 matmul_v2 leaderboard: the library's own sources, amalgamated into one CUDA
 translation unit, and a small binding, compiled on first import through
 torch.utils.cpp_extension.load_inline. The kernel is the library's: the same
-dispatch, the same sm90 kernel, the same cuBLAS fallback.
+dispatch, the same kernel family, the same cuBLAS fallback.
 
-The sources are the ones CMakeLists.txt builds into libtcgemm, minus the C ABI,
-the peak-measurement kernel, other architectures' kernels (src/smNN/*.cu)
-and, by default, the bf16 kernels, which matmul_v2 never calls and which would
-double the compile time. The output depends only
+`--gpu` picks the leaderboard's GPU and with it the kernel family built in:
+H100 the sm90 family (sm_90a: wgmma, TMA, persistent), B200 the sm100 family
+(sm_100a: tcgen05, tensor memory, 2-SM clusters, Cluster Launch Control).
+
+The sources are the ones CMakeLists.txt builds into libtcgemm for that one
+architecture, as a build with -DTCGEMM_CUDA_ARCHS=<arch> has them (the other
+family's host code and its stand-ins, not its kernels), minus the C ABI, the
+peak-measurement kernel and, by default, the bf16 kernels, which matmul_v2
+never calls and which would double the compile time. The output depends only
 on those sources: generating twice gives identical bytes.
 """
 
@@ -30,26 +35,43 @@ if __package__:
 else:  # loaded as a plain file (scripts/make_submission.py, CI tests): no torch, no package
     from _amalgamate import Amalgamator, AmalgamationError, unresolved_project_includes
 
-# Flags for the CUDA translation unit, as CMakeLists.txt builds the library
-# (Release: -O3; NDEBUG is defined in the source itself).
-CUDA_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a", "-O3", "--expt-relaxed-constexpr", "-std=c++17",
-              "-Xcompiler=-fvisibility=hidden"]
+@dataclass(frozen=True)
+class Target:
+    """A leaderboard GPU and the kernel family a submission for it builds in."""
 
-# Library sources that a submission does not need.
-_EXCLUDED = {
-    "src/api/c_api.cpp",        # the C ABI: Python calls the C++ API
-    "src/sm90/sm90_absent.cpp",  # stand-ins for builds without sm_90a
-    "src/sm90/sm90_peak.cu",    # the tensor-core ceiling kernel (benchmarks only)
+    arch: str         # CMake's TCGEMM_CUDA_ARCHS entry: "90a"
+    family: str       # the source folder and namespace: "sm90"
+    description: str  # for the file's docstring
+
+    @property
+    def cuda_flags(self) -> list[str]:
+        """Flags for the CUDA translation unit, as CMakeLists.txt builds the
+        library (Release: -O3; NDEBUG is defined in the source itself)."""
+        return [f"-gencode=arch=compute_{self.arch},code=sm_{self.arch}", "-O3", "--expt-relaxed-constexpr",
+                "-std=c++17", "-Xcompiler=-fvisibility=hidden"]
+
+
+TARGETS = {
+    "H100": Target("90a", "sm90", "sm_90a wgmma + TMA persistent GEMM"),
+    "B200": Target("100a", "sm100", "sm_100a tcgen05 + TMA GEMM, 2-SM clusters, tensor-memory double buffering"),
 }
-# The per-dtype kernel translation units, and what replaces one left out.
-_DTYPE_UNITS = {"f16": "src/sm90/sm90_gemm_f16.cu", "bf16": "src/sm90/sm90_gemm_bf16.cu"}
+DEFAULT_GPU = "H100"
+CUDA_FLAGS = TARGETS[DEFAULT_GPU].cuda_flags  # the H100 file's
+
+# Library sources that no submission needs.
+_EXCLUDED = {
+    "src/api/c_api.cpp",      # the C ABI: Python calls the C++ API
+    "src/sm90/sm90_peak.cu",  # the tensor-core ceiling kernel (benchmarks only)
+}
+_DTYPES = ("f16", "bf16")
+# What replaces a dtype's kernel translation unit left out.
 _DTYPE_STUB = """\
 // {dtype} kernels left out of this file (make_submission --dtypes f16,bf16 adds them).
-namespace tcgemm::sm90 {{
+namespace tcgemm::{family} {{
 std::string run_{dtype}(const GemmArgs&, const Config&, int*) {{
   return "this single-file build has no {dtype} kernels (generate it with --dtypes f16,bf16)";
 }}
-}}  // namespace tcgemm::sm90
+}}  // namespace tcgemm::{family}
 """
 _BINDING = "python/csrc/submission_binding.cpp"
 _INCLUDE_DIRS = ("include", "src", "python/csrc")
@@ -94,36 +116,45 @@ def read_library_sources(root: Path) -> LibrarySources:
     return LibrarySources(root=root, version=version.group(1), sources=tuple(dict.fromkeys(sources)))
 
 
-def _other_arch(source: str) -> bool:
-    # Kernel translation units of other architectures' families (src/sm100/*.cu)
-    # cannot compile for sm_90a; their host code (configuration, can_implement)
-    # and their stand-ins for a build without them (smNN_absent.cpp) stay, as
-    # the dispatcher refers to both.
-    arch = re.match(r"src/sm(\d+)/", source)
-    return arch is not None and arch.group(1) != "90" and source.endswith(".cu")
+def _other_arch(source: str, target: Target = TARGETS[DEFAULT_GPU]) -> bool:
+    # Kernel translation units of other families (src/sm100/*.cu for sm_90a)
+    # cannot compile for the target; their host code (configuration,
+    # can_implement) and their stand-ins for a build without them
+    # (smNN_absent.cpp) stay, as the dispatcher refers to both. The target's
+    # own stand-ins go: its kernels are built.
+    family = re.match(r"src/(sm\d+)/", source)
+    if family is None:
+        return False
+    if family.group(1) == target.family:
+        return source.endswith("_absent.cpp")
+    return source.endswith(".cu")
 
 
-def cuda_source(lib: LibrarySources, dtypes: tuple[str, ...]) -> str:
-    """The library as one CUDA translation unit, with the dtypes' kernels."""
+def _dtype_unit(target: Target, dtype: str) -> str:
+    return f"src/{target.family}/{target.family}_gemm_{dtype}.cu"
+
+
+def cuda_source(lib: LibrarySources, dtypes: tuple[str, ...], target: Target = TARGETS[DEFAULT_GPU]) -> str:
+    """The library as one CUDA translation unit, with the dtypes' kernels of the target's family."""
     tu = Amalgamator(lib.root, _INCLUDE_DIRS)
     # What CMakeLists.txt passes as -D for the library (and Release's NDEBUG).
     tu.add_text("\n".join([
-        "// tcgemm " + lib.version + ": the library's sources for sm_90a in one translation unit.",
+        f"// tcgemm {lib.version}: the library's sources for sm_{target.arch} in one translation unit.",
         "#ifndef NDEBUG",
         "#define NDEBUG",
         "#endif",
         f'#define TCGEMM_VERSION "{lib.version}"',
-        '#define TCGEMM_ARCHS "sm_90a"',
-        "#define TCGEMM_HAS_SM90 1",
+        f'#define TCGEMM_ARCHS "sm_{target.arch}"',
+        f"#define TCGEMM_HAS_{target.family.upper()} 1",
     ]))
-    left_out = [d for d in _DTYPE_UNITS if d not in dtypes]
+    left_out = [_dtype_unit(target, d) for d in _DTYPES if d not in dtypes]
     for source in lib.sources:
-        if source in _EXCLUDED or source in (_DTYPE_UNITS[d] for d in left_out) or _other_arch(source):
+        if source in _EXCLUDED or source in left_out or _other_arch(source, target):
             continue
         tu.add_file(source)
-    for dtype in left_out:
+    for dtype in (d for d in _DTYPES if d not in dtypes):
         tu.add_text('#line 1 "make_submission: stub"')
-        tu.add_text(_DTYPE_STUB.format(dtype=dtype))
+        tu.add_text(_DTYPE_STUB.format(dtype=dtype, family=target.family))
     return tu.text()
 
 
@@ -143,19 +174,24 @@ def _python_literal(text: str) -> str:
 
 
 def render(root: Path | None = None, dtypes: tuple[str, ...] = ("f16",), leaderboard: str = "matmul_v2",
-           gpu: str = "H100") -> str:
-    """The text of the submission file."""
+           gpu: str = DEFAULT_GPU) -> str:
+    """The text of the submission file for `gpu` (one of TARGETS; "" writes
+    no '#!POPCORN gpu' line and builds the default GPU's family)."""
     for dtype in dtypes:
-        if dtype not in _DTYPE_UNITS:
-            raise ValueError(f"unknown dtype {dtype!r}: choose from {', '.join(_DTYPE_UNITS)}")
+        if dtype not in _DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}: choose from {', '.join(_DTYPES)}")
+    if gpu and gpu not in TARGETS:
+        raise ValueError(f"no kernel family for GPU {gpu!r}: choose from {', '.join(TARGETS)}")
+    target = TARGETS[gpu or DEFAULT_GPU]
     lib = read_library_sources(find_root(str(root) if root else None))
-    cuda, cpp = cuda_source(lib, dtypes), cpp_source(lib)
+    cuda, cpp = cuda_source(lib, dtypes, target), cpp_source(lib)
     for name, text in (("CUDA", cuda), ("C++", cpp)):
         if unresolved := unresolved_project_includes(text):
             raise AmalgamationError(f"{name} source still includes {unresolved}")
-    digest = hashlib.sha256((cuda + "\0" + cpp + "\0" + " ".join(CUDA_FLAGS)).encode()).hexdigest()[:16]
+    flags = target.cuda_flags
+    digest = hashlib.sha256((cuda + "\0" + cpp + "\0" + " ".join(flags)).encode()).hexdigest()[:16]
     docstring = "\n".join([
-        f"{leaderboard} submission: tcgemm {lib.version} (sm_90a wgmma + TMA GEMM, cuBLAS fallback), one file.",
+        f"{leaderboard} submission: tcgemm {lib.version} ({target.description}, cuBLAS fallback), one file.",
         "",
         "custom_kernel(data) takes (a, b, c), fp16 and row-major, and computes c = a @ b into c",
         "(fp32 accumulation in K order, one rounding: bit-identical to torch's a @ b on these shapes).",
@@ -170,7 +206,7 @@ def render(root: Path | None = None, dtypes: tuple[str, ...] = ("f16",), leaderb
         '"@CUDA_SOURCE@"': _python_literal(cuda),
         '"@CPP_SOURCE@"': _python_literal(cpp),
         '"@MODULE_NAME@"': repr(f"tcgemm_submission_{digest}"),
-        '"@CUDA_FLAGS@"': repr(CUDA_FLAGS),
+        '"@CUDA_FLAGS@"': repr(flags),
     }
     for key, value in replacements.items():
         if body.count(key) != 1:
@@ -187,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtypes", default="f16", help="kernels to build in, comma-separated: f16, bf16 (default f16)")
     parser.add_argument("--root", help="the tcgemm source tree (default: this checkout, or the installed copy)")
     parser.add_argument("--leaderboard", default="matmul_v2", help="'#!POPCORN leaderboard' line ('' for none)")
-    parser.add_argument("--gpu", default="H100", help="'#!POPCORN gpu' line ('' for none)")
+    parser.add_argument("--gpu", default=DEFAULT_GPU,
+                        help=f"the leaderboard's GPU: {' or '.join(TARGETS)} (the '#!POPCORN gpu' line and the kernel "
+                             f"family built in; '' for no line and {DEFAULT_GPU}'s family)")
     args = parser.parse_args(argv)
     try:
         text = render(Path(args.root) if args.root else None, tuple(args.dtypes.split(",")), args.leaderboard,

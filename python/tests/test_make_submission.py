@@ -25,6 +25,11 @@ def text() -> str:
     return gen.render(REPO)
 
 
+@pytest.fixture(scope="module")
+def b200_text() -> str:
+    return gen.render(REPO, gpu="B200")
+
+
 def _constant(text: str, name: str) -> str:
     for node in ast.parse(text).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
@@ -44,10 +49,13 @@ def test_is_python_defining_custom_kernel(text: str) -> None:
     assert "load_inline(" in text
 
 
-def test_popcorn_header(text: str) -> None:
+def test_popcorn_header(text: str, b200_text: str) -> None:
     assert text.splitlines()[:2] == ["#!POPCORN leaderboard matmul_v2", "#!POPCORN gpu H100"]
+    assert b200_text.splitlines()[:2] == ["#!POPCORN leaderboard matmul_v2", "#!POPCORN gpu B200"]
     bare = gen.render(REPO, leaderboard="", gpu="")
     assert not bare.startswith("#!POPCORN")
+    with pytest.raises(ValueError, match="no kernel family for GPU 'A100'"):
+        gen.render(REPO, gpu="A100")
 
 
 def test_sources_are_self_contained(text: str) -> None:
@@ -83,9 +91,34 @@ def test_every_library_source_is_accounted_for() -> None:
 def test_other_architectures_are_left_out() -> None:
     assert gen._other_arch("src/sm100/sm100_gemm_f16.cu")
     assert not gen._other_arch("src/sm90/sm90_gemm_f16.cu") and not gen._other_arch("src/api/gemm.cpp")
-    # The dispatcher needs the other family's host code and its stand-ins.
+    # The dispatcher needs the other family's host code and its stand-ins;
+    # the target's own stand-ins go (its kernels are built).
     assert not gen._other_arch("src/sm100/sm100_config.cpp")
     assert not gen._other_arch("src/sm100/sm100_absent.cpp")
+    assert gen._other_arch("src/sm90/sm90_absent.cpp")
+    b200 = gen.TARGETS["B200"]
+    assert gen._other_arch("src/sm90/sm90_gemm_f16.cu", b200) and gen._other_arch("src/sm90/sm90_peak.cu", b200)
+    assert gen._other_arch("src/sm100/sm100_absent.cpp", b200)
+    assert not gen._other_arch("src/sm100/sm100_gemm_f16.cu", b200)
+    assert not gen._other_arch("src/sm90/sm90_absent.cpp", b200) and not gen._other_arch("src/sm90/sm90_config.cpp", b200)
+
+
+def test_b200_file_builds_the_sm100_family(b200_text: str) -> None:
+    cuda = _constant(b200_text, "CUDA_SOURCE")
+    from _amalgamate import unresolved_project_includes
+
+    assert unresolved_project_includes(cuda) == []
+    for path in ("src/sm100/sm100_gemm_f16.cu", "src/sm100/sm100_gemm_kernel.cuh", "src/sm90/sm90_absent.cpp",
+                 "src/sm90/sm90_config.cpp", "src/dispatch/cublas_fallback.cpp", "src/api/gemm.cpp"):
+        assert cuda.count(f'#line 1 "{path}"') == 1, path
+    for path in ("src/sm90/sm90_gemm_f16.cu", "src/sm90/sm90_gemm_kernel.cuh", "src/sm100/sm100_absent.cpp",
+                 "src/sm100/sm100_gemm_bf16.cu", "src/api/c_api.cpp"):
+        assert f'"{path}"' not in cuda, path
+    assert "#define TCGEMM_HAS_SM100 1" in cuda and "#define TCGEMM_HAS_SM90" not in cuda
+    assert '#define TCGEMM_ARCHS "sm_100a"' in cuda
+    assert "namespace tcgemm::sm100 {" in cuda and "this single-file build has no bf16 kernels" in cuda
+    assert _constant(b200_text, "CUDA_FLAGS")[0] == "-gencode=arch=compute_100a,code=sm_100a"
+    assert "tcgen05" in b200_text.split("\n", 3)[2]
 
 
 def test_dtypes_option() -> None:
@@ -114,20 +147,34 @@ def _nvcc() -> str | None:
 
 
 @pytest.mark.skipif(_nvcc() is None, reason="nvcc not found")
-def test_cuda_source_compiles_as_one_unit(tmp_path: Path, text: str) -> None:
-    # What load_inline will run on the device machine, minus torch's include
-    # paths (the library's CUDA source does not include torch): torch's own
-    # nvcc flags (COMMON_NVCC_FLAGS in torch.utils.cpp_extension) + ours.
-    # Catches what only a single translation unit shows: clashing names of
-    # internal helpers in different files, a stub that no longer matches.
+@pytest.mark.parametrize("gpu", ["H100", "B200"])
+def test_cuda_source_compiles_as_one_unit(tmp_path: Path, gpu: str) -> None:
+    # What load_inline will run on the leaderboard's machine, minus torch's
+    # include paths (the library's CUDA source does not include torch):
+    # torch's own nvcc flags (COMMON_NVCC_FLAGS in torch.utils.cpp_extension)
+    # + ours, with ptxas held to the library's rule (no spills, no local
+    # memory: warnings are errors). Catches what only a single translation
+    # unit shows: clashing names of internal helpers in different files, a
+    # stub that no longer matches. The B200 file cannot run here (no B200):
+    # compiling it for sm_100a and checking its SASS is what can be done.
+    text = gen.render(REPO, gpu=gpu)
     source = tmp_path / "cuda.cu"
     source.write_text(_constant(text, "CUDA_SOURCE"), encoding="utf-8")
     torch_flags = ["-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
                    "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr",
                    "--compiler-options", "-fPIC"]
-    result = subprocess.run([_nvcc(), *torch_flags, *gen.CUDA_FLAGS, "-c", str(source), "-o", str(tmp_path / "cuda.o")],
+    ptxas = ["-Xptxas=-warn-spills,-warn-lmem-usage,-Werror"]
+    flags = _constant(text, "CUDA_FLAGS")
+    result = subprocess.run([_nvcc(), *torch_flags, *flags, *ptxas, "-c", str(source), "-o", str(tmp_path / "cuda.o")],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+    # The machine code: the family's kernels, each with its tensor-core
+    # instructions and no stack or local memory (tests/check_sass.sh; skipped
+    # without cuobjdump).
+    arch = gen.TARGETS[gpu].arch
+    sass = subprocess.run(["bash", str(REPO / "tests" / "check_sass.sh"), str(tmp_path / "cuda.o"),
+                           str(Path(_nvcc()).parent), arch], capture_output=True, text=True)
+    assert sass.returncode in (0, 77), sass.stdout + sass.stderr
     # Everything the library refers to is in the file: no undefined tcgemm
     # symbol is left for the link (e.g. a family's stand-ins left out).
     if shutil.which("nm"):
