@@ -11,7 +11,7 @@ except ImportError:  # outside the leaderboard's harness: the same types, spelle
 
 TCGEMM_VERSION = "@VERSION@"
 
-# The library (every source file that the sm_90a path needs, project headers
+# The library (every source file that the GPU's kernel family needs, project headers
 # inlined once each) and the binding (torch tensors -> tcgemm::gemm).
 CUDA_SOURCE = "@CUDA_SOURCE@"
 CPP_SOURCE = "@CPP_SOURCE@"
