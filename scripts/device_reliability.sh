@@ -49,6 +49,25 @@ rm -f "$OUT/build.log"
 tcgemm="$BUILD_DIR/tools/tcgemm"
 tests="$BUILD_DIR/tests/tcgemm_gpu_tests"
 status=0
+# wait_with_progress LABEL TOTAL LOG...: while background jobs run, one line
+# on stderr rewritten each second: gtest cases finished (OK or FAILED lines in
+# the logs) of TOTAL, the rate and the time left; erased when they end.
+wait_with_progress() {
+  local label=$1 total=$2 start=$SECONDS done elapsed; shift 2
+  while [[ -n $(jobs -r) ]]; do
+    done=$(cat "$@" 2>/dev/null | grep -cE '^\[ +(OK|FAILED) +\] .*\([0-9]+ ms\)$')
+    elapsed=$((SECONDS - start))
+    if ((done > 0 && elapsed > 0)); then
+      printf '\r%s: %d/%d, %.1f/s, %d s left\033[K' "$label" "$done" "$total" \
+        "$(awk -v d="$done" -v e="$elapsed" 'BEGIN { printf "%.1f", d / e }')" $(((total - done) * elapsed / done)) >&2
+    else
+      printf '\r%s: %d/%d\033[K' "$label" "$done" "$total" >&2
+    fi
+    sleep 1
+  done
+  printf '\r\033[K' >&2
+}
+
 for step in $STEPS; do
   case $step in
     soak) timeout "$STEP_TIMEOUT" "$tcgemm" check --soak "$SOAK_LAUNCHES" --streams "$SOAK_STREAMS" > "$OUT/soak.txt" 2>&1 || status=1
@@ -74,6 +93,13 @@ for step in $STEPS; do
             "$tests" --gtest_filter="${SANITIZE_FILTER:-*-Edges.OutOfDeviceMemory}" > "$log" 2>&1 &
         done
       done
+      # On a terminal, the shards' progress (tests finished of all the tools'
+      # runs, rate, time left) until they end; in a log, nothing.
+      if [[ -t 2 ]]; then
+        per_tool=$("$tests" --gtest_list_tests --gtest_filter="${SANITIZE_FILTER:-*-Edges.OutOfDeviceMemory}" |
+                   grep -c '^  ')
+        wait_with_progress sanitize $((per_tool * $(wc -w <<< "$SANITIZE_TOOLS"))) "${logs[@]}"
+      fi
       wait
       for log in "${logs[@]}"; do
         echo "$(basename "$log" .txt): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" \

@@ -39,6 +39,7 @@
 #include "support/kernel_variants.hpp"
 #include "tcgemm/diagnostics.hpp"
 #include "tcgemm/tcgemm.hpp"
+#include "progress.hpp"
 #include "torch_cublas.hpp"
 
 namespace tcgemm::cli {
@@ -262,7 +263,8 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
   return rows;
 }
 
-// Times every row, with progress on stderr; returns the L2 flush's size.
+// Times every row (on a terminal, with a progress line; quiet with --json
+// or when not on one); returns the L2 flush's size.
 size_t time_rows(std::vector<BenchRow>& rows, const BenchSettings& s) {
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -270,21 +272,16 @@ size_t time_rows(std::vector<BenchRow>& rows, const BenchSettings& s) {
   {
     CaseRunner runner(stream, s.repeats, s.rounds, s.flush, s.seed);
     flush_bytes = runner.flush_bytes();
+    Progress progress("bench", static_cast<int64_t>(rows.size()), stderr_is_terminal() && !s.json_path);
+    const auto name = [](const BenchRow& row) {
+      const Options& o = row.c.options;
+      return row.c.shape.str() + " " + to_string(row.c.dtype) + " " + row.c.layout.str() +
+             (o.block_n ? format(" block_n=%d cluster_m=%d%s", o.block_n, o.cluster_m, o.pingpong ? " pingpong" : "")
+                        : "");
+    };
     for (size_t i = 0; i < rows.size(); ++i) {
-      BenchRow& row = rows[i];
-      std::fprintf(stderr, "[%zu/%zu] %s %s %s%s ... ", i + 1, rows.size(), row.c.shape.str().c_str(),
-                   to_string(row.c.dtype), row.c.layout.str().c_str(),
-                   row.c.options.block_n ? format(" block_n=%d cluster_m=%d%s", row.c.options.block_n,
-                                                  row.c.options.cluster_m, row.c.options.pingpong ? " pingpong" : "")
-                                               .c_str()
-                                         : "");
-      std::fflush(stderr);
-      runner.run(row, i);
-      if (row.timed())
-        std::fprintf(stderr, "%.1f us vs cuBLAS %.1f us (%.3fx)\n", row.ours_median(), row.cublas_median(),
-                     row.speedup());
-      else
-        std::fprintf(stderr, "%s\n", row.warning().c_str());
+      progress.advance(i == 0 ? 0 : 1, name(rows[i]));
+      runner.run(rows[i], i);
     }
   }
   CHECK_CUDA(cudaStreamDestroy(stream));

@@ -123,7 +123,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
   const BuildInfo build = build_info();
   JsonWriter j;
   j.begin_object();
-  j.member("tool", "tcgemm bench").member("timestamp", now_iso8601());
+  j.member("tool", "tcgemm bench").member("schema_version", 2).member("timestamp", now_iso8601());
   j.key("library").begin_object();
   j.member("version", build.version).member("cuda_archs", build.cuda_archs);
   j.member("kernel_families", build.kernel_families).member("cuda_runtime_version", build.cuda_runtime_version);

@@ -45,6 +45,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "cuda_check.hpp"
+#include "progress.hpp"
 #include "support/compare.hpp"
 #include "support/elementwise.hpp"
 #include "support/fill.hpp"
@@ -487,18 +488,22 @@ int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const s
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Totals totals;
   const auto start = std::chrono::steady_clock::now();
+  // On a terminal a progress line; elsewhere a line every 1000 cases.
+  Progress progress("fuzz", cases);
   for (int64_t i = 0; i < cases; ++i) {
     const FuzzCase c = given ? *given : draw_case(seed + static_cast<uint64_t>(i));
     const std::vector<std::string> fails = run_fuzz_case(c, family, num_sms, all_configs, stream, totals);
     ++totals.cases;
     if (!fails.empty()) {
+      progress.interrupt();
       ++totals.failed;
       std::printf("FAIL case %lld: %s\n", static_cast<long long>(i), describe(c).c_str());
       for (const std::string& f : fails) std::printf("    %s\n", f.c_str());
       std::printf("    repro: tcgemm check --fuzz 1 --seed %llu   (or --case \"<the case above>\" --seed %llu)\n",
                   static_cast<unsigned long long>(c.seed), static_cast<unsigned long long>(c.seed));
     }
-    if ((i + 1) % 1000 == 0 || i + 1 == cases) {
+    progress.advance(1, format("%lld failed", static_cast<long long>(totals.failed)));
+    if (!progress.shown() && ((i + 1) % 1000 == 0 || i + 1 == cases)) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::printf("%lld cases, %lld failed (%.0f s)\n", static_cast<long long>(i + 1),
                   static_cast<long long>(totals.failed), secs);

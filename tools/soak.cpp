@@ -17,6 +17,7 @@
 #include <exception>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "cuda_check.hpp"
+#include "progress.hpp"
 #include "support/compare.hpp"
 #include "support/fill.hpp"
 #include "support/half_bits.hpp"
@@ -107,8 +109,11 @@ int run_soak(int64_t launches, int streams, int device) {
 
   std::atomic<int64_t> done{0}, spot_checks{0}, failures{0};
   std::mutex print;
+  // On a terminal, the measured run's progress (the warm-up round is short).
+  std::optional<Progress> progress;
   auto report = [&](const std::string& line) {
     std::lock_guard<std::mutex> lock(print);
+    if (progress) progress->interrupt();
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   };
@@ -140,6 +145,7 @@ int run_soak(int64_t launches, int streams, int device) {
       }
       if (spot) check(p, stream, t, i);
       ++done;
+      if (!warmup && progress) progress->advance(1);
     }
     CHECK_CUDA(cudaStreamSynchronize(stream));
     for (const Problem& p : problems[static_cast<size_t>(t)]) check(p, stream, t, count);
@@ -174,8 +180,10 @@ int run_soak(int64_t launches, int streams, int device) {
   spot_checks = 0;
 
   const auto start = std::chrono::steady_clock::now();
+  progress.emplace("soak", launches);
   run_streams([&](int t) { return launches / streams + (t < launches % streams ? 1 : 0); }, false);
   CHECK_CUDA(cudaDeviceSynchronize());
+  progress->finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const size_t free_after = device_free_bytes(), rss_after = host_rss_bytes();
   const long long device_growth = static_cast<long long>(free_before) - static_cast<long long>(free_after);
