@@ -65,13 +65,7 @@ void Progress::interrupt() {
 }
 
 void Progress::finish() {
-  if (!shown_) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (drawn_) {
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
-  drawn_ = false;
+  interrupt();
   shown_ = false;
 }
 

@@ -47,7 +47,7 @@ class Progress {
 
   std::string what_;
   int64_t total_;
-  bool shown_;
+  std::atomic<bool> shown_;
   std::atomic<int64_t> done_{0};
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_draw_{};
