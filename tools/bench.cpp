@@ -17,11 +17,14 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "arg_parser.hpp"
 #include "bench_report.hpp"
@@ -323,6 +326,28 @@ int run_bench(const ArgParser& parser) {
       return kExitFailure;
     }
     std::printf("wrote %s\n", settings.json_path->c_str());
+  }
+  if (settings.plot_path) {
+    // The picture is drawn from the JSON record: --json's file, or a temporary one.
+    std::string record = settings.json_path.value_or("");
+    if (record.empty()) {
+      char name[] = "/tmp/tcgemm_bench_XXXXXX";
+      const int fd = mkstemp(name);
+      if (fd < 0) {
+        std::fprintf(stderr, "tcgemm bench: cannot create a temporary file for --plot\n");
+        return kExitFailure;
+      }
+      close(fd);
+      record = name;
+      std::ofstream out(record);
+      write_json(out, info, peaks, rows, settings, flush_bytes);
+    }
+    const std::string why = draw_plot(record, *settings.plot_path);
+    if (!settings.json_path) std::remove(record.c_str());
+    if (!why.empty()) {
+      std::fprintf(stderr, "tcgemm bench: --plot: %s\n", why.c_str());
+      return kExitFailure;
+    }
   }
   // Slow is not a failure; a failed call or a NaN in our output is.
   bool all_ok = true;

@@ -1,5 +1,7 @@
 #include "bench_settings.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "arg_parser.hpp"
@@ -19,6 +21,9 @@ void add_bench_options(ArgParser& parser) {
   parser.add_flag("no-flush", "do not flush L2 (256 MiB write) before each timed call");
   parser.add_flag("no-peak", "skip measuring the tensor-core ceiling (the %peak column shows -)");
   parser.add_option("json", "FILE", "also write every number, with GPU, clocks and versions, to FILE");
+  parser.add_option("plot", "FILE.svg",
+                    "also draw the run as an SVG picture (python3 and scripts/plot_bench.py of the source tree, or "
+                    "the script $TCGEMM_PLOT_SCRIPT names)");
   parser.add_option("seed", "N", "base seed of the random inputs (default " + std::to_string(kBenchDefaultSeed) + ")");
   parser.add_option("device", "N", "CUDA device index (default 0)");
   parser.add_flag("chain",
@@ -30,8 +35,11 @@ void add_bench_options(ArgParser& parser) {
                     "device's kernel family for each case and mark the heuristic's pick with '*'");
   std::string epilog =
       "Times are medians of CUDA-event intervals around single calls, ours and cuBLAS interleaved.\n"
+      "cuBLAS is cublasGemmEx as PyTorch sets it up for torch.matmul (its own workspace, reduced-precision\n"
+      "reductions allowed); strict is cuBLAS as tcgemm's fallback calls it (reductions disallowed).\n"
       "speedup = cuBLAS time / ours; %peak = ours against the wgmma ceiling measured at start\n"
-      "(tcgemm::measure_peak_tflops); =cuBLAS = fraction of outputs bit-identical to cuBLAS.\n\n"
+      "(tcgemm::measure_peak_tflops); =cuBLAS = fraction of outputs bit-identical to strict cuBLAS.\n"
+      "The JSON record is described in docs/BENCH_JSON.md.\n\n"
       "suites:\n";
   for (const BenchSuite& s : bench_suites()) {
     epilog += format("  %-10s %s\n             ", s.name, s.description);
@@ -65,8 +73,9 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
     s.shapes.push_back({*shape, DType::f16, {}, -1.0f, 1.0f, "--shape"});
   }
   s.chain = parser.has("chain");
-  if (s.chain && (parser.has("suite") || parser.has("shape") || parser.has("configs") || parser.has("json")))
-    return "--chain times its own fixed chain: it takes no --suite, --shape, --configs or --json";
+  if (s.chain && (parser.has("suite") || parser.has("shape") || parser.has("configs") || parser.has("json") ||
+                  parser.has("plot")))
+    return "--chain times its own fixed chain: it takes no --suite, --shape, --configs, --json or --plot";
   s.dtypes = parse_dtypes(parser.get("dtype", s.chain ? "bf16" : "f16"));
   if (s.dtypes.empty()) return "--dtype must be f16, bf16 or both";
   // Without --layout: the suites' own layout where they agree (NT for the
@@ -93,7 +102,47 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   s.measure_peak = !parser.has("no-peak");
   s.all_configs = configs == "all";
   if (parser.has("json")) s.json_path = parser.get("json");
+  if (parser.has("plot")) {
+    s.plot_path = parser.get("plot");
+    if (std::string why = plot_unavailable(); !why.empty()) return "--plot: " + why;
+  }
   return {};
+}
+
+}  // namespace tcgemm::cli
+
+namespace tcgemm::cli {
+
+namespace {
+
+// 'text' for the shell: single quotes, each ' as '\''.
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string plot_script() {
+  if (const char* env = std::getenv("TCGEMM_PLOT_SCRIPT"); env != nullptr && *env != '\0') return env;
+  return TCGEMM_PLOT_SCRIPT;
+}
+
+std::string plot_unavailable() {
+  if (std::system("command -v python3 > /dev/null 2>&1") != 0) return "needs python3 on PATH";
+  if (std::FILE* f = std::fopen(plot_script().c_str(), "r")) {
+    std::fclose(f);
+    return {};
+  }
+  return "cannot read the renderer " + plot_script() + " (set TCGEMM_PLOT_SCRIPT to scripts/plot_bench.py)";
+}
+
+std::string draw_plot(const std::string& json, const std::string& svg) {
+  const std::string command =
+      "python3 " + shell_quote(plot_script()) + " " + shell_quote(json) + " " + shell_quote(svg);
+  const int status = std::system(command.c_str());
+  return status == 0 ? std::string() : "'" + command + "' failed (status " + std::to_string(status) + ")";
 }
 
 }  // namespace tcgemm::cli

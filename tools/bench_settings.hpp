@@ -42,7 +42,16 @@ struct BenchSettings {
   bool all_configs = false;  // --configs all: every built-in configuration of the family
   bool chain = false;        // --chain: the dependent-GEMM chain instead of the cases
   std::optional<std::string> json_path;  // --json FILE
+  std::optional<std::string> plot_path;  // --plot FILE.svg
 };
+
+// The picture of a run (--plot) is drawn by scripts/plot_bench.py from the
+// run's JSON record: the script's path ($TCGEMM_PLOT_SCRIPT, else the source
+// tree's), why it cannot run (empty when it can), and running it.
+std::string plot_script();
+std::string plot_unavailable();
+// Draws `json` into `svg`; empty on success, else what failed.
+std::string draw_plot(const std::string& json, const std::string& svg);
 
 // Parses bench's options (declared by add_bench_options). Empty on success,
 // otherwise the usage error to print.

@@ -3,6 +3,7 @@ cuBLAS settings (workspace, reduced-precision reductions as torch allows them),
 kernel time per call, interleaved, L2 flushed before each call.
 
     python3 python/bench/bench_torch.py [--suite decode|llm|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
+                                        [--json RUN.json] [--plot RUN.svg]
 
 Per case: fresh random inputs (uniform(-1, 1); matmul_v2 uniform(0, 1)),
 one verified call of each (bit-identical fraction against torch), then
@@ -11,18 +12,25 @@ preceded by a 256 MiB L2 flush and a ~40 us GPU spin, so the host has
 queued the call before the GPU reaches it: the events time the kernel, not
 torch's or tcgemm's host work. Model suites run the nn.Linear layout
 (x @ W^T, W stored N x K); large and matmul_v2 run A @ B, both row-major.
+--json writes the run in the record format of `tcgemm bench --json`
+(docs/BENCH_JSON.md: the keys this benchmark has), --plot draws it with the
+same renderer (tcgemm.bench_plot).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import math
 import statistics
 import sys
+from pathlib import Path
 
 import torch
 
 import tcgemm
+from tcgemm import bench_plot
 
 LAYERS = [(12288, 4096), (4096, 4096), (22016, 4096), (4096, 11008), (6144, 4096), (28672, 4096), (4096, 14336),
           (10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672), (4608, 3584), (3584, 3584), (37888, 3584),
@@ -56,6 +64,8 @@ def main() -> int:
     parser.add_argument("--suite", default="decode", choices=sorted(SUITES))
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "both"])
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--json", help="write the run as a bench record (docs/BENCH_JSON.md) to this file")
+    parser.add_argument("--plot", help="draw the run as an SVG picture into this file")
     args = parser.parse_args()
     dtypes = {"bf16": [torch.bfloat16], "f16": [torch.float16], "both": [torch.bfloat16, torch.float16]}[args.dtype]
     lo = 0.0 if args.suite == "matmul_v2" else -1.0
@@ -69,6 +79,7 @@ def main() -> int:
     print("| shape | dtype | layout | tcgemm kernel | tcgemm us | torch us | vs torch | =torch |")
     print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: |")
     logs: dict[str, list[float]] = {}
+    results: list[dict] = []
     for dtype in dtypes:
         dname = "bf16" if dtype == torch.bfloat16 else "f16"
         for index, (m, n, k, layout) in enumerate(SUITES[args.suite]):
@@ -97,10 +108,31 @@ def main() -> int:
             ours, theirs = statistics.median(times[0]), statistics.median(times[1])
             kernel = tcgemm.plan(a, b, c_ours).kernel
             logs.setdefault(dname, []).append(math.log(theirs / ours))
+            results.append({"source": args.suite, "m": m, "n": n, "k": k, "dtype": dname, "layout": layout,
+                            "kernel": kernel, "heuristic": True, "ours_us_median": ours, "cublas_us_median": theirs,
+                            "speedup": theirs / ours, "identical_fraction_vs_baseline": same,
+                            "ours_us": times[0], "cublas_us": times[1]})
             print(f"| {m}x{n}x{k} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
                   f"{theirs / ours:.3f}x | {100 * same:.1f}% |", flush=True)
+    geomeans = {d: math.exp(sum(v) / len(v)) for d, v in logs.items()}
     for dname, values in logs.items():
-        print(f"geomean vs torch.matmul, {dname}: {math.exp(sum(values) / len(values)):.3f}x over {len(values)} cases")
+        print(f"geomean vs torch.matmul, {dname}: {geomeans[dname]:.3f}x over {len(values)} cases")
+    record = {
+        "tool": "python/bench/bench_torch.py", "schema_version": 2,
+        "timestamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "library": {"version": tcgemm.__version__},
+        "device": {"name": props.name, "sm_count": props.multi_processor_count,
+                   "compute_capability": f"{props.major}.{props.minor}", "torch_version": torch.__version__,
+                   "cuda_version": torch.version.cuda},
+        "settings": {"suites": [args.suite], "repeats": args.repeats, "statistic": "median",
+                     "baseline": "torch.matmul with torch's own cuBLAS settings"},
+        "peak_tflops": {}, "hbm_read_gbps": None, "results": results, "geomean_speedup": geomeans,
+    }
+    if args.json:
+        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    if args.plot:
+        Path(args.plot).write_text(bench_plot.render(record, f"tcgemm {tcgemm.__version__} against torch.matmul: "
+                                                             f"{args.suite}"), encoding="utf-8")
     return 0
 
 
