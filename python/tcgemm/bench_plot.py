@@ -69,11 +69,15 @@ class _Panel:
         return BAR_X0 + (BAR_X1 - BAR_X0) * value / self.top
 
     def height(self) -> int:
-        return 34 + ROW_H * len(self.rows) + 30
+        return self._head() + 4 + ROW_H * len(self.rows) + 30
+
+    def _head(self) -> int:
+        # A tall panel repeats its scale under its title.
+        return 42 if len(self.rows) > 12 else 26
 
     def draw(self, y0: float) -> list[str]:
         out = [_text(LABEL_X, y0 + 18, self.title, 14, weight="bold")]
-        body0 = y0 + 30
+        body0 = y0 + self._head() + 4
         body1 = body0 + ROW_H * len(self.rows)
         # Grid and axis.
         ticks = int(round(self.top / self.step))
@@ -83,8 +87,8 @@ class _Panel:
             out.append(f'<line x1="{x:.1f}" y1="{body0:.1f}" x2="{x:.1f}" y2="{body1:.1f}" stroke="{FAINT}"/>')
             label = f"{v:g}"
             out.append(_text(x, body1 + 14, label, 11, "middle"))
-            if len(self.rows) > 12:  # a tall panel: the scale at its top too
-                out.append(_text(x, body0 - 2, label, 10, "middle", fill="#4a5568"))
+            if len(self.rows) > 12:
+                out.append(_text(x, body0 - 4, label, 10, "middle", fill="#4a5568"))
         out.append(_text((BAR_X0 + BAR_X1) / 2, body1 + 27, self.unit, 11, "middle"))
         for i, (row, ours, theirs, ceiling) in enumerate(self.rows):
             y = body0 + ROW_H * i
