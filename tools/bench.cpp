@@ -297,20 +297,33 @@ int run_bench(const ArgParser& parser) {
   // Options first: usage errors must not depend on having a GPU.
   BenchSettings settings;
   if (std::string why = parse_bench_settings(parser, &settings); !why.empty()) return usage_error(parser, why);
-  // Open the JSON file now, so a bad path fails before minutes of timing.
+  // The JSON record goes to --json's file (opened now, so a bad path fails
+  // before minutes of timing) or, for --plot alone, to a temporary one the
+  // picture is drawn from (removed after).
+  std::string record_path = settings.json_path.value_or("");
   std::ofstream json;
-  if (settings.json_path) {
-    json.open(*settings.json_path);
-    if (!json) {
-      std::fprintf(stderr, "tcgemm bench: cannot write '%s'\n", settings.json_path->c_str());
-      return kExitFailure;
-    }
-  }
+  auto open_record = [&] {
+    json.open(record_path);
+    if (!json) std::fprintf(stderr, "tcgemm bench: cannot write '%s'\n", record_path.c_str());
+    return static_cast<bool>(json);
+  };
+  if (!record_path.empty() && !open_record()) return kExitFailure;
   if (!select_device(settings.device)) return kExitUsage;
 
   const DeviceInfo info = query_device_info();
   print_header(info, settings);
   if (settings.chain) return run_chain(settings);
+  if (record_path.empty() && settings.plot_path) {
+    char name[] = "/tmp/tcgemm_bench_XXXXXX";
+    const int fd = mkstemp(name);
+    if (fd < 0) {
+      std::fprintf(stderr, "tcgemm bench: cannot create a temporary file for --plot\n");
+      return kExitFailure;
+    }
+    close(fd);
+    record_path = name;
+    if (!open_record()) return kExitFailure;
+  }
   const std::map<std::string, double> peaks = measure_peaks(settings);
   std::vector<BenchRow> rows = expand_rows(settings, peaks);
   const size_t flush_bytes = time_rows(rows, settings);
@@ -322,28 +335,14 @@ int run_bench(const ArgParser& parser) {
     write_json(json, info, peaks, rows, settings, flush_bytes);
     json.close();
     if (!json) {
-      std::fprintf(stderr, "tcgemm bench: writing '%s' failed\n", settings.json_path->c_str());
+      std::fprintf(stderr, "tcgemm bench: writing '%s' failed\n", record_path.c_str());
       return kExitFailure;
     }
-    std::printf("wrote %s\n", settings.json_path->c_str());
+    if (settings.json_path) std::printf("wrote %s\n", record_path.c_str());
   }
   if (settings.plot_path) {
-    // The picture is drawn from the JSON record: --json's file, or a temporary one.
-    std::string record = settings.json_path.value_or("");
-    if (record.empty()) {
-      char name[] = "/tmp/tcgemm_bench_XXXXXX";
-      const int fd = mkstemp(name);
-      if (fd < 0) {
-        std::fprintf(stderr, "tcgemm bench: cannot create a temporary file for --plot\n");
-        return kExitFailure;
-      }
-      close(fd);
-      record = name;
-      std::ofstream out(record);
-      write_json(out, info, peaks, rows, settings, flush_bytes);
-    }
-    const std::string why = draw_plot(record, *settings.plot_path);
-    if (!settings.json_path) std::remove(record.c_str());
+    const std::string why = draw_plot(record_path, *settings.plot_path);
+    if (!settings.json_path) std::remove(record_path.c_str());
     if (!why.empty()) {
       std::fprintf(stderr, "tcgemm bench: --plot: %s\n", why.c_str());
       return kExitFailure;
