@@ -84,9 +84,13 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   c.block_k = kBlockK;
   c.stages = stages_for(block_n);
   c.cluster_m = kCtaGroup;
-  c.schedule = schedule == Schedule::persistent ? Schedule::persistent : Schedule::cluster_launch_control;
   c.group_m = 4;  // 4 tile rows = 1024 rows of A per raster group
   c.num_tiles = static_cast<int>(m_tiles * ceil_div(n, block_n));
+  // Cluster Launch Control launches one cluster per tile: its grid (2 CTAs a
+  // tile) must fit CUDA's grid x-dimension (2^31 - 1). Beyond, persistent.
+  const bool clc_grid_fits = static_cast<int64_t>(c.num_tiles) * kCtaGroup <= int64_t{0x7FFFFFFF};
+  c.schedule = schedule == Schedule::persistent || !clc_grid_fits ? Schedule::persistent
+                                                                   : Schedule::cluster_launch_control;
   c.grid_clusters = c.schedule == Schedule::persistent ? (c.num_tiles < slots ? c.num_tiles : slots) : c.num_tiles;
   return c;
 }

@@ -154,6 +154,14 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
   EXPECT_EQ(select_config(4096, 1152, 4096, 148).block_n, 128);
   EXPECT_EQ(describe(clc), "256x256x64, 6 stages, cluster launch control");
   EXPECT_EQ(describe(per), "256x256x64, 6 stages, persistent");
+  // Found by the API fuzzer: one pair cluster per tile cannot launch 2^30
+  // tiles (2^31 CTAs, past CUDA's grid x-dimension): persistent there.
+  const Config huge = select_config(int64_t{1} << 23, int64_t{1} << 23, 64, 148);
+  EXPECT_EQ(huge.num_tiles, 1 << 30);
+  EXPECT_EQ(huge.schedule, Schedule::persistent);
+  EXPECT_EQ(huge.grid_clusters, 74);
+  EXPECT_EQ(select_config(int64_t{1} << 23, (int64_t{1} << 23) - 256, 64, 148).schedule,
+            Schedule::cluster_launch_control) << "2^30 - 2^15 tiles still fit";
 }
 
 // What Plan::config shows: one 256-row MMA over the CTA pair, never the
