@@ -24,6 +24,15 @@ int tcgemm_gemm(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, 
                 const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
                 int64_t ldc, void* stream);
 
+/* The same with a fused epilogue: C = act(alpha * op(A) @ op(B) + bias) + beta * C,
+ * in fp32, rounded once (tcgemm/tcgemm.hpp, GemmArgs::bias). bias: N elements on
+ * the device, added to every row, or NULL; bias_type: 0 = the call's dtype,
+ * 1 = fp32; activation: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh
+ * approximation), 4 silu. tcgemm_gemm's signature is unchanged by it. */
+int tcgemm_gemm_epilogue(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                         const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
+                         int64_t ldc, const void* bias, int bias_type, int activation, void* stream);
+
 /* The reason for the last failed tcgemm_gemm call in this thread ("" if none
  * failed yet); successful calls leave it unchanged. The pointer stays valid
  * until the next failing call in this thread. */

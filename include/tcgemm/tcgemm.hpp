@@ -36,6 +36,20 @@ namespace tcgemm {
 enum class DType : int { f16 = 0, bf16 = 1 };
 enum class Op : int { N = 0, T = 1 };
 
+// The activation of the fused epilogue (GemmArgs::activation), applied in
+// fp32 to alpha * op(A) op(B) + bias, before beta * C is added and the sum is
+// rounded once. The formulas are torch.nn.functional's.
+enum class Activation : int {
+  none = 0,
+  relu = 1,       // max(x, 0); NaN stays NaN
+  gelu = 2,       // x / 2 * (1 + erf(x / sqrt(2)))
+  gelu_tanh = 3,  // x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): gelu(approximate="tanh")
+  silu = 4,       // x / (1 + exp(-x))
+};
+
+// The element type of a bias vector: the call's dtype (fp16 or bf16), or fp32.
+enum class BiasType : int { same = 0, f32 = 1 };
+
 enum class Status : int {
   ok = 0,
   invalid_argument = 1,  // a null pointer, a negative size, a bad leading dimension, ...
@@ -102,6 +116,12 @@ struct GemmArgs {
   void* c = nullptr;
   int64_t ldc = 0;
   cudaStream_t stream = nullptr;  // null: the default stream
+  // The fused epilogue: C = act(alpha * op(A) op(B) + bias) + beta * C, in
+  // fp32, rounded once. bias: N elements on the device (bias_type), added to
+  // every row; null for none. activation: none leaves the plain GEMM.
+  const void* bias = nullptr;
+  BiasType bias_type = BiasType::same;
+  Activation activation = Activation::none;
 };
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
@@ -223,6 +243,7 @@ const char* to_string(Op op) noexcept;
 const char* to_string(Status status) noexcept;
 const char* to_string(Backend backend) noexcept;
 const char* to_string(Path path) noexcept;
+const char* to_string(Activation activation) noexcept;
 const char* to_string(Schedule schedule) noexcept;
 
 // Version and build information.

@@ -9,10 +9,9 @@ namespace {
 thread_local std::string g_last_error;
 }
 
-extern "C" int tcgemm_gemm(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
-                           int64_t lda, const void* b, int64_t ldb, float beta, void* c, int64_t ldc, void* stream) {
-  const tcgemm::GemmArgs args =
-      tcgemm::detail::c_abi_args(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+namespace {
+// Runs a call of the C ABI, keeping the reason of a failure for tcgemm_last_error().
+int run(const tcgemm::GemmArgs& args) {
   const tcgemm::Plan p = tcgemm::gemm(args);
   if (p.status != tcgemm::Status::ok) {
     try {
@@ -22,6 +21,23 @@ extern "C" int tcgemm_gemm(int dtype, int op_a, int op_b, int64_t m, int64_t n, 
     }
   }
   return static_cast<int>(p.status);
+}
+}  // namespace
+
+extern "C" int tcgemm_gemm(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                           int64_t lda, const void* b, int64_t ldb, float beta, void* c, int64_t ldc, void* stream) {
+  return run(tcgemm::detail::c_abi_args(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream));
+}
+
+extern "C" int tcgemm_gemm_epilogue(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                    const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
+                                    int64_t ldc, const void* bias, int bias_type, int activation, void* stream) {
+  tcgemm::GemmArgs args =
+      tcgemm::detail::c_abi_args(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+  args.bias = bias;
+  args.bias_type = static_cast<tcgemm::BiasType>(bias_type);
+  args.activation = static_cast<tcgemm::Activation>(activation);
+  return run(args);
 }
 
 extern "C" const char* tcgemm_last_error(void) { return g_last_error.c_str(); }

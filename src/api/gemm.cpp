@@ -103,6 +103,17 @@ const char* to_string(Path path) noexcept {
   return "unknown-path";
 }
 
+const char* to_string(Activation activation) noexcept {
+  switch (activation) {
+    case Activation::none: return "none";
+    case Activation::relu: return "relu";
+    case Activation::gelu: return "gelu";
+    case Activation::gelu_tanh: return "gelu_tanh";
+    case Activation::silu: return "silu";
+  }
+  return "unknown-activation";
+}
+
 const char* to_string(Schedule schedule) noexcept {
   switch (schedule) {
     case Schedule::automatic: return "automatic";

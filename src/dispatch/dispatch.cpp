@@ -57,8 +57,10 @@ std::string arch_name(const DeviceInfo& d) { return "sm_" + std::to_string(d.cc_
 }  // namespace
 
 std::string check_operands(const GemmArgs& args, int device) {
-  for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c}}) {
-    if (args.k == 0 && name[0] != 'C') continue;
+  for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c},
+                           {"bias", args.bias}}) {
+    if (args.k == 0 && (name[0] == 'A' || name[0] == 'B')) continue;
+    if (name[0] == 'b' && ptr == nullptr) continue;  // no bias
     if (std::string why = check_device_pointer(name, ptr); !why.empty()) return why + " (" + describe(args) + ")";
   }
   if (std::string why = check_stream(args.stream, device); !why.empty()) return why + " (" + describe(args) + ")";
@@ -92,8 +94,15 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   if (args.k == 0)
     return run_without_kernel(Path::scale, Backend::none, "scale_c",
                               args.beta == 0.0f ? "K is 0: C = 0 (beta is 0, C is not read)" : "K is 0: C = beta * C");
-  if (options.prefer == Prefer::cublas_only)
+  // The fused epilogue (bias, activation) is tcgemm's kernels' alone: no
+  // cuBLAS call computes it with one rounding.
+  const bool fused = args.bias != nullptr || args.activation != Activation::none;
+  if (options.prefer == Prefer::cublas_only) {
+    if (fused)
+      return reject(Status::unsupported, "cuBLAS was requested, but it has no fused bias/activation epilogue (" +
+                                             describe(args) + ")");
     return run_without_kernel(Path::cublas, Backend::cublas, "cublasGemmEx", "cuBLAS requested");
+  }
 
   // The kernel family for the device: sm_90 (H100/H200) or sm_100 (B200/GB200).
   const bool is_sm90 = dev.cc_major == 9 && dev.cc_minor == 0;
@@ -121,6 +130,9 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     config.pdl = options.pdl;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
+  if (why_not.empty() && is_sm100 && fused)
+    return reject(Status::unsupported, "the sm100 kernels do not fuse a bias/activation epilogue yet (" +
+                                           describe(args) + ")");
   if (why_not.empty() && is_sm100) {
     if (std::string why = sm100::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
@@ -130,8 +142,10 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");
   }
-  if (options.prefer == Prefer::tcgemm_only)
-    return reject(Status::unsupported, "no tcgemm kernel can take this call: " + why_not + " (" + describe(args) + ")");
+  if (options.prefer == Prefer::tcgemm_only || fused)
+    return reject(Status::unsupported, "no tcgemm kernel can take this call" +
+                                           std::string(fused ? " (and cuBLAS cannot fuse its bias/activation)" : "") +
+                                           ": " + why_not + " (" + describe(args) + ")");
   return run_without_kernel(Path::cublas, Backend::cublas, "cublasGemmEx", "fallback: " + why_not);
 }
 

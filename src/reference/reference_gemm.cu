@@ -1,11 +1,13 @@
 // The reference GEMM: one thread per output element, fp32 accumulation one
-// product at a time in K order (fmaf), any layout, any alignment. Slow and
+// product at a time in K order (fmaf), any layout, any alignment, and the
+// fused epilogue (bias, activation) in the same fp32 steps as the kernels. Slow and
 // obviously correct; tests and `tcgemm check` compare everything against it.
 #include <algorithm>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/device/epilogue.cuh"
 #include "reference/reference.hpp"
 
 namespace tcgemm::detail {
@@ -25,7 +27,8 @@ __device__ T store(float v) {
 
 template <typename T>
 __global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const T* a,
-                                      int64_t lda, const T* b, int64_t ldb, float beta, T* c, int64_t ldc) {
+                                      int64_t lda, const T* b, int64_t ldb, float beta, T* c, int64_t ldc,
+                                      EpilogueParams epi) {
   const int64_t col = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (col >= n) return;
   // Rows stride over the grid: gridDim.y is capped at 65535.
@@ -37,7 +40,8 @@ __global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, 
     const float y = load(b, op_b == 0 ? kk * ldb + col : col * ldb + kk);
     acc = fmaf(x, y, acc);
   }
-  float out = alpha * acc;
+  // The fused epilogue (bias, activation), as the kernels apply it.
+  float out = fused_epilogue(epi) ? epilogue_value<T>(epi, acc, static_cast<int>(col)) : alpha * acc;
   if (beta != 0.0f) out = fmaf(beta, load(c, row * ldc + col), out);
   c[row * ldc + col] = store<T>(out);
   }
@@ -49,14 +53,15 @@ cudaError_t launch_reference_gemm(const GemmArgs& g) {
   const dim3 block(32, 8);
   const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)));
   const int oa = static_cast<int>(g.op_a), ob = static_cast<int>(g.op_b);
+  const EpilogueParams epi = epilogue_params(g);
   if (g.dtype == DType::f16)
     reference_gemm_kernel<<<grid, block, 0, g.stream>>>(oa, ob, g.m, g.n, g.k, g.alpha, static_cast<const __half*>(g.a),
                                                         g.lda, static_cast<const __half*>(g.b), g.ldb, g.beta,
-                                                        static_cast<__half*>(g.c), g.ldc);
+                                                        static_cast<__half*>(g.c), g.ldc, epi);
   else
     reference_gemm_kernel<<<grid, block, 0, g.stream>>>(
         oa, ob, g.m, g.n, g.k, g.alpha, static_cast<const __nv_bfloat16*>(g.a), g.lda,
-        static_cast<const __nv_bfloat16*>(g.b), g.ldb, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc);
+        static_cast<const __nv_bfloat16*>(g.b), g.ldb, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc, epi);
   return cudaGetLastError();
 }
 

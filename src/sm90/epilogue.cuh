@@ -1,6 +1,7 @@
 // A consumer warpgroup's epilogue in the sm90 kernel: its fp32 accumulators
-// (64 rows x BLOCK_N per m64 accumulator) -> alpha (and beta * C) in fp32 ->
-// one rounding -> stmatrix into a 64x64 swizzled panel -> TMA store, clipped
+// (64 rows x BLOCK_N per m64 accumulator) -> alpha (with a fused epilogue:
+// + bias, activation) and beta * C in fp32 -> one rounding -> stmatrix into a
+// 64x64 swizzled panel -> TMA store, clipped
 // at the edges by the tensor map (or element by element where TMA cannot
 // clip exactly: common/device/epilogue.cuh).
 //
@@ -90,8 +91,16 @@ struct Epilogue {
           // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
           const int jc = p * (kEpiPanel / 8) + 2 * jj;
           float v[8];
+          if (detail::fused_epilogue(epi)) {
+            // v[i]'s column: 8-column group jc + i / 4, pair 2 * (lane % 4), element i % 2.
 #pragma unroll
-          for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[r][4 * jc + i];
+            for (int i = 0; i < 8; ++i)
+              v[i] = detail::epilogue_value<Element>(epi, acc[r][4 * jc + i],
+                                                     n0 + 8 * (jc + i / 4) + 2 * (wg_thread % 4) + i % 2);
+          } else {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[r][4 * jc + i];
+          }
           const uint32_t addr = buf_addr + swizzled_offset(frag_row, 16 * jj + frag_col);
           if (read_c) {
             uint32_t c[4];
@@ -142,10 +151,19 @@ struct RegisterEpilogue {
       const int r = m0 + row + 8 * h;
       if (r >= epi.m) continue;
       Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(r) * epi.ldc;
+      if (detail::fused_epilogue(epi)) {
 #pragma unroll
-      for (int j = 0; j < BLOCK_N / 8; ++j)
-        detail::store_pair(c_row, n0 + 8 * j + col, epi, epi.alpha * acc[0][4 * j + 2 * h],
-                           epi.alpha * acc[0][4 * j + 2 * h + 1]);
+        for (int j = 0; j < BLOCK_N / 8; ++j) {
+          const int c0 = n0 + 8 * j + col;
+          detail::store_pair(c_row, c0, epi, detail::epilogue_value<Element>(epi, acc[0][4 * j + 2 * h], c0),
+                             detail::epilogue_value<Element>(epi, acc[0][4 * j + 2 * h + 1], c0 + 1));
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < BLOCK_N / 8; ++j)
+          detail::store_pair(c_row, n0 + 8 * j + col, epi, epi.alpha * acc[0][4 * j + 2 * h],
+                             epi.alpha * acc[0][4 * j + 2 * h + 1]);
+      }
     }
   }
 

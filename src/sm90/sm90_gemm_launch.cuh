@@ -40,7 +40,7 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   const GroupedRaster raster{ceil_div(ceil_div(args.m, BLOCK_M), CLUSTER_M), ceil_div(args.n, BLOCK_N),
                              config.group_m};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
-  EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m), static_cast<int>(args.n)};
+  EpilogueParams epi = detail::epilogue_params(args);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
   const int clusters = std::min(config.num_ctas / CLUSTER_M, resident);
 

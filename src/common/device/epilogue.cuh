@@ -13,6 +13,7 @@
 
 #include "common/device/barrier.cuh"
 #include "common/smem_layout.hpp"
+#include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::detail {
 
@@ -26,12 +27,26 @@ struct EpilogueParams {
   void* c;
   int64_t ldc;
   int m, n;
+  // The fused epilogue (GemmArgs::bias, bias_type, activation): C =
+  // act(alpha * acc + bias[col]) + beta * C. bias null: none.
+  const void* bias = nullptr;
+  int bias_f32 = 0;    // bias elements are fp32 (else the output's type)
+  int activation = 0;  // tcgemm::Activation
   // Debug builds only (TCGEMM_DEBUG_HANGS): non-zero breaks the first ring
   // barrier on purpose (its arrival count doubled), so tests can provoke the
   // hang report (tests/gpu/test_hang.cpp). Set from the environment variable
   // TCGEMM_DEBUG_BREAK_BARRIER by the launchers; ignored by release kernels.
   int debug_break_barrier = 0;
 };
+
+// A call's epilogue parameters (the launchers of every family).
+inline EpilogueParams epilogue_params(const GemmArgs& args) {
+  EpilogueParams epi{args.alpha, args.beta, args.c, args.ldc, static_cast<int>(args.m), static_cast<int>(args.n)};
+  epi.bias = args.bias;
+  epi.bias_f32 = args.bias_type == BiasType::f32 ? 1 : 0;
+  epi.activation = static_cast<int>(args.activation);
+  return epi;
+}
 
 // Whether the output panel starting at column panel_n0, kPanelCols wide, can
 // go out through a TMA store (see EpilogueParams::c).
@@ -102,6 +117,39 @@ __device__ __forceinline__ void add_beta_c(float (&x)[8], float beta, const uint
     x[2 * i] = fmaf(beta, old.x, x[2 * i]);
     x[2 * i + 1] = fmaf(beta, old.y, x[2 * i + 1]);
   }
+}
+
+// Whether a call has a fused epilogue: when it has none, the epilogues take
+// exactly the path they take without this feature (alpha * acc).
+__device__ __forceinline__ bool fused_epilogue(const EpilogueParams& epi) {
+  return epi.bias != nullptr || epi.activation != 0;
+}
+
+// The activation of the fused epilogue in fp32 (tcgemm::Activation; the
+// formulas are torch.nn.functional's).
+__device__ __forceinline__ float activate(float x, int activation) {
+  switch (activation) {
+    case 1: return x < 0.0f ? 0.0f : x;  // relu (NaN stays NaN)
+    case 2: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));  // gelu
+    case 3: {  // gelu, tanh approximation
+      const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+      return 0.5f * x * (1.0f + tanhf(inner));
+    }
+    case 4: return x / (1.0f + expf(-x));  // silu
+    default: return x;
+  }
+}
+
+// alpha * acc + bias[col], activated: the fused epilogue's value for column
+// `col` of C, before beta * C (fp32, not yet rounded). Columns past N (whose
+// values are never stored) read no bias.
+template <typename Element>
+__device__ __forceinline__ float epilogue_value(const EpilogueParams& epi, float acc, int col) {
+  float x = epi.alpha * acc;
+  if (epi.bias != nullptr && col < epi.n)
+    x += epi.bias_f32 ? __ldg(static_cast<const float*>(epi.bias) + col)
+                      : widen<Element>(static_cast<const Element*>(epi.bias)[col]);
+  return activate(x, epi.activation);
 }
 
 // Stores two adjacent values of a row of C straight from registers (the

@@ -23,6 +23,9 @@ std::string describe(const GemmArgs& a) {
   std::string s = "m=" + std::to_string(a.m) + " n=" + std::to_string(a.n) + " k=" + std::to_string(a.k);
   s.append(" dtype=").append(enum_name(a.dtype)).append(" layout=").append(enum_name(a.op_a)).append(enum_name(a.op_b));
   s += " lda=" + std::to_string(a.lda) + " ldb=" + std::to_string(a.ldb) + " ldc=" + std::to_string(a.ldc);
+  // The fused epilogue, where there is one (a plain call reads as before).
+  if (a.bias != nullptr) s += a.bias_type == BiasType::f32 ? " bias=f32" : " bias";
+  if (a.activation != Activation::none) s += std::string(" activation=") + to_string(a.activation);
   return s;
 }
 
@@ -72,6 +75,17 @@ std::string check_args(const GemmArgs& a) {
   if (auto r = check_ld("lda", a.lda, stored_shape_a(a), a_shape, a); !r.empty()) return r;
   if (auto r = check_ld("ldb", a.ldb, stored_shape_b(a), b_shape, a); !r.empty()) return r;
   if (auto r = check_ld("ldc", a.ldc, StoredShape{a.m, a.n}, "C (M x N)", a); !r.empty()) return r;
+
+  const int act = static_cast<int>(a.activation), bias_type = static_cast<int>(a.bias_type);
+  if (act < 0 || act > 4)
+    return fail("unknown activation " + std::to_string(act) + " (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu)", a);
+  if (bias_type != 0 && bias_type != 1)
+    return fail("unknown bias_type " + std::to_string(bias_type) + " (0 = the call's dtype, 1 = fp32)", a);
+  if (a.bias != nullptr) {
+    const uintptr_t element = a.bias_type == BiasType::f32 ? 4 : 2;
+    if (reinterpret_cast<uintptr_t>(a.bias) % element != 0)
+      return fail("bias is not aligned to its " + std::to_string(element) + "-byte elements", a);
+  }
 
   if (a.m == 0 || a.n == 0) return {};  // nothing is read or written
   if (a.c == nullptr) return fail("C is a null pointer", a);
