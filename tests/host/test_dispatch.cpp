@@ -284,3 +284,41 @@ TEST(Decide, TheDevicesFamilyChecksTheOptions) {
 
 }  // namespace
 }  // namespace tcgemm::detail
+
+namespace tcgemm::detail {
+namespace {
+
+// The fused epilogue runs on tcgemm's sm90 kernels (and the K == 0 scale);
+// every path that cannot apply it refuses the call, saying why, instead of
+// running a plain GEMM.
+TEST(Decide, FusedEpilogueOnlyWhereItIsApplied) {
+  GemmArgs g = aligned_args();
+  g.bias = g.a;  // (never dereferenced here)
+  g.activation = Activation::silu;
+  if (built("sm_90a")) {
+    const Decision d = decide(g, Options{}, kH200);
+    EXPECT_EQ(d.plan.status, Status::ok) << d.plan.reason;
+    EXPECT_EQ(d.plan.backend, Backend::sm90);
+  }
+  const Decision cublas = decide(g, Options{Prefer::cublas_only, 0}, kH200);
+  EXPECT_EQ(cublas.plan.status, Status::unsupported);
+  EXPECT_TRUE(contains(cublas.plan.reason, "no fused bias/activation epilogue")) << cublas.plan.reason;
+  EXPECT_TRUE(contains(cublas.plan.reason, "activation=silu")) << cublas.plan.reason;
+  for (const DeviceInfo& dev : {kB200, kA100}) {
+    const Decision d = decide(g, Options{}, dev);
+    EXPECT_EQ(d.plan.status, Status::unsupported) << d.plan.reason;
+  }
+  GemmArgs unaligned = g;
+  unaligned.lda = g.k + 1;
+  const Decision refused = decide(unaligned, Options{}, kH200);
+  EXPECT_EQ(refused.plan.status, Status::unsupported);
+  EXPECT_TRUE(contains(refused.plan.reason, "cuBLAS cannot fuse its bias/activation")) << refused.plan.reason;
+  GemmArgs k0 = g;
+  k0.k = 0;
+  EXPECT_EQ(decide(k0, Options{}, kH200).plan.reason, "K is 0: C = act(bias) (beta is 0, C is not read)");
+  k0.beta = 0.5f;
+  EXPECT_EQ(decide(k0, Options{}, kA100).plan.reason, "K is 0: C = act(bias) + beta * C");
+}
+
+}  // namespace
+}  // namespace tcgemm::detail

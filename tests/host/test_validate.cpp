@@ -250,3 +250,33 @@ TEST(CheckArgs, ReportsTheFirstProblemInDocumentedOrder) {
 
 }  // namespace
 }  // namespace tcgemm::detail
+
+namespace tcgemm::detail {
+namespace {
+
+// The fused epilogue's arguments: named when wrong, quoted in every message.
+TEST(CheckArgs, FusedEpilogueArguments) {
+  GemmArgs g = valid_args();
+  g.activation = static_cast<Activation>(5);
+  expect_rejected(g, {"unknown activation 5", "silu"});
+  g = valid_args();
+  g.bias = kFakeA;
+  g.bias_type = static_cast<BiasType>(2);
+  expect_rejected(g, {"unknown bias_type 2"});
+  g = valid_args();
+  g.bias = reinterpret_cast<const void*>(uintptr_t{0x10001});
+  expect_rejected(g, {"bias is not aligned to its 2-byte elements"});
+  g.bias_type = BiasType::f32;
+  g.bias = reinterpret_cast<const void*>(uintptr_t{0x10002});
+  expect_rejected(g, {"bias is not aligned to its 4-byte elements"});
+  g.bias = kFakeA;
+  g.activation = Activation::gelu_tanh;
+  expect_accepted(g);
+  EXPECT_NE(describe(g).find(" bias=f32 activation=gelu_tanh"), std::string::npos) << describe(g);
+  // A plain call reads as before.
+  EXPECT_EQ(describe(valid_args()).find("bias"), std::string::npos);
+  EXPECT_EQ(describe(valid_args()).find("activation"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tcgemm::detail
