@@ -1,0 +1,143 @@
+// The fused epilogue, C = act(alpha * op(A) op(B) + bias) + beta * C: every
+// configuration of the device's kernel family, every activation, bias of the
+// output's type or fp32 or none, beta zero or not, equals the reference GEMM
+// (which applies the same fp32 steps) bit for bit on small-integer inputs,
+// where every accumulator is exact. And the calls that cannot fuse it are
+// refused with nothing written.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "gemm_case.hpp"
+#include "support/kernel_variants.hpp"
+
+namespace tcgemm::test {
+namespace {
+
+class FusedEpilogue : public GpuTest {};
+
+constexpr Activation kActivations[] = {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                                       Activation::silu};
+
+// A bias vector of n elements on the device: integers in [-3, 3] over 4 (exact in every type).
+struct Bias {
+  support::DeviceBuffer<uint16_t> same;  // the output's type
+  support::DeviceBuffer<float> f32;
+  Bias(DType dtype, int64_t n, uint64_t seed) : same(static_cast<size_t>(n)), f32(static_cast<size_t>(n)) {
+    std::vector<float> host(static_cast<size_t>(n));
+    std::vector<uint16_t> bits(host.size());
+    for (size_t i = 0; i < host.size(); ++i) {
+      host[i] = static_cast<float>(static_cast<int>((i * 7 + seed) % 7) - 3) / 4.0f;
+      bits[i] = from_float(dtype, host[i]);
+    }
+    check_cuda(cudaMemcpy(f32.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "bias f32");
+    check_cuda(cudaMemcpy(same.data(), bits.data(), bits.size() * sizeof(uint16_t), cudaMemcpyHostToDevice),
+               "bias");
+  }
+};
+
+// tcgemm (with `options`) and the reference on the same fused call, compared bit for bit.
+void expect_fused_identical(Problem& prob, const Bias& bias, BiasType type, bool with_bias, Activation act,
+                            const Options& options, const std::string& what) {
+  const GemmCase& gc = prob.gemm_case();
+  const std::string full = what + " bias=" + (with_bias ? (type == BiasType::f32 ? "f32" : "same") : "none") +
+                           " activation=" + to_string(act);
+  SCOPED_TRACE(full);
+  prob.poison_outputs();
+  if (gc.beta != 0.0f) prob.fill_outputs(Fill::small_int, gc.seed + 99);
+  auto fused = [&](uint16_t* c) {
+    GemmArgs g = prob.args(c);
+    g.bias = with_bias ? (type == BiasType::f32 ? static_cast<const void*>(bias.f32.data())
+                                                : static_cast<const void*>(bias.same.data()))
+                       : nullptr;
+    g.bias_type = type;
+    g.activation = act;
+    return g;
+  };
+  TCGEMM_ASSERT_OK(run_reference(fused(prob.c_ref())), "reference " + full);
+  const Plan plan = run_gemm(fused(prob.c()), options);
+  TCGEMM_ASSERT_OK(plan, full);
+  EXPECT_NE(plan.backend, Backend::cublas) << plan.reason;
+  expect_identical(compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n,
+                           gc.ldc),
+                   full);
+}
+
+TEST_F(FusedEpilogue, EveryActivationAndBiasEqualsTheReference) {
+  if (own_backend() != Backend::sm90) GTEST_SKIP() << "the fused epilogue runs on the sm90 kernels only so far";
+  uint64_t seed = 50000;
+  // Shapes with ragged edges (M, N not multiples of the tiles; N odd: the
+  // element-by-element copy of the last panel) and a decoding one (64-row tiles).
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{300, 260, 200}, Shape{130, 131, 96}, Shape{8, 512, 256}})
+    for (const Layout& layout : {kLayouts[0], kLayouts[1]})
+      for (DType dt : {DType::f16, DType::bf16})
+        for (float beta : {0.0f, 0.5f}) {
+          GemmCase gc = make_case(dt, layout, s.m, s.n, s.k, Fill::small_int, ++seed);
+          gc.alpha = 0.25f;
+          gc.beta = beta;
+          Problem prob(gc);
+          const Bias bias(dt, gc.n, seed);
+          for (Activation act : kActivations)
+            for (int b = 0; b < 3; ++b)
+              expect_fused_identical(prob, bias, b == 2 ? BiasType::f32 : BiasType::same, b > 0, act, Options{},
+                                     gc.describe());
+        }
+}
+
+TEST_F(FusedEpilogue, EveryConfigurationAppliesIt) {
+  if (own_backend() != Backend::sm90) GTEST_SKIP() << "the fused epilogue runs on the sm90 kernels only so far";
+  uint64_t seed = 51000;
+  for (const support::KernelVariant& v : support::builtin_variants(Backend::sm90))
+    for (const Layout& layout : {kLayouts[0], kLayouts[1]}) {
+      if (!v.builds(layout.b)) continue;
+      GemmCase gc = make_case(DType::bf16, layout, 200, 330, 160, Fill::small_int, ++seed);
+      gc.beta = 1.0f;
+      Problem prob(gc);
+      const Bias bias(gc.dtype, gc.n, seed);
+      expect_fused_identical(prob, bias, BiasType::f32, true, Activation::silu, v.options,
+                             gc.describe() + " " + v.label);
+    }
+}
+
+TEST_F(FusedEpilogue, KZeroIsTheActivatedBias) {
+  uint64_t seed = 52000;
+  for (DType dt : {DType::f16, DType::bf16}) {
+    GemmCase gc = make_case(dt, kLayouts[0], 70, 90, 0, Fill::small_int, ++seed);
+    gc.beta = 2.0f;
+    Problem prob(gc);
+    const Bias bias(dt, gc.n, seed);
+    for (Activation act : kActivations) expect_fused_identical(prob, bias, BiasType::same, true, act, {}, gc.describe());
+  }
+}
+
+TEST_F(FusedEpilogue, RefusedWhereItCannotBeFusedAndNothingWritten) {
+  GemmCase gc = make_case(DType::f16, kLayouts[0], 64, 64, 64, Fill::small_int, 53000);
+  Problem prob(gc);
+  const Bias bias(gc.dtype, gc.n, 1);
+  prob.poison_outputs();
+  GemmArgs g = prob.args(prob.c());
+  g.bias = bias.same.data();
+  g.activation = Activation::relu;
+  Options cublas;
+  cublas.prefer = Prefer::cublas_only;
+  const Plan p = run_gemm(g, cublas);
+  EXPECT_EQ(p.status, Status::unsupported) << p.reason;
+  EXPECT_TRUE(contains(p.reason, "no fused bias/activation epilogue")) << p.reason;
+  // Host memory as the bias: refused like any operand that is not on the device.
+  std::vector<uint16_t> host_bias(static_cast<size_t>(gc.n));
+  g.bias = host_bias.data();
+  const Plan host = run_gemm(g);
+  EXPECT_EQ(host.status, Status::invalid_argument) << host.reason;
+  EXPECT_TRUE(contains(host.reason, "bias")) << host.reason;
+  const std::vector<uint16_t> c = prob.download_c();
+  for (uint16_t bits : c) ASSERT_EQ(bits, poison_bits(gc.dtype)) << "a refused call wrote C";
+}
+
+}  // namespace
+}  // namespace tcgemm::test
