@@ -135,9 +135,6 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     config.pdl = options.pdl;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
-  if (why_not.empty() && is_sm100 && fused)
-    return reject(Status::unsupported, "the sm100 kernels do not fuse a bias/activation epilogue yet (" +
-                                           describe(args) + ")");
   if (why_not.empty() && is_sm100) {
     if (std::string why = sm100::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");

@@ -77,8 +77,15 @@ struct Epilogue {
 #pragma unroll
       for (int chunk = 0; chunk < kEpiPanelCols / 8; ++chunk) {
         float x[8];
+        if (detail::fused_epilogue(epi)) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
+          for (int i = 0; i < 8; ++i)
+            x[i] = detail::epilogue_value<Element>(epi, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
+                                                   col0 + chunk * 8 + i);
+        } else {
+#pragma unroll
+          for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
+        }
         const uint32_t addr = buf_addr + detail::swizzled_offset(lane, chunk * 8);
         if (read_c) {
           const uint4 old = ld_shared_v4(addr);
@@ -133,9 +140,17 @@ struct RegisterEpilogue {
     const int row = row0 + lane;
     if (row >= epi.m) return;
     Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(row) * epi.ldc;
+    if (detail::fused_epilogue(epi)) {
 #pragma unroll
-    for (int j = 0; j < BLOCK_N; j += 2)
-      detail::store_pair(c_row, n0 + j, epi, epi.alpha * __uint_as_float(v[j]), epi.alpha * __uint_as_float(v[j + 1]));
+      for (int j = 0; j < BLOCK_N; j += 2)
+        detail::store_pair(c_row, n0 + j, epi, detail::epilogue_value<Element>(epi, __uint_as_float(v[j]), n0 + j),
+                           detail::epilogue_value<Element>(epi, __uint_as_float(v[j + 1]), n0 + j + 1));
+    } else {
+#pragma unroll
+      for (int j = 0; j < BLOCK_N; j += 2)
+        detail::store_pair(c_row, n0 + j, epi, epi.alpha * __uint_as_float(v[j]),
+                           epi.alpha * __uint_as_float(v[j + 1]));
+    }
   }
 
   // As Epilogue::release: this warp's loads of `acc` have completed.

@@ -33,7 +33,6 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
 
   const GroupedRaster raster{ceil_div(args.m, kBlockM * CTA_GROUP), ceil_div(args.n, BLOCK_N), config.group_m};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
-  // (The sm100 epilogue does not apply bias/activation yet: dispatch refuses those calls.)
   detail::EpilogueParams epi = detail::epilogue_params(args);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
   // Cluster Launch Control: one cluster per tile, however many fit at once.

@@ -67,7 +67,6 @@ void expect_fused_identical(Problem& prob, const Bias& bias, BiasType type, bool
 }
 
 TEST_F(FusedEpilogue, EveryActivationAndBiasEqualsTheReference) {
-  if (own_backend() != Backend::sm90) GTEST_SKIP() << "the fused epilogue runs on the sm90 kernels only so far";
   uint64_t seed = 50000;
   // Shapes with ragged edges (M, N not multiples of the tiles; N odd: the
   // element-by-element copy of the last panel) and a decoding one (64-row tiles).
@@ -91,9 +90,8 @@ TEST_F(FusedEpilogue, EveryActivationAndBiasEqualsTheReference) {
 }
 
 TEST_F(FusedEpilogue, EveryConfigurationAppliesIt) {
-  if (own_backend() != Backend::sm90) GTEST_SKIP() << "the fused epilogue runs on the sm90 kernels only so far";
   uint64_t seed = 51000;
-  for (const support::KernelVariant& v : support::builtin_variants(Backend::sm90))
+  for (const support::KernelVariant& v : support::builtin_variants(own_backend()))
     for (const Layout& layout : {kLayouts[0], kLayouts[1]}) {
       if (!v.builds(layout.b)) continue;
       GemmCase gc = make_case(DType::bf16, layout, 200, 330, 160, Fill::small_int, ++seed);
