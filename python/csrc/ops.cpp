@@ -4,6 +4,7 @@
 //   tcgemm::mm(a, b, alpha=1)                     -> alpha * a @ b, a new tensor
 //   tcgemm::mm_out(a, b, out, alpha=1, beta=0)    -> out = alpha * a @ b + beta * out
 //   tcgemm::plan(a, b, out=None, alpha=1, beta=0) -> what mm / mm_out would run
+//   tcgemm::linear(x, weight, bias=None, activation=0) -> act(x @ weight^T + bias), fused
 //   tcgemm::info()                                -> version and build
 //
 // mm_out returns nothing (the Python wrapper returns `out`): a custom op that
@@ -23,6 +24,7 @@
 
 namespace {
 
+using tcgemm::torch_glue::linear;
 using tcgemm::torch_glue::mm;
 using tcgemm::torch_glue::mm_out;
 
@@ -42,16 +44,19 @@ TORCH_LIBRARY(tcgemm, m) {
   m.def("mm(Tensor a, Tensor b, float alpha=1.0) -> Tensor");
   m.def("mm_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0, float beta=0.0) -> ()");
   m.def("plan(Tensor a, Tensor b, Tensor? out=None, float alpha=1.0, float beta=0.0) -> str[]");
+  m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, int activation=0) -> Tensor");
   m.def("info() -> str[]", &info);
 }
 
 TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) {
+  m.impl("linear", &linear);
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);
   m.impl("plan", &plan);
 }
 
 TORCH_LIBRARY_IMPL(tcgemm, CPU, m) {
+  m.impl("linear", &linear);
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);
   m.impl("plan", &plan);

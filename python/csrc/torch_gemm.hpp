@@ -222,6 +222,55 @@ inline at::Tensor mm(const at::Tensor& a, const at::Tensor& b, double alpha) {
   return out;
 }
 
+// y = act(x @ weight^T + bias): nn.Linear with the fused epilogue. x is
+// [..., K] (any leading dimensions, viewed as M x K without a copy when its
+// rows are evenly spaced), weight [N, K] (passed transposed, op T, no copy),
+// bias [N] of x's dtype or float32, or undefined; activation a
+// tcgemm::Activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu). The
+// result is a new [..., N] tensor.
+inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                         int64_t activation) {
+  auto call = [&] {
+    std::string s = " (x: " + describe(x) + ", weight: " + describe(weight);
+    if (bias.has_value()) s += ", bias: " + describe(*bias);
+    return s + ")";
+  };
+  TCGEMM_REFUSE(ValueError, x.dim() >= 1, "tcgemm.linear: x must have at least 1 dimension" + call());
+  TCGEMM_REFUSE(ValueError, weight.dim() == 2, "tcgemm.linear: weight must be [out_features, in_features]" + call());
+  TCGEMM_REFUSE(ValueError, x.size(-1) == weight.size(1),
+                "tcgemm.linear: x's last dimension " + std::to_string(x.size(-1)) + " must equal weight's in_features " +
+                    std::to_string(weight.size(1)) + call());
+  TCGEMM_REFUSE(ValueError, activation >= 0 && activation <= 4,
+                "tcgemm.linear: unknown activation " + std::to_string(activation) +
+                    " (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu)" + call());
+  const int64_t n = weight.size(0), k = weight.size(1);
+  // x as M x K: a view when its rows are evenly spaced (reshape copies otherwise).
+  const at::Tensor x2 = x.reshape({-1, k});
+  const at::Tensor w_t = weight.t();
+  check_tensors(x2, w_t, nullptr);
+  std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
+  out_shape.back() = n;
+  at::Tensor out = at::empty({x2.size(0), n}, x.options());
+  Call c = make_call(x2, w_t, out, 1.0, 0.0);
+  at::Tensor b;
+  if (bias.has_value()) {
+    b = *bias;
+    TCGEMM_REFUSE(ValueError, b.dim() == 1 && b.size(0) == n,
+                  "tcgemm.linear: bias must be [" + std::to_string(n) + "], got " + dims(b.sizes()) + call());
+    TCGEMM_REFUSE(TypeError, b.scalar_type() == x.scalar_type() || b.scalar_type() == at::kFloat,
+                  std::string("tcgemm.linear: bias must be ") + dtype_name(x.scalar_type()) + " or float32, got " +
+                      dtype_name(b.scalar_type()) + call());
+    TCGEMM_REFUSE(ValueError, b.is_cuda() && b.device() == x.device(),
+                  "tcgemm.linear: bias must be on x's device (" + x.device().str() + ")" + call());
+    if (b.stride(0) != 1) b = b.contiguous();
+    c.args.bias = b.data_ptr();
+    c.args.bias_type = b.scalar_type() == at::kFloat ? BiasType::f32 : BiasType::same;
+  }
+  c.args.activation = static_cast<Activation>(activation);
+  run(c);
+  return out.view(out_shape);
+}
+
 // plan_of() for mm (out undefined: a new tensor, as mm would allocate) or mm_out.
 inline std::vector<std::string> plan_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out,
                                           double alpha, double beta) {

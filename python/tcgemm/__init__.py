@@ -5,6 +5,8 @@
     tcgemm.matmul(a, b, out=c, alpha=1.0, beta=1.0)  # c = alpha * a @ b + beta * c, in place
     torch.ops.tcgemm.mm(a, b)                        # the operator (torch.compile traces it)
     tcgemm.plan(a, b)                                # which kernel would run, and why
+    y = tcgemm.linear(x, w, bias, activation="silu") # act(x @ w^T + bias), fused, any leading dims of x
+    tcgemm.patch_linear(model)                       # a model's nn.Linear layers onto tcgemm (reversible)
 
 Transposed views (a.t(), w.t()) are passed as op T with their leading
 dimension, without copies; see `matmul` for the rules. The one-file
@@ -20,7 +22,7 @@ import torch
 
 from . import _ops
 
-__all__ = ["matmul", "plan", "Plan", "info", "__version__"]
+__all__ = ["matmul", "linear", "patch_linear", "unpatch_linear", "plan", "Plan", "info", "__version__"]
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alpha: float = 1.0,
@@ -48,6 +50,26 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, al
         return _ops.mm(a, b, alpha)
     _ops.mm_out(a, b, out, alpha, beta)
     return out
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+           activation: str | None = None) -> torch.Tensor:
+    """act(x @ weight^T + bias), as torch.nn.functional.linear followed by the
+    activation, in one tcgemm call: the bias and the activation are applied in
+    fp32 to the accumulator, and the result is rounded once.
+
+    x is [..., in_features] (any leading dimensions; viewed as a matrix without
+    a copy where its rows are evenly spaced), weight [out_features,
+    in_features] (read transposed in place), bias [out_features] of x's dtype
+    or float32, or None. activation: None, "relu", "gelu", "gelu_tanh"
+    (gelu(approximate="tanh")) or "silu". x and weight: float16 or bfloat16
+    CUDA tensors of one dtype. Differentiable (gradients of x, weight and bias
+    on tcgemm), traceable by torch.compile, capturable in CUDA graphs.
+    """
+    if activation not in _ops.ACTIVATIONS:
+        raise ValueError(f"tcgemm.linear: unknown activation {activation!r}: "
+                         "choose None, 'relu', 'gelu', 'gelu_tanh' or 'silu'")
+    return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[activation])
 
 
 @dataclass(frozen=True)
@@ -97,3 +119,5 @@ def info() -> dict[str, str]:
 
 
 __version__: str = info()["version"]
+
+from .nn import patch_linear, unpatch_linear  # noqa: E402  (nn uses linear above)

@@ -5,6 +5,7 @@ can trace the operators, and the autograd formula of `mm`.
     torch.ops.tcgemm.mm(a, b, alpha=1.0) -> Tensor
     torch.ops.tcgemm.mm_out(a, b, out, alpha=1.0, beta=0.0) -> None   (writes out)
     torch.ops.tcgemm.plan(a, b, out=None, alpha=1.0, beta=0.0) -> list[str]   (name, value, name, value, ...)
+    torch.ops.tcgemm.linear(x, weight, bias=None, activation=0) -> Tensor   (act(x @ weight^T + bias), fused)
     torch.ops.tcgemm.info() -> list[str]
 """
 
@@ -73,7 +74,71 @@ def _mm_backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -
 
 torch.library.register_autograd("tcgemm::mm", _mm_backward, setup_context=_mm_setup_context)
 
+# tcgemm::Activation, by the names tcgemm.linear takes.
+ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
+
+
+@torch.library.register_fake("tcgemm::linear")
+def _linear_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+                 activation: int = 0) -> torch.Tensor:
+    torch._check_value(weight.dim() == 2, lambda: "tcgemm.linear: weight must be [out_features, in_features]")
+    torch._check_value(x.dim() >= 1 and x.shape[-1] == weight.shape[1],
+                       lambda: f"tcgemm.linear: x's last dimension must equal weight's in_features {weight.shape[1]}")
+    torch._check_type(x.dtype in (torch.float16, torch.bfloat16) and weight.dtype == x.dtype,
+                      lambda: f"tcgemm.linear: x and weight must be both float16 or both bfloat16, got {x.dtype} and "
+                              f"{weight.dtype}")
+    if bias is not None:
+        torch._check_value(bias.dim() == 1 and bias.shape[0] == weight.shape[0],
+                           lambda: f"tcgemm.linear: bias must be [{weight.shape[0]}]")
+        torch._check_type(bias.dtype in (x.dtype, torch.float32),
+                          lambda: f"tcgemm.linear: bias must be {x.dtype} or float32, got {bias.dtype}")
+    torch._check_value(0 <= activation <= 4, lambda: f"tcgemm.linear: unknown activation {activation}")
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+def _linear_setup_context(ctx: torch.autograd.function.FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:
+    x, weight, bias, activation = inputs
+    ctx.save_for_backward(x, weight, bias)
+    ctx.activation = activation
+
+
+def _activation_backward(grad: torch.Tensor, z: torch.Tensor, activation: int) -> torch.Tensor:
+    # d act(z) / dz times grad, by torch's own backward formulas.
+    if activation == 1:
+        return torch.ops.aten.threshold_backward(grad, z, 0.0)
+    if activation in (2, 3):
+        return torch.ops.aten.gelu_backward(grad, z, approximate="none" if activation == 2 else "tanh")
+    if activation == 4:
+        return torch.ops.aten.silu_backward(grad, z)
+    return grad
+
+
+def _linear_backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> tuple:
+    # y = act(z), z = x W^T + b. The pre-activation z is not kept by the fused
+    # forward: it is recomputed (one more GEMM, on tcgemm, bias fused) when
+    # there is an activation. Every product runs on tcgemm: dx = dz W,
+    # dW = dz^T x (transposed views, op T, no copies), db = sum of dz's rows.
+    x, weight, bias = ctx.saved_tensors
+    n, k = weight.shape
+    grad_z = grad
+    if ctx.activation != 0:
+        z = torch.ops.tcgemm.linear(x, weight, bias, 0)
+        grad_z = _activation_backward(grad, z, ctx.activation)
+    g2 = grad_z.reshape(-1, n)
+    grad_x = grad_w = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_x = torch.ops.tcgemm.mm(g2, weight, 1.0).view(x.shape)
+    if ctx.needs_input_grad[1]:
+        grad_w = torch.ops.tcgemm.mm(g2.t(), x.reshape(-1, k), 1.0)
+    if bias is not None and ctx.needs_input_grad[2]:
+        grad_b = g2.sum(0, dtype=torch.float32).to(bias.dtype)
+    return grad_x, grad_w, grad_b, None
+
+
+torch.library.register_autograd("tcgemm::linear", _linear_backward, setup_context=_linear_setup_context)
+
 mm = torch.ops.tcgemm.mm.default
 mm_out = torch.ops.tcgemm.mm_out.default
 plan_op = torch.ops.tcgemm.plan.default
+linear_op = torch.ops.tcgemm.linear.default
 info_op = torch.ops.tcgemm.info.default

@@ -1,0 +1,131 @@
+"""nn.Linear on tcgemm, and a model's linear layers moved onto it.
+
+    layer = tcgemm.nn.Linear(4096, 11008, bias=False, dtype=torch.bfloat16, device="cuda")
+    handle = tcgemm.patch_linear(model)   # every nn.Linear -> tcgemm.nn.Linear (same Parameters)
+    tcgemm.unpatch_linear(model)          # and back
+
+`Linear` is a torch.nn.Linear (same parameters, state_dict keys and
+initialization) whose forward is `tcgemm.linear`, with an optional fused
+activation. Calls tcgemm cannot take (float32 or CPU tensors) run
+torch.nn.functional.linear instead and are counted in `Linear.fallbacks`,
+with a warning the first time: nothing falls back silently.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from . import _ops
+
+__all__ = ["Linear", "patch_linear", "unpatch_linear"]
+
+# Activation modules a patch may fuse into the linear layer before them, by
+# the name tcgemm.linear takes (gelu: by its `approximate` argument).
+_FUSIBLE = {torch.nn.ReLU: "relu", torch.nn.SiLU: "silu", torch.nn.GELU: "gelu"}
+
+
+def _activation_name(module: torch.nn.Module) -> str | None:
+    for kind, name in _FUSIBLE.items():
+        if type(module) is kind:
+            if kind is torch.nn.GELU and module.approximate == "tanh":
+                return "gelu_tanh"
+            return name
+    return None
+
+
+def _reference_activation(y: torch.Tensor, activation: str | None) -> torch.Tensor:
+    if activation is None:
+        return y
+    if activation == "relu":
+        return torch.nn.functional.relu(y)
+    if activation == "silu":
+        return torch.nn.functional.silu(y)
+    return torch.nn.functional.gelu(y, approximate="tanh" if activation == "gelu_tanh" else "none")
+
+
+class Linear(torch.nn.Linear):
+    """torch.nn.Linear computed by tcgemm: y = act(x @ weight^T + bias)."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None,
+                 activation: str | None = None) -> None:
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
+        if activation not in _ops.ACTIVATIONS:
+            raise ValueError(f"tcgemm.nn.Linear: unknown activation {activation!r}")
+        self.activation = activation
+        self.fallbacks = 0  # calls run by torch.nn.functional.linear (tensors tcgemm cannot take)
+
+    @classmethod
+    def from_linear(cls, layer: torch.nn.Linear, activation: str | None = None) -> Linear:
+        """A tcgemm Linear sharing `layer`'s Parameter objects (no copy)."""
+        new = cls.__new__(cls)
+        torch.nn.Module.__init__(new)
+        new.in_features, new.out_features = layer.in_features, layer.out_features
+        new.weight = layer.weight
+        new.bias = layer.bias
+        new.activation = activation
+        new.fallbacks = 0
+        return new
+
+    def _tcgemm_takes(self, x: torch.Tensor) -> bool:
+        w = self.weight
+        return (x.is_cuda and w.is_cuda and x.device == w.device and x.dtype == w.dtype
+                and x.dtype in (torch.float16, torch.bfloat16)
+                and (self.bias is None or self.bias.dtype in (x.dtype, torch.float32)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self._tcgemm_takes(x):
+            return _ops.linear_op(x, self.weight, self.bias, _ops.ACTIVATIONS[self.activation])
+        if self.fallbacks == 0:
+            warnings.warn(f"tcgemm.nn.Linear: {x.dtype} {x.device} input (weight {self.weight.dtype} "
+                          f"{self.weight.device}) is not for tcgemm; running torch.nn.functional.linear",
+                          stacklevel=2)
+        self.fallbacks += 1
+        return _reference_activation(torch.nn.functional.linear(x, self.weight, self.bias), self.activation)
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + (f", activation={self.activation}" if self.activation else "")
+
+
+class _Patch:
+    """What patch_linear changed, so that unpatch_linear can put it back."""
+
+    def __init__(self) -> None:
+        self.swaps: list[tuple[torch.nn.Module, str, torch.nn.Module]] = []  # (parent, name, original)
+
+
+def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torch.nn.Module:
+    """Replaces every torch.nn.Linear of `model` (in place) by a tcgemm Linear
+    sharing its parameters. With activation_fusion, an activation module
+    (ReLU, SiLU, GELU) that directly follows a Linear inside an
+    nn.Sequential, and so is certainly applied to its output alone, is fused
+    into it and replaced by nn.Identity. Returns the model; unpatch_linear
+    undoes it."""
+    patch = getattr(model, "_tcgemm_patch", None) or _Patch()
+    for parent in list(model.modules()):
+        children = list(parent.named_children())
+        for i, (name, child) in enumerate(children):
+            if type(child) is not torch.nn.Linear:
+                continue
+            activation = None
+            if activation_fusion and isinstance(parent, torch.nn.Sequential) and i + 1 < len(children):
+                next_name, next_child = children[i + 1]
+                activation = _activation_name(next_child)
+                if activation is not None:
+                    patch.swaps.append((parent, next_name, next_child))
+                    setattr(parent, next_name, torch.nn.Identity())
+            patch.swaps.append((parent, name, child))
+            setattr(parent, name, Linear.from_linear(child, activation))
+    model._tcgemm_patch = patch
+    return model
+
+
+def unpatch_linear(model: torch.nn.Module) -> torch.nn.Module:
+    """Puts back what patch_linear replaced (the same module objects)."""
+    patch = getattr(model, "_tcgemm_patch", None)
+    if patch is not None:
+        for parent, name, original in reversed(patch.swaps):
+            setattr(parent, name, original)
+        del model._tcgemm_patch
+    return model

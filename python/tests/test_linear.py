@@ -1,0 +1,150 @@
+"""tcgemm.linear, torch.ops.tcgemm.linear, tcgemm.nn.Linear and patch_linear
+on a GPU: results against torch's unfused path (F.linear, then the
+activation), leading dimensions, fp32 bias, gradients, opcheck,
+torch.compile, CUDA graphs, and the patch round trip. Skipped without torch
+or a GPU tcgemm runs on.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import gpu_skip_reason
+
+_skip = gpu_skip_reason()
+if _skip:
+    pytest.skip(_skip, allow_module_level=True)
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import tcgemm  # noqa: E402
+import tcgemm.nn  # noqa: E402
+
+ACTIVATIONS = [None, "relu", "gelu", "gelu_tanh", "silu"]
+DTYPES = [torch.float16, torch.bfloat16]
+
+
+def unfused(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, activation: str | None) -> torch.Tensor:
+    """torch's path in float32 (the reference): F.linear, then the activation, rounded once at the end."""
+    y = F.linear(x.float(), w.float(), None if b is None else b.float())
+    if activation == "relu":
+        y = F.relu(y)
+    elif activation == "silu":
+        y = F.silu(y)
+    elif activation in ("gelu", "gelu_tanh"):
+        y = F.gelu(y, approximate="tanh" if activation == "gelu_tanh" else "none")
+    return y.to(x.dtype)
+
+
+def tensors(shape: tuple[int, ...], n: int, dtype: torch.dtype, bias: str, seed: int):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    k = shape[-1]
+    x = torch.randn(*shape, device="cuda", dtype=dtype, generator=gen)
+    w = torch.randn(n, k, device="cuda", dtype=dtype, generator=gen) / k ** 0.5
+    b = None
+    if bias != "none":
+        b = torch.randn(n, device="cuda", dtype=torch.float32 if bias == "f32" else dtype, generator=gen)
+    return x, w, b
+
+
+def assert_close(got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype) -> None:
+    # One rounding of an fp32 result each side, plus the fp32 sums' order.
+    tol = 2e-2 if dtype == torch.bfloat16 else 4e-3
+    torch.testing.assert_close(got.float(), want.float(), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias", ["none", "same", "f32"])
+@pytest.mark.parametrize("shape", [(1, 256), (7, 256), (2, 33, 256), (4, 8, 16, 512)])
+def test_matches_torchs_unfused_path(dtype, activation, bias, shape) -> None:
+    x, w, b = tensors(shape, 320, dtype, bias, seed=len(shape) * 100 + shape[0])
+    y = tcgemm.linear(x, w, b, activation)
+    assert y.shape == (*shape[:-1], 320) and y.dtype == dtype
+    assert_close(y, unfused(x, w, b, activation), dtype)
+
+
+def test_rows_do_not_depend_on_the_batch() -> None:
+    x, w, b = tensors((64, 512), 768, torch.bfloat16, "f32", seed=7)
+    full = tcgemm.linear(x, w, b, "silu")
+    for rows in (1, 3, 16):
+        assert torch.equal(tcgemm.linear(x[:rows], w, b, "silu"), full[:rows])
+
+
+def test_refusals_name_the_problem() -> None:
+    x, w, b = tensors((8, 64), 32, torch.float16, "same", seed=1)
+    with pytest.raises(ValueError, match="unknown activation"):
+        tcgemm.linear(x, w, b, "tanh")
+    with pytest.raises(ValueError, match="bias must be"):
+        tcgemm.linear(x, w, b[:16])
+    with pytest.raises(TypeError, match="bias must be"):
+        tcgemm.linear(x, w, b.double())
+    with pytest.raises(ValueError, match="last dimension"):
+        tcgemm.linear(x[:, :32], w, b)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_gradients_match_torch(activation) -> None:
+    x, w, b = tensors((5, 12, 256), 192, torch.bfloat16, "same", seed=3)
+    xs = [t.detach().float().requires_grad_() for t in (x, w, b)]
+    xt = [t.detach().requires_grad_() for t in (x, w, b)]
+    y = tcgemm.linear(*xt, activation)
+    grad = torch.randn_like(y)
+    y.backward(grad)
+    ref = unfused(xs[0], xs[1], xs[2], activation)  # float32 throughout
+    ref.backward(grad.float())
+    for got, want in zip(xt, xs):
+        torch.testing.assert_close(got.grad.float(), want.grad, atol=5e-2, rtol=5e-2)
+
+
+def test_opcheck_linear() -> None:
+    x, w, b = tensors((6, 10, 128), 96, torch.float16, "f32", seed=4)
+    torch.library.opcheck(torch.ops.tcgemm.linear.default, (x, w, b, 4))
+    torch.library.opcheck(torch.ops.tcgemm.linear.default, (x.requires_grad_(), w.requires_grad_(), None, 1))
+
+
+def test_compile_fullgraph_and_graphs() -> None:
+    x, w, b = tensors((4, 256), 512, torch.bfloat16, "same", seed=5)
+    f = torch.compile(lambda x: tcgemm.linear(x, w, b, "gelu"), fullgraph=True)
+    assert torch.equal(f(x), tcgemm.linear(x, w, b, "gelu"))
+    g = torch.cuda.CUDAGraph()
+    static_x = x.clone()
+    tcgemm.linear(static_x, w, b, "gelu")  # warm-up outside the capture
+    torch.cuda.synchronize()
+    with torch.cuda.graph(g):
+        static_y = tcgemm.linear(static_x, w, b, "gelu")
+    fresh = torch.randn_like(x)
+    static_x.copy_(fresh)
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(static_y, tcgemm.linear(fresh, w, b, "gelu"))
+
+
+def test_nn_linear_is_a_torch_linear() -> None:
+    layer = tcgemm.nn.Linear(256, 128, dtype=torch.bfloat16, device="cuda", activation="relu")
+    assert isinstance(layer, torch.nn.Linear)
+    assert set(layer.state_dict()) == {"weight", "bias"}
+    x = torch.randn(3, 256, device="cuda", dtype=torch.bfloat16)
+    assert_close(layer(x), unfused(x, layer.weight, layer.bias, "relu"), torch.bfloat16)
+    with pytest.warns(UserWarning, match="not for tcgemm"):
+        layer.float()(x.float())
+    assert layer.fallbacks == 1
+
+
+def test_patch_fuses_sequential_activations_and_unpatches() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.GELU(approximate="tanh"),
+                                torch.nn.Linear(256, 64), torch.nn.SiLU()).to("cuda", torch.float16)
+    originals = list(model)
+    x = torch.randn(9, 128, device="cuda", dtype=torch.float16)
+    with torch.no_grad():
+        want = model(x)
+        tcgemm.patch_linear(model)
+        assert [type(m).__name__ for m in model] == ["Linear", "Identity", "Linear", "Identity"]
+        assert isinstance(model[0], tcgemm.nn.Linear) and model[0].activation == "gelu_tanh"
+        assert model[0].weight is originals[0].weight  # the same Parameter, not a copy
+        assert_close(model(x), want, torch.float16)
+        tcgemm.unpatch_linear(model)
+    assert list(model) == originals
