@@ -59,6 +59,47 @@ def operands(m: int, n: int, k: int, layout: str, dtype: torch.dtype, lo: float,
     return a, b
 
 
+def _activation(y: torch.Tensor, name: str) -> torch.Tensor:
+    F = torch.nn.functional
+    if name == "relu":
+        return F.relu(y)
+    if name == "silu":
+        return F.silu(y)
+    return F.gelu(y, approximate="tanh" if name == "gelu_tanh" else "none")
+
+
+def fused_calls(x: torch.Tensor, w_t: torch.Tensor, activation: str, bias_kind: str, n: int, dtype: torch.dtype):
+    """The three ways of act(x @ W^T + bias): tcgemm's fused call, torch's
+    F.linear then the activation, and torch's matmul, + bias, activation.
+    Each call leaves its result in a holder, so the verification compares them."""
+    w = w_t.t()  # W stored N x K (w_t is its transposed view)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(n)
+    bias = None if bias_kind == "none" else torch.empty(n, device="cuda", dtype=torch.float32 if bias_kind == "f32"
+                                                        else dtype).uniform_(-1.0, 1.0, generator=gen)
+    torch_bias = None if bias is None else bias.to(dtype)  # F.linear wants x's dtype
+    held = {}
+
+    def ours():
+        held["ours"] = tcgemm.linear(x, w, bias, activation)
+
+    def torch_linear():
+        held["torch"] = _activation(torch.nn.functional.linear(x, w, torch_bias), activation)
+
+    def torch_three():
+        y = x @ w_t
+        held["three"] = _activation(y if torch_bias is None else y + torch_bias, activation)
+
+    class Holder:  # the verification reads held results through these
+        def __init__(self, key):
+            self.key = key
+
+        def view(self, dtype):
+            return held[self.key].view(dtype)
+
+    return [ours, torch_linear, torch_three], Holder("ours"), Holder("torch")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", default="decode", choices=sorted(SUITES))
@@ -66,7 +107,15 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", help="write the run as a bench record (docs/BENCH_JSON.md) to this file")
     parser.add_argument("--plot", help="draw the run as an SVG picture into this file")
+    parser.add_argument("--activation", choices=["relu", "gelu", "gelu_tanh", "silu"],
+                        help="time the fused linear instead (model suites): tcgemm.linear(x, W, bias, act) against "
+                             "torch's F.linear(x, W, bias) then the activation (the 'torch us' column), and against "
+                             "x @ W^T, then + bias, then the activation (in the JSON record)")
+    parser.add_argument("--bias", default="same", choices=["none", "same", "f32"],
+                        help="with --activation: no bias, one of x's dtype, or float32 (default same)")
     args = parser.parse_args()
+    if args.activation and args.suite not in ("decode", "llm"):
+        parser.error("--activation times nn.Linear layers: use --suite decode or llm")
     dtypes = {"bf16": [torch.bfloat16], "f16": [torch.float16], "both": [torch.bfloat16, torch.float16]}[args.dtype]
     lo = 0.0 if args.suite == "matmul_v2" else -1.0
 
@@ -87,14 +136,17 @@ def main() -> int:
             c_ours = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
             c_torch = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
             calls = [lambda: tcgemm.matmul(a, b, out=c_ours), lambda: torch.matmul(a, b, out=c_torch)]
+            if args.activation:
+                calls, c_ours, c_torch = fused_calls(a, b, args.activation, args.bias, n, dtype)
             for call in calls:
                 call()  # warm-up and the verification call
             torch.cuda.synchronize()
             same = (c_ours.view(torch.int16) == c_torch.view(torch.int16)).float().mean().item()
-            times: list[list[float]] = [[], []]
+            times: list[list[float]] = [[] for _ in calls]
             events = []
             for r in range(args.repeats):
-                for side in (r % 2, 1 - r % 2):
+                for i in range(len(calls)):  # the side that goes first rotates
+                    side = (r + i) % len(calls)
                     flush.zero_()
                     torch.cuda._sleep(SPIN_CYCLES)
                     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -106,12 +158,14 @@ def main() -> int:
             for side, start, stop in events:
                 times[side].append(1e3 * start.elapsed_time(stop))
             ours, theirs = statistics.median(times[0]), statistics.median(times[1])
-            kernel = tcgemm.plan(a, b, c_ours).kernel
+            kernel = tcgemm.plan(a, b).kernel
             logs.setdefault(dname, []).append(math.log(theirs / ours))
             results.append({"source": args.suite, "m": m, "n": n, "k": k, "dtype": dname, "layout": layout,
                             "kernel": kernel, "heuristic": True, "ours_us_median": ours, "cublas_us_median": theirs,
                             "speedup": theirs / ours, "identical_fraction_vs_baseline": same,
                             "ours_us": times[0], "cublas_us": times[1]})
+            if len(times) > 2:  # --activation: torch's matmul, + bias, activation
+                results[-1]["torch_three_ops_us_median"] = statistics.median(times[2])
             print(f"| {m}x{n}x{k} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
                   f"{theirs / ours:.3f}x | {100 * same:.1f}% |", flush=True)
     geomeans = {d: math.exp(sum(v) / len(v)) for d, v in logs.items()}
