@@ -91,17 +91,16 @@ Admission admit(const GemmArgs& args, const Options& options) {
 }
 
 Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& dev) {
+  // A fused epilogue (bias, activation) is tcgemm's kernels' alone: no cuBLAS
+  // call computes it with one rounding.
+  const bool fused = args.bias != nullptr || args.activation != Activation::none;
   if (args.k == 0) {
     // The fused epilogue's act(alpha * 0 + bias) takes the place of 0.
-    const bool fused = args.bias != nullptr || args.activation != Activation::none;
     const std::string zero = fused ? "act(bias)" : "0";
     return run_without_kernel(Path::scale, Backend::none, "scale_c",
                               args.beta == 0.0f ? "K is 0: C = " + zero + " (beta is 0, C is not read)"
                                                 : "K is 0: C = " + (fused ? zero + " + " : std::string()) + "beta * C");
   }
-  // The fused epilogue (bias, activation) is tcgemm's kernels' alone: no
-  // cuBLAS call computes it with one rounding.
-  const bool fused = args.bias != nullptr || args.activation != Activation::none;
   if (options.prefer == Prefer::cublas_only) {
     if (fused)
       return reject(Status::unsupported, "cuBLAS was requested, but it has no fused bias/activation epilogue (" +
