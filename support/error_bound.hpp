@@ -86,4 +86,46 @@ TCGEMM_SUPPORT_HOST_DEVICE constexpr double elementwise_bound_rounded_twice(cons
   return elementwise_bound(t, k, out) + out.u * (1.0 + 2.0 * out.u) * t.abs_ab + out.eta;
 }
 
+// The fused epilogue, C = act(alpha * op(A) op(B) + bias) + beta * C0
+// (GemmArgs::bias, activation). With z = alpha * sum_k a_ik b_kj + bias_j:
+//
+//   |c - ref| <= E + u_out (|ref| + E) + eta_out, where
+//   E = L gamma_{K+1} Z + c_eval u (Z + |act(z)|) + gamma_2 (|act(z)| + L gamma_{K+1} Z + c_eval u (Z + |act(z)|)
+//                                                        + |beta c0|)
+//
+//   ref = act(z) + beta * c0 exactly (float64), Z = |alpha| sum |a||b| + |bias_j| (>= |z|),
+//   L the activation's Lipschitz constant (max |act'|: 1 for none and relu,
+//   1.13 for both gelus, 1.1 for silu), c_eval the fp32 evaluation error of
+//   the activation in units of u (|z| + |act(z)|): 0 for none and relu, 8
+//   for the others (erff, tanhf, expf are within 2 ulp; the formulas around
+//   them add a few roundings).
+//
+// Why: the fp32 z is within gamma_{K+1} Z of z (K - 1 additions, the scaling,
+// the bias: K + 1 roundings); act moves that error by at most L times and adds
+// its own evaluation error; beta * c0 is added by one fma (one rounding: within
+// gamma_2 of the magnitudes, with slack); then the one rounding to the output
+// type as in elementwise_bound.
+struct FusedTerms {
+  double ref;      // act(z) + beta * c0
+  double abs_z;    // Z: |alpha| sum |a||b| + |bias|
+  double abs_act;  // |act(z)|
+  double abs_c;    // |beta * c0| (0 when beta == 0)
+};
+
+TCGEMM_SUPPORT_HOST_DEVICE constexpr double activation_lipschitz(Activation a) {
+  return a == Activation::gelu || a == Activation::gelu_tanh ? 1.13 : a == Activation::silu ? 1.1 : 1.0;
+}
+TCGEMM_SUPPORT_HOST_DEVICE constexpr double activation_eval_ulps(Activation a) {
+  return a == Activation::none || a == Activation::relu ? 0.0 : 8.0;
+}
+
+TCGEMM_SUPPORT_HOST_DEVICE constexpr double fused_elementwise_bound(const FusedTerms& t, int64_t k, Activation act,
+                                                                    OutputRounding out) {
+  const double e_z = activation_lipschitz(act) * gamma_f32(k + 1) * t.abs_z;
+  const double e_act = activation_eval_ulps(act) * kUnitRoundoffF32 * (t.abs_z + t.abs_act);
+  const double e = e_z + e_act + gamma_f32(2) * (t.abs_act + e_z + e_act + t.abs_c);
+  const double abs_ref = t.ref < 0.0 ? -t.ref : t.ref;
+  return e + out.u * (abs_ref + e) + out.eta;
+}
+
 }  // namespace tcgemm::support

@@ -247,3 +247,98 @@ TEST(ErrorBound, SubnormalOutputUsesTheAbsoluteTerm) {
 
 }  // namespace
 }  // namespace tcgemm::support
+
+namespace tcgemm::support {
+namespace {
+
+// The activations as the kernels compute them (fp32, common/device/epilogue.cuh).
+float activate_f32(Activation act, float x) {
+  switch (act) {
+    case Activation::relu: return x < 0.0f ? 0.0f : x;
+    case Activation::gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case Activation::gelu_tanh: {
+      const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+      return 0.5f * x * (1.0f + std::tanh(inner));
+    }
+    case Activation::silu: return x / (1.0f + std::exp(-x));
+    default: return x;
+  }
+}
+
+// And exactly (float64).
+double activate_f64(Activation act, double x) {
+  switch (act) {
+    case Activation::relu: return x < 0.0 ? 0.0 : x;
+    case Activation::gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Activation::gelu_tanh: return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case Activation::silu: return x / (1.0 + std::exp(-x));
+    default: return x;
+  }
+}
+
+// The fused epilogue computed as the kernels do: alpha * acc + bias, the
+// activation, beta * c0 by one fma, one rounding to the output type.
+float fused_rounded_once(const Element& e, float bias, Activation act) {
+  float x = activate_f32(act, e.alpha * fp32_sum(e) + bias);
+  if (e.beta != 0.0f) x = std::fmaf(e.beta, e.c0, x);
+  return round_to(e.dtype, x);
+}
+
+FusedTerms fused_terms(const Element& e, float bias, Activation act) {
+  const ElementTerms t = terms(e);  // ref = alpha * AB (+ beta c0), abs_ab, abs_c
+  const double z = t.ref - (e.beta != 0.0f ? static_cast<double>(e.beta) * e.c0 : 0.0) + bias;
+  const double a = activate_f64(act, z);
+  return FusedTerms{a + (e.beta != 0.0f ? static_cast<double>(e.beta) * e.c0 : 0.0), t.abs_ab + std::fabs(bias),
+                    std::fabs(a), t.abs_c};
+}
+
+const Activation kFusedActivations[] = {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                                        Activation::silu};
+
+// Random elements of every K size class, with and without bias and beta,
+// every activation: all within the fused bound, which some come close to.
+TEST(ErrorBound, FusedEpilogueWithinItsBound) {
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<float> ub(-2.0f, 2.0f);
+  for (DType dtype : {DType::f16, DType::bf16})
+    for (Activation act : kFusedActivations) {
+      double worst = 0.0;
+      for (int64_t k : {1, 16, 17, 100, 1000, 4096})
+        for (float alpha : {1.0f, 0.1f, -2.0f})
+          for (float beta : {0.0f, 1.0f, 0.3f})
+            for (int trial = 0; trial < (k > 1000 ? 10 : 100); ++trial) {
+              const Element e = random_element(rng, dtype, k, alpha, beta);
+              const float bias = trial % 3 == 0 ? 0.0f : round_to(dtype, ub(rng));
+              const FusedTerms t = fused_terms(e, bias, act);
+              const double err = std::fabs(static_cast<double>(fused_rounded_once(e, bias, act)) - t.ref);
+              const double b = fused_elementwise_bound(t, e.k(), act, output_rounding(dtype));
+              ASSERT_LE(err, b) << e.str() << " bias " << bias << " " << to_string(act);
+              worst = std::max(worst, err / b);
+            }
+      EXPECT_GT(worst, 0.3) << to_string(dtype) << " " << to_string(act) << ": the bound is far looser than needed";
+    }
+}
+
+// A second rounding (the activation applied to an already rounded GEMM
+// result, as an unfused path does) can fail the fused bound where beta * c0
+// cancels most of the activated value.
+TEST(ErrorBound, FusedBoundCatchesARoundingBeforeTheActivation) {
+  std::mt19937_64 rng(78);
+  int caught = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    Element e = random_element(rng, DType::bf16, 64, 1.0f, -1.0f);
+    const Activation act = Activation::silu;
+    const float exact_act = static_cast<float>(activate_f64(act, terms(e).ref + e.c0));  // ref - beta c0 = alpha AB
+    e.c0 = round_to(DType::bf16, exact_act);  // beta * c0 cancels the activated value
+    const FusedTerms t = fused_terms(e, 0.0f, act);
+    const float twice =
+        round_to(DType::bf16, std::fmaf(e.beta, e.c0, round_to(DType::bf16, activate_f32(act, round_to(DType::bf16, e.alpha * fp32_sum(e))))));
+    const double b = fused_elementwise_bound(t, e.k(), act, output_rounding(DType::bf16));
+    ASSERT_LE(std::fabs(static_cast<double>(fused_rounded_once(e, 0.0f, act)) - t.ref), b);
+    caught += std::fabs(static_cast<double>(twice) - t.ref) > b;
+  }
+  EXPECT_GT(caught, 100) << "the bound should tell an extra rounding from one";
+}
+
+}  // namespace
+}  // namespace tcgemm::support
