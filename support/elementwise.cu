@@ -30,7 +30,22 @@ struct Problem {
   const uint16_t* c;   // the call's output
   int64_t ldc;
   OutputRounding out;
+  // The fused epilogue (GemmArgs::bias, bias_type, activation).
+  const void* bias;
+  int bias_f32;
+  int activation;
 };
+
+// The activation in float64 (the exact values the kernels' fp32 ones approximate).
+__device__ double activate_f64(int activation, double x) {
+  switch (activation) {
+    case 1: return x < 0.0 ? 0.0 : x;
+    case 2: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+    case 3: return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+    case 4: return x / (1.0 + exp(-x));
+    default: return x;
+  }
+}
 
 constexpr unsigned long long kNone = ~0ull;
 
@@ -45,6 +60,38 @@ struct Accum {
 
 // One element's float64 reference and magnitude terms. fp16/bf16 products
 // are exact in float64, and so is |a||b|; only the sums round (2^-53).
+// One element's float64 reference, magnitude terms and bound. Without a fused
+// epilogue, ElementTerms as the file comment of error_bound.hpp has them;
+// with one, ref = act(z) + beta c0 and abs_ab holds Z (|alpha| sum |a||b| +
+// |bias|), judged by fused_elementwise_bound (no fallback rounds twice there:
+// both bounds are the same).
+struct Judged {
+  ElementTerms terms;
+  double bound, bound_rounded_twice;
+};
+
+template <typename Traits>
+__device__ ElementTerms element_terms(const Problem& p, int64_t row, int64_t col);
+
+template <typename Traits>
+__device__ Judged judge(const Problem& p, int64_t row, int64_t col) {
+  ElementTerms t = element_terms<Traits>(p, row, col);
+  if (p.bias == nullptr && p.activation == 0)
+    return Judged{t, elementwise_bound(t, p.k, p.out), elementwise_bound_rounded_twice(t, p.k, p.out)};
+  // z from the pieces: element_terms folded beta c0 into ref.
+  double c0_term = 0.0;
+  if (p.beta != 0.0) c0_term = p.beta * Traits::to_float(p.c0[row * p.ldc + col]);
+  double bias = 0.0;
+  if (p.bias != nullptr)
+    bias = p.bias_f32 ? static_cast<const float*>(p.bias)[col]
+                      : Traits::to_float(static_cast<const uint16_t*>(p.bias)[col]);
+  const double z = t.ref - c0_term + bias;
+  const double a = activate_f64(p.activation, z);
+  const FusedTerms f{a + c0_term, t.abs_ab + fabs(bias), fabs(a), t.abs_c};
+  const double bound = fused_elementwise_bound(f, p.k, static_cast<Activation>(p.activation), p.out);
+  return Judged{ElementTerms{f.ref, f.abs_z, f.abs_c}, bound, bound};
+}
+
 template <typename Traits>
 __device__ ElementTerms element_terms(const Problem& p, int64_t row, int64_t col) {
   double sum = 0.0, abs_sum = 0.0;
@@ -73,11 +120,12 @@ __global__ void elementwise_kernel(Problem p, Accum* acc) {
   double worst = 0.0, worst2 = 0.0;
   if (col < p.n) {
     for (int64_t row = blockIdx.y * int64_t{blockDim.y} + threadIdx.y; row < p.m; row += int64_t{gridDim.y} * blockDim.y) {
-      const ElementTerms t = element_terms<Traits>(p, row, col);
+      const Judged j = judge<Traits>(p, row, col);
+      const ElementTerms& t = j.terms;
       const double got = Traits::to_float(p.c[row * p.ldc + col]);
       const double diff = fabs(got - t.ref);
-      const double bound = elementwise_bound(t, p.k, p.out);
-      const double bound2 = elementwise_bound_rounded_twice(t, p.k, p.out);
+      const double bound = j.bound;
+      const double bound2 = j.bound_rounded_twice;
       const unsigned long long index = static_cast<unsigned long long>(row * p.n + col);
       nonfinite += !isfinite(got);
       // Written so that a NaN difference counts as beyond.
@@ -120,9 +168,8 @@ struct Detail {
 };
 template <typename Traits>
 __global__ void element_detail_kernel(Problem p, int64_t row, int64_t col, Detail* out) {
-  const ElementTerms t = element_terms<Traits>(p, row, col);
-  *out = Detail{t, elementwise_bound(t, p.k, p.out), elementwise_bound_rounded_twice(t, p.k, p.out),
-                p.c[row * p.ldc + col]};
+  const Judged j = judge<Traits>(p, row, col);
+  *out = Detail{j.terms, j.bound, j.bound_rounded_twice, p.c[row * p.ldc + col]};
 }
 
 }  // namespace
@@ -157,7 +204,10 @@ ElementwiseStats check_elementwise(const GemmArgs& args, const void* c0) {
                   static_cast<const uint16_t*>(c0),
                   static_cast<const uint16_t*>(args.c),
                   args.ldc,
-                  output_rounding(args.dtype)};
+                  output_rounding(args.dtype),
+                  args.bias,
+                  args.bias_type == BiasType::f32 ? 1 : 0,
+                  static_cast<int>(args.activation)};
   const bool bf16 = args.dtype == DType::bf16;
   cudaStream_t stream = args.stream;
 

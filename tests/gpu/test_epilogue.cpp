@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gemm_case.hpp"
+#include "support/elementwise.hpp"
 #include "support/kernel_variants.hpp"
 
 namespace tcgemm::test {
@@ -100,6 +101,36 @@ TEST_F(FusedEpilogue, EveryConfigurationAppliesIt) {
       const Bias bias(gc.dtype, gc.n, seed);
       expect_fused_identical(prob, bias, BiasType::f32, true, Activation::silu, v.options,
                              gc.describe() + " " + v.label);
+    }
+}
+
+// Random inputs (uniform in (-1, 1)): every element within the fused
+// epilogue's element-wise bound against a float64 reference
+// (support/error_bound.hpp, fused_elementwise_bound).
+TEST_F(FusedEpilogue, NumericInputsWithinTheElementwiseBound) {
+  uint64_t seed = 54000;
+  for (DType dt : {DType::f16, DType::bf16})
+    for (float beta : {0.0f, 0.75f}) {
+      GemmCase gc = make_case(dt, kLayouts[1], 300, 264, 1000, Fill::uniform_pm1, ++seed);
+      gc.beta = beta;
+      Problem prob(gc);
+      const Bias bias(dt, gc.n, seed);
+      for (Activation act : kActivations)
+        for (int b = 0; b < 3; ++b) {
+          prob.poison_outputs();
+          if (beta != 0.0f) prob.fill_outputs(Fill::uniform_pm1, seed + 7);
+          GemmArgs g = prob.args(prob.c());
+          g.bias = b == 0 ? nullptr : b == 1 ? static_cast<const void*>(bias.same.data())
+                                             : static_cast<const void*>(bias.f32.data());
+          g.bias_type = b == 2 ? BiasType::f32 : BiasType::same;
+          g.activation = act;
+          const std::string what = gc.describe() + " bias kind " + std::to_string(b) + " " + to_string(act);
+          TCGEMM_ASSERT_OK(run_gemm(g), what);
+          const support::ElementwiseStats st = support::check_elementwise(g, prob.c0());
+          EXPECT_EQ(st.nonfinite, 0) << what;
+          EXPECT_EQ(st.beyond, 0) << what << ": " << st.first.str();
+          EXPECT_GT(st.worst, 0.0) << what << ": nothing measured";
+        }
     }
 }
 
