@@ -122,6 +122,9 @@ struct GemmArgs {
   const void* bias = nullptr;
   BiasType bias_type = BiasType::same;
   Activation activation = Activation::none;
+
+  // Whether the call has a fused epilogue (a bias or an activation).
+  bool fused_epilogue() const { return bias != nullptr || activation != Activation::none; }
 };
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:

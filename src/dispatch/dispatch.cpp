@@ -93,7 +93,7 @@ Admission admit(const GemmArgs& args, const Options& options) {
 Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& dev) {
   // A fused epilogue (bias, activation) is tcgemm's kernels' alone: no cuBLAS
   // call computes it with one rounding.
-  const bool fused = args.bias != nullptr || args.activation != Activation::none;
+  const bool fused = args.fused_epilogue();
   if (args.k == 0) {
     // The fused epilogue's act(alpha * 0 + bias) takes the place of 0.
     const std::string zero = fused ? "act(bias)" : "0";

@@ -34,7 +34,9 @@ __device__ __forceinline__ void release_accumulator(uint32_t leader_acc_empty, i
   if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc * 8);
 }
 
-template <typename Element, int BLOCK_N>
+// FUSED: the call has a fused epilogue (bias, activation); false builds the
+// plain alpha * acc path alone.
+template <typename Element, int BLOCK_N, bool FUSED>
 struct Epilogue {
   static constexpr int kPanelsPerTile = BLOCK_N / kEpiPanelCols;
 
@@ -77,7 +79,7 @@ struct Epilogue {
 #pragma unroll
       for (int chunk = 0; chunk < kEpiPanelCols / 8; ++chunk) {
         float x[8];
-        if (detail::fused_epilogue(epi)) {
+        if constexpr (FUSED) {
 #pragma unroll
           for (int i = 0; i < 8; ++i)
             x[i] = detail::epilogue_value<Element>(epi, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
@@ -118,7 +120,7 @@ struct Epilogue {
 // two columns at a time (detail::store_pair: the same fp32 alpha/beta
 // arithmetic and single rounding as the panel epilogue). The same members as
 // Epilogue, so the kernel builds either one alike; no panels, no TMA store.
-template <typename Element, int BLOCK_N>
+template <typename Element, int BLOCK_N, bool FUSED>
 struct RegisterEpilogue {
   static_assert(BLOCK_N == 16 || BLOCK_N == 32, "one tcgen05.ld of 16 or 32 columns per row");
 
@@ -140,7 +142,7 @@ struct RegisterEpilogue {
     const int row = row0 + lane;
     if (row >= epi.m) return;
     Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(row) * epi.ldc;
-    if (detail::fused_epilogue(epi)) {
+    if constexpr (FUSED) {
 #pragma unroll
       for (int j = 0; j < BLOCK_N; j += 2)
         detail::store_pair(c_row, n0 + j, epi, detail::epilogue_value<Element>(epi, __uint_as_float(v[j]), n0 + j),

@@ -71,7 +71,7 @@ namespace tcgemm::sm100 {
 using detail::EpilogueParams;
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE,
-          int CTA_GROUP = kCtaGroup>
+          int CTA_GROUP = kCtaGroup, bool FUSED = false>
 __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster, const int num_k_blocks,
@@ -169,8 +169,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     // ======================= epilogue (warps 0-3, both CTAs): drains the accumulators =======================
     // Tiles narrower than one 64-column panel store straight from registers.
-    using TileEpilogue = std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N>,
-                                            Epilogue<Element, BLOCK_N>>;
+    using TileEpilogue = std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N, FUSED>,
+                                            Epilogue<Element, BLOCK_N, FUSED>>;
     TileEpilogue epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, leader_addr(smem.acc_empty()), warp,
                           lane};
     auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "epilogue", lane == 0, true);

@@ -22,10 +22,10 @@ inline int a_box_rows(const GemmArgs& args, const Config& config) {
   return static_cast<int>(std::min<int64_t>(kBlockM, ceil_div(args.m, 8) * 8));
 }
 
-template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE, int CTA_GROUP>
+template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE, int CTA_GROUP, bool FUSED>
 std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas) {
   constexpr int kStages = stages_for(BLOCK_N, CTA_GROUP);
-  constexpr auto kernel = &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP>;
+  constexpr auto kernel = &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP, FUSED>;
   constexpr int kSmem = smem_bytes(BLOCK_N, kStages, CTA_GROUP);
   int resident = 0;
   if (std::string why = detail::setup_kernel_once<kernel>(kThreads, CTA_GROUP, kSmem, &resident); !why.empty())
@@ -58,7 +58,10 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
     if constexpr (!builds_for_b(BLOCK_N, CTA_GROUP, kB == Major::K)) {
       return "no sm100 kernel for " + describe(config) + " with B stored MN-major (op_b = N)";
     } else {
-      return launch<Element, BLOCK_N, kA, kB, SCHEDULE, CTA_GROUP>(maps, args, config, grid_ctas);
+      return detail::with_epilogue_kind(args, [&](auto fused) {
+        return launch<Element, BLOCK_N, kA, kB, SCHEDULE, CTA_GROUP, decltype(fused)::value>(maps, args, config,
+                                                                                            grid_ctas);
+      });
     }
   });
 }

@@ -28,7 +28,9 @@
 
 namespace tcgemm::sm90 {
 
-template <typename Element, int BLOCK_N, int MMA_ROWS>
+// FUSED: the call has a fused epilogue (bias, activation); false builds the
+// plain alpha * acc path alone.
+template <typename Element, int BLOCK_N, int MMA_ROWS, bool FUSED>
 struct Epilogue {
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
@@ -91,7 +93,7 @@ struct Epilogue {
           // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
           const int jc = p * (kEpiPanel / 8) + 2 * jj;
           float v[8];
-          if (detail::fused_epilogue(epi)) {
+          if constexpr (FUSED) {
             // v[i]'s column: 8-column group jc + i / 4, pair 2 * (lane % 4), element i % 2.
 #pragma unroll
             for (int i = 0; i < 8; ++i)
@@ -131,7 +133,7 @@ struct Epilogue {
 // ring. The same arithmetic as Epilogue: alpha * acc (+ beta * C) in fp32,
 // rounded once to nearest even. Needs 4-byte aligned column pairs: C's base
 // 16-byte aligned and ldc a multiple of 8 (what TMA needs too).
-template <typename Element, int BLOCK_N>
+template <typename Element, int BLOCK_N, bool FUSED>
 struct RegisterEpilogue {
   static constexpr int kAccRegs = BLOCK_N / 2;
   static_assert(BLOCK_N % 8 == 0, "the accumulators come in 8-column groups");
@@ -151,7 +153,7 @@ struct RegisterEpilogue {
       const int r = m0 + row + 8 * h;
       if (r >= epi.m) continue;
       Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(r) * epi.ldc;
-      if (detail::fused_epilogue(epi)) {
+      if constexpr (FUSED) {
 #pragma unroll
         for (int j = 0; j < BLOCK_N / 8; ++j) {
           const int c0 = n0 + 8 * j + col;

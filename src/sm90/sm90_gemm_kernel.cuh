@@ -79,7 +79,7 @@ namespace tcgemm::sm90 {
 using detail::EpilogueParams;
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG,
-          int BLOCK_M = kBlockM>
+          int BLOCK_M = kBlockM, bool FUSED = false>
 __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                          const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
@@ -93,8 +93,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, PINGPONG, BLOCK_M>;
   using Release = StageRelease<CLUSTER_M, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
   using Ring = detail::RingState<NUM_STAGES>;
-  using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N>,
-                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows>>;
+  using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, FUSED>,
+                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows, FUSED>>;
   extern __shared__ uint8_t smem_raw[];
   const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, BLOCK_M>::at(smem_raw);
   const int warpgroup = threadIdx.x / 128;

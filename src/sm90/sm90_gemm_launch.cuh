@@ -26,11 +26,11 @@ inline int a_box_rows(const GemmArgs& args, const Config& config) {
 }
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG,
-          int BLOCK_M>
+          int BLOCK_M, bool FUSED>
 std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
                    const Config& config, int* grid_ctas) {
   constexpr auto kernel =
-      &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, PINGPONG, BLOCK_M>;
+      &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, PINGPONG, BLOCK_M, FUSED>;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
   constexpr int kCtaThreads = threads_for(BLOCK_M);
   int resident = 0;
@@ -62,8 +62,10 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
     if constexpr (!builds_for_b(BLOCK_N, kB == Major::K)) {
       return "no sm90 kernel for " + describe(config) + " with B stored MN-major (op_b = N)";
     } else {
-      return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, PINGPONG, BLOCK_M>(
-          maps.a, maps.b, maps.c, args, config, grid_ctas);
+      return detail::with_epilogue_kind(args, [&](auto fused) {
+        return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, PINGPONG, BLOCK_M,
+                      decltype(fused)::value>(maps.a, maps.b, maps.c, args, config, grid_ctas);
+      });
     }
   });
 }

@@ -157,8 +157,10 @@ Comparison compare(DType dtype, const std::vector<uint16_t>& got, const std::vec
 // Normwise bound (2e-3 fp16, 1e-2 bf16), elementwise bound, no NaN, nothing
 // outside M x N written, and a reference that is itself sane.
 void expect_close(const Comparison& c, DType dtype, const std::string& what);
-// Bit for bit, no NaN, nothing outside M x N written.
-void expect_identical(const Comparison& c, const std::string& what);
+// Bit for bit, no NaN, nothing outside M x N written, and a reference of
+// which at least `min_nonzero` of the elements are not zero (a ReLU zeroes
+// about half of a centred product: its tests pass a lower fraction).
+void expect_identical(const Comparison& c, const std::string& what, double min_nonzero = 0.5);
 
 // Every element of the problem's C within the element-wise bound against a
 // float64 reference (support/error_bound.hpp), computed on the GPU: strictly

@@ -62,9 +62,10 @@ void expect_fused_identical(Problem& prob, const Bias& bias, BiasType type, bool
   const Plan plan = run_gemm(fused(prob.c()), options);
   TCGEMM_ASSERT_OK(plan, full);
   EXPECT_NE(plan.backend, Backend::cublas) << plan.reason;
+  // (ReLU with beta = 0 zeroes about half of C: the rest must still be there.)
   expect_identical(compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n,
                            gc.ldc),
-                   full);
+                   full, act == Activation::relu ? 0.35 : 0.5);
 }
 
 TEST_F(FusedEpilogue, EveryActivationAndBiasEqualsTheReference) {

@@ -119,8 +119,9 @@ __device__ __forceinline__ void add_beta_c(float (&x)[8], float beta, const uint
   }
 }
 
-// Whether a call has a fused epilogue: when it has none, the epilogues take
-// exactly the path they take without this feature (alpha * acc).
+// Whether a call has a fused epilogue (GemmArgs::fused_epilogue), for the
+// kernels that decide at run time (the reference GEMM, the K == 0 scale);
+// the tiled kernels are built with and without it (with_epilogue_kind).
 __device__ __forceinline__ bool fused_epilogue(const EpilogueParams& epi) {
   return epi.bias != nullptr || epi.activation != 0;
 }

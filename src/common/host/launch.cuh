@@ -74,6 +74,18 @@ decltype(auto) with_operand_majors(const GemmArgs& args, F&& f) {
   return args.op_b == Op::N ? f(MN{}, MN{}) : f(MN{}, K{});
 }
 
+// Calls f(fused) with whether the call has a fused epilogue (a bias or an
+// activation) as std::bool_constant, so a launcher picks the kernel built
+// with or without it: a plain call runs kernels that hold no fused code
+// (the activations inlined per element make a kernel several times larger,
+// and that alone cost the plain kernels 1-2 us a launch when one kernel did
+// both: docs/PERF.md, "Fused epilogue").
+template <typename F>
+decltype(auto) with_epilogue_kind(const GemmArgs& args, F&& f) {
+  if (args.fused_epilogue()) return f(std::true_type{});
+  return f(std::false_type{});
+}
+
 // Debug builds: whether TCGEMM_DEBUG_BREAK_BARRIER asks the kernels to break
 // a barrier on purpose (EpilogueParams::debug_break_barrier).
 inline int debug_break_barrier_requested() {
