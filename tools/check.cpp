@@ -13,6 +13,11 @@
 // tcgemm's kernel ran, the same bits in every built-in configuration (the
 // library promises results independent of the tile config).
 // Bit-identity to cuBLAS is reported, not required: cuBLAS may split K.
+// --batch N runs every case as a strided batch of N problems (each its own
+// A, B and C, 16-byte aligned strides: tcgemm's kernel takes them in one
+// launch) against the batched reference and cuBLAS's strided batched GEMM,
+// every problem held to the same tests.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -64,11 +69,73 @@ struct Fused {
   bool any() const { return activation != Activation::none || bias != 0; }
 };
 
+// A strided batch of N problems (--batch): each operand's matrices `stride`
+// elements apart, rounded up to 8 elements (16 bytes) so that TMA takes them.
+struct BatchLayout {
+  int64_t count = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  BatchLayout(int64_t n, const Operands& ops) : count(n) {
+    if (n == 1) return;
+    auto up8 = [](int64_t x) { return (x + 7) / 8 * 8; };
+    stride_a = up8(ops.a_elems);
+    stride_b = up8(ops.b_elems);
+    stride_c = up8(ops.c_elems);
+  }
+  // Elements of each buffer: one matrix, or count strides.
+  size_t total(int64_t elems, int64_t stride) const { return static_cast<size_t>(count == 1 ? elems : stride * count); }
+};
+
+// support::compare over every problem of a batch: counts summed, the errors
+// the worst problem's.
+support::CompareStats compare_batch(DType dtype, const uint16_t* x, const uint16_t* ref, const Operands& ops,
+                                    const Shape& s, const BatchLayout& bl, cudaStream_t stream) {
+  support::CompareStats all;
+  for (int64_t i = 0; i < bl.count; ++i) {
+    const support::CompareStats st =
+        support::compare(dtype, x + i * bl.stride_c, ops.ldc, ref + i * bl.stride_c, ops.ldc, s.m, s.n, stream);
+    all.count += st.count;
+    all.nonfinite_x += st.nonfinite_x;
+    all.nonfinite_ref += st.nonfinite_ref;
+    all.identical += st.identical;
+    all.norm_rel = std::max(all.norm_rel, st.norm_rel);
+    all.max_elem_rel = std::max(all.max_elem_rel, st.max_elem_rel);
+    all.max_abs = std::max(all.max_abs, st.max_abs);
+  }
+  return all;
+}
+
+// support::check_elementwise over every problem of the batched call `g`
+// (each as a plain call on its matrices): counts summed, the worst ratios,
+// the first violation of the first problem that has one.
+support::ElementwiseStats elementwise_batch(const GemmArgs& g, const uint16_t* c0) {
+  support::ElementwiseStats all;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    GemmArgs one = g;
+    one.a = static_cast<const uint16_t*>(g.a) + i * g.stride_a;
+    one.b = static_cast<const uint16_t*>(g.b) + i * g.stride_b;
+    one.c = static_cast<uint16_t*>(g.c) + i * g.stride_c;
+    one.batch = 1;
+    const support::ElementwiseStats st = support::check_elementwise(one, c0 ? c0 + i * g.stride_c : nullptr);
+    if (!all.first.any() && st.first.any()) all.first = st.first;
+    if (!all.first_rounded_twice.any() && st.first_rounded_twice.any()) all.first_rounded_twice = st.first_rounded_twice;
+    all.count += st.count;
+    all.nonfinite += st.nonfinite;
+    all.beyond += st.beyond;
+    all.beyond_rounded_twice += st.beyond_rounded_twice;
+    all.worst = std::max(all.worst, st.worst);
+    all.worst_rounded_twice = std::max(all.worst_rounded_twice, st.worst_rounded_twice);
+  }
+  return all;
+}
+
 CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t seed, cudaStream_t stream,
-                     const Fused& fused) {
+                     const Fused& fused, int64_t batch) {
   CaseOutcome out;
   const Shape& s = cc.shape;
   const Operands ops = operands_for(s, layout, cc.pad);
+  const BatchLayout bl(batch, ops);
+  const size_t a_total = bl.total(ops.a_elems, bl.stride_a), b_total = bl.total(ops.b_elems, bl.stride_b),
+               c_total = bl.total(ops.c_elems, bl.stride_c);
   // The bias vector, uniform(-1, 1) in the output's type or in fp32.
   ElementBuffer bias16(fused.bias == 1 ? static_cast<size_t>(s.n) : 0);
   support::DeviceBuffer<float> bias32(fused.bias == 2 ? static_cast<size_t>(s.n) : 0);
@@ -79,15 +146,17 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     CHECK_CUDA(cudaMemcpyAsync(bias32.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));  // (host is about to go)
   }
-  ElementBuffer a(ops.a_elems), b(ops.b_elems), c_init(cc.beta != 0.0f ? ops.c_elems : 0);
-  ElementBuffer c_ours(ops.c_elems), c_ref(ops.c_elems), c_cublas(ops.c_elems);
+  ElementBuffer a(a_total), b(b_total), c_init(cc.beta != 0.0f ? c_total : 0);
+  ElementBuffer c_ours(c_total), c_ref(c_total), c_cublas(c_total);
 
   const support::Distribution inputs = support::uniform(-1.0f, 1.0f);
-  support::fill_random(dtype, a.data(), ops.a_elems, inputs, seed, stream);
-  support::fill_random(dtype, b.data(), ops.b_elems, inputs, seed + 1, stream);
-  if (cc.beta != 0.0f) support::fill_random(dtype, c_init.data(), ops.c_elems, inputs, seed + 2, stream);
+  support::fill_random(dtype, a.data(), static_cast<int64_t>(a_total), inputs, seed, stream);
+  support::fill_random(dtype, b.data(), static_cast<int64_t>(b_total), inputs, seed + 1, stream);
+  if (cc.beta != 0.0f)
+    support::fill_random(dtype, c_init.data(), static_cast<int64_t>(c_total), inputs, seed + 2, stream);
   // A generator bug that produced zeros would make every backend agree.
-  for (const auto& [name, buf, count] : {std::tuple{"A", &a, ops.a_elems}, std::tuple{"B", &b, ops.b_elems}}) {
+  for (const auto& [name, buf, count] : {std::tuple{"A", &a, static_cast<int64_t>(a_total)},
+                                         std::tuple{"B", &b, static_cast<int64_t>(b_total)}}) {
     const support::ValueStats st = support::value_stats(dtype, buf->data(), count, stream);
     if (!st.usable_input())
       out.failures.push_back(format("input %s is not a usable random matrix (%lld of %lld non-zero, %lld non-finite)",
@@ -108,6 +177,10 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
              : fused.bias == 2 ? static_cast<const void*>(bias32.data())
                                : nullptr;
     g.bias_type = fused.bias == 2 ? BiasType::f32 : BiasType::same;
+    g.batch = bl.count;
+    g.stride_a = bl.stride_a;
+    g.stride_b = bl.stride_b;
+    g.stride_c = bl.stride_c;
     return g;
   };
 
@@ -139,8 +212,7 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     out.failures.push_back(format("reference_gemm failed (%s): %s", to_string(ref.status), ref.reason.c_str()));
 
   if (ours.status == Status::ok && ref.status == Status::ok) {
-    const support::CompareStats vs_ref =
-        support::compare(dtype, c_ours.data(), ops.ldc, c_ref.data(), ops.ldc, s.m, s.n, stream);
+    const support::CompareStats vs_ref = compare_batch(dtype, c_ours.data(), c_ref.data(), ops, s, bl, stream);
     err = format("%.2e", vs_ref.norm_rel);
     if (vs_ref.nonfinite_x > 0)
       out.failures.push_back(format("%lld of %lld outputs are NaN/Inf (C was poisoned with NaN: unwritten output?)",
@@ -156,7 +228,7 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     // Every element against the float64 reference: tcgemm's own code
     // strictly; cuBLAS's numerics (a fallback) may round alpha*AB once more.
     const support::ElementwiseStats ew =
-        support::check_elementwise(args_for(c_ours), cc.beta != 0.0f ? c_init.data() : nullptr);
+        elementwise_batch(args_for(c_ours), cc.beta != 0.0f ? c_init.data() : nullptr);
     elem = format("%.3f", ew.worst);
     if (ours.backend != Backend::cublas && ew.beyond > 0)
       out.failures.push_back(format("%lld of %lld elements beyond the element-wise bound (worst |c - ref| / bound "
@@ -172,11 +244,9 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   if (cublas.status == Status::ok) {
     // cuBLAS's own error puts ours in scale: both round the same fp32 sums.
     if (ref.status == Status::ok)
-      cublas_err = format(
-          "%.2e", support::compare(dtype, c_cublas.data(), ops.ldc, c_ref.data(), ops.ldc, s.m, s.n, stream).norm_rel);
+      cublas_err = format("%.2e", compare_batch(dtype, c_cublas.data(), c_ref.data(), ops, s, bl, stream).norm_rel);
     if (ours.status == Status::ok) {
-      const support::CompareStats vs_cublas =
-          support::compare(dtype, c_ours.data(), ops.ldc, c_cublas.data(), ops.ldc, s.m, s.n, stream);
+      const support::CompareStats vs_cublas = compare_batch(dtype, c_ours.data(), c_cublas.data(), ops, s, bl, stream);
       same_as_cublas = percent(vs_cublas.identical_fraction());
     }
   }
@@ -185,12 +255,11 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   // family must give ours' bits (the automatic choice ran the family's
   // kernel, so every configuration of it must run too).
   if (ours.status == Status::ok && own_kernel) {
-    ElementBuffer c_tile(ops.c_elems);
+    ElementBuffer c_tile(c_total);
     const std::vector<std::string> differ = check_builtin_configs(
         ours.backend, args_for(c_tile), [&] { prepare(c_tile); },
         [&](const support::KernelVariant& v, const Plan& p) -> std::vector<std::string> {
-          const support::CompareStats st =
-              support::compare(dtype, c_tile.data(), ops.ldc, c_ours.data(), ops.ldc, s.m, s.n, stream);
+          const support::CompareStats st = compare_batch(dtype, c_tile.data(), c_ours.data(), ops, s, bl, stream);
           if (st.identical == st.count) return {};
           return {format("%s (%s) differs from the automatic choice in %lld of %lld elements", v.label.c_str(),
                          short_kernel(p).c_str(), static_cast<long long>(st.count - st.identical),
@@ -206,12 +275,17 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   if (!out.passed) {
     for (const std::string& f : out.failures) std::printf("    %s\n", f.c_str());
     std::printf("    case: m=%lld n=%lld k=%lld dtype=%s layout=%s lda=%lld ldb=%lld ldc=%lld alpha=%g beta=%g "
-                "seeds A=%llu B=%llu C=%llu\n",
+                "seeds A=%llu B=%llu C=%llu%s\n",
                 static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
                 to_string(dtype), layout.str().c_str(), static_cast<long long>(ops.lda),
                 static_cast<long long>(ops.ldb), static_cast<long long>(ops.ldc), cc.alpha, cc.beta,
                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed + 1),
-                static_cast<unsigned long long>(seed + 2));
+                static_cast<unsigned long long>(seed + 2),
+                bl.count == 1 ? ""
+                              : format(" batch=%lld stride_a=%lld stride_b=%lld stride_c=%lld",
+                                       static_cast<long long>(bl.count), static_cast<long long>(bl.stride_a),
+                                       static_cast<long long>(bl.stride_b), static_cast<long long>(bl.stride_c))
+                                    .c_str());
   }
   std::fflush(stdout);
   return out;
@@ -239,6 +313,9 @@ void add_check_options(ArgParser& parser) {
                     "run the sweep with the fused epilogue's activation (held to its own element-wise bound; no "
                     "cuBLAS comparison; calls no kernel takes are refused, as documented)");
   parser.add_option("bias", "none|same|f32", "with the sweep: a fused bias of the output's type or fp32");
+  parser.add_option("batch", "N",
+                    "run the sweep with every case a strided batch of N problems (one launch; each problem "
+                    "its own A, B, C; compared with the batched reference and cuBLAS's strided batched GEMM)");
   std::string epilog =
       "Each case fills A and B with uniform(-1,1) values, poisons C with NaN, and runs tcgemm::gemm, the\n"
       "reference GEMM (fp32 accumulation) and cuBLAS. A case passes when no output is NaN/Inf, the\n"
@@ -281,6 +358,10 @@ int run_check(const ArgParser& parser) {
   fused.bias = bias == "same" ? 1 : bias == "f32" ? 2 : 0;
   if (fused.any() && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
     return usage_error(parser, "--activation and --bias apply to the sweep (not --fuzz, --case or --soak)");
+  const auto batch = parse_int(parser.get("batch", "1"), 1, 65536);
+  if (!batch) return usage_error(parser, "--batch wants a number of problems from 1 to 65536");
+  if (*batch > 1 && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
+    return usage_error(parser, "--batch applies to the sweep (not --fuzz, --case or --soak)");
   if (parser.has("soak")) {
     const auto launches = parse_int(parser.get("soak", ""), 1, int64_t{1} << 40);
     if (!launches) return usage_error(parser, "--soak wants a positive number of launches");
@@ -299,11 +380,12 @@ int run_check(const ArgParser& parser) {
   if (!select_device(static_cast<int>(*device))) return kExitUsage;
 
   const DeviceInfo info = query_device_info();
-  std::printf("tcgemm check on %s (%s, %d SMs), tcgemm %s, cuBLAS %s, seed %llu%s%s\n", info.name.c_str(),
+  std::printf("tcgemm check on %s (%s, %d SMs), tcgemm %s, cuBLAS %s, seed %llu%s%s%s\n", info.name.c_str(),
               info.arch().c_str(), info.sm_count, build_info().version, info.cublas_version().c_str(),
               static_cast<unsigned long long>(*seed), quick ? ", quick" : "",
               fused.any() ? format(", fused epilogue: activation %s, bias %s", act.c_str(), bias.c_str()).c_str()
-                          : "");
+                          : "",
+              *batch > 1 ? format(", batches of %lld", static_cast<long long>(*batch)).c_str() : "");
   std::printf("%-4s %-3s %-14s %-10s %-22s %9s %9s %10s %8s %-5s %s\n", "type", "lay", "shape", "alpha,beta", "kernel",
               "rel err", "elem/bnd", "cuBLAS err", "=cuBLAS", "tiles", "result");
 
@@ -323,7 +405,8 @@ int run_check(const ArgParser& parser) {
         std::printf("%-4s %-3s %-14s %-10s ", to_string(dtype), layout.str().c_str(), cc.shape.str().c_str(),
                     format("%g,%g", cc.alpha, cc.beta).c_str());
         std::fflush(stdout);
-        const CaseOutcome outcome = run_case(dtype, layout, cc, case_seed(*seed, dtype, layout, i), stream, fused);
+        const CaseOutcome outcome =
+            run_case(dtype, layout, cc, case_seed(*seed, dtype, layout, i), stream, fused, *batch);
         (outcome.passed ? passed : failed) += 1;
         backends[to_string(outcome.backend)] += 1;
         if (!outcome.why_not_own_kernel.empty() && why_not_own_kernel.empty()) why_not_own_kernel = outcome.why_not_own_kernel;

@@ -33,7 +33,20 @@ int tcgemm_gemm_epilogue(int dtype, int op_a, int op_b, int64_t m, int64_t n, in
                          const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
                          int64_t ldc, const void* bias, int bias_type, int activation, void* stream);
 
-/* The reason for the last failed tcgemm_gemm call in this thread ("" if none
+/* A strided batch of independent GEMMs in one launch:
+ *   C_i = alpha * op(A_i) @ op(B_i) + beta * C_i,  i = 0 .. batch-1,
+ * A_i = a + i * stride_a elements (B_i, C_i likewise), each shaped and stored
+ * as in tcgemm_gemm. stride_a or stride_b 0 uses one matrix for every batch;
+ * C's matrices must not overlap (stride_c >= (m - 1) * ldc + n, or side by
+ * side in C's rows: n <= stride_c and (batch - 1) * stride_c + n <= ldc).
+ * batch >= 1; batch = 1 is tcgemm_gemm. Same return value and
+ * tcgemm_last_error() as tcgemm_gemm (tcgemm/tcgemm.hpp, GemmArgs::batch). */
+int tcgemm_gemm_strided_batched(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                                int64_t stride_b, float beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch,
+                                void* stream);
+
+/* The reason for the last failed call of the functions above in this thread ("" if none
  * failed yet); successful calls leave it unchanged. The pointer stays valid
  * until the next failing call in this thread. */
 const char* tcgemm_last_error(void);

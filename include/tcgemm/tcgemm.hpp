@@ -2,6 +2,9 @@
 //
 //   C = alpha * op(A) @ op(B) + beta * C
 //
+// (with a fused bias and activation, and for a strided batch of independent
+// products: GemmArgs).
+//
 // A, B and C are all fp16 or all bf16, stored row-major (as in PyTorch) with a
 // leading dimension (elements between consecutive rows). In tcgemm's kernels
 // accumulation is fp32, K in order, 16 products per tensor-core step, one
@@ -122,6 +125,18 @@ struct GemmArgs {
   const void* bias = nullptr;
   BiasType bias_type = BiasType::same;
   Activation activation = Activation::none;
+
+  // Strided batched GEMM: `batch` independent products
+  //   C_i = act(alpha * op(A_i) op(B_i) + bias) + beta * C_i,  i = 0 .. batch-1,
+  // with A_i = A + i * stride_a elements (B_i, C_i likewise), every C_i M x N
+  // with ldc, every A_i and B_i shaped and stored as A and B above, one bias
+  // for all. A stride of 0 for A or B uses one matrix for every batch; C's
+  // matrices must not overlap (stacked: stride_c >= (M - 1) * ldc + N, or
+  // side by side in C's rows: N <= stride_c and (batch - 1) * stride_c + N <=
+  // ldc). One launch covers the whole batch. batch = 1 ignores the strides:
+  // the plain call.
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 
   // Whether the call has a fused epilogue (a bias or an activation).
   bool fused_epilogue() const { return bias != nullptr || activation != Activation::none; }

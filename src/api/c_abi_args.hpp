@@ -1,4 +1,5 @@
-// The C ABI's arguments as GemmArgs: how tcgemm_gemm() reads its parameters
+// The C ABI's arguments as GemmArgs: how tcgemm_gemm() (and its batched
+// neighbour) reads its parameters
 // (shared with the API fuzzer, which checks plan() against it).
 #pragma once
 
@@ -28,6 +29,19 @@ inline GemmArgs c_abi_args(int dtype, int op_a, int op_b, int64_t m, int64_t n, 
   args.c = c;
   args.ldc = ldc;
   args.stream = static_cast<cudaStream_t>(stream);
+  return args;
+}
+
+// tcgemm_gemm_strided_batched()'s arguments: c_abi_args and the batch.
+inline GemmArgs c_abi_strided_batched_args(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k,
+                                           float alpha, const void* a, int64_t lda, int64_t stride_a, const void* b,
+                                           int64_t ldb, int64_t stride_b, float beta, void* c, int64_t ldc,
+                                           int64_t stride_c, int64_t batch, void* stream) {
+  GemmArgs args = c_abi_args(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+  args.batch = batch;
+  args.stride_a = stride_a;
+  args.stride_b = stride_b;
+  args.stride_c = stride_c;
   return args;
 }
 

@@ -40,4 +40,12 @@ extern "C" int tcgemm_gemm_epilogue(int dtype, int op_a, int op_b, int64_t m, in
   return run(args);
 }
 
+extern "C" int tcgemm_gemm_strided_batched(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k,
+                                           float alpha, const void* a, int64_t lda, int64_t stride_a, const void* b,
+                                           int64_t ldb, int64_t stride_b, float beta, void* c, int64_t ldc,
+                                           int64_t stride_c, int64_t batch, void* stream) {
+  return run(tcgemm::detail::c_abi_strided_batched_args(dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                                                        stride_b, beta, c, ldc, stride_c, batch, stream));
+}
+
 extern "C" const char* tcgemm_last_error(void) { return g_last_error.c_str(); }

@@ -8,6 +8,12 @@
 // group_m x (wave / group_m) patch of C, so the A rows and B columns it needs
 // are read from DRAM about once and then hit in L2.
 //
+// A strided batch (GemmArgs::batch > 1) is `batch` such grids, one after
+// another in the index: tile index t is tile t % tiles_per_batch() of batch
+// t / tiles_per_batch(), so one persistent grid walks the whole batch and a
+// batch of small problems still fills the GPU. A grid of batch 1 decodes
+// without the division.
+//
 // Persistent schedule: CTA (or cluster) `c` of `count` takes tiles c,
 // c + count, ... in order (PersistentSchedule below).
 // Pure arithmetic, usable on host and device; tests/host checks that it is a
@@ -27,16 +33,32 @@ namespace tcgemm::detail {
 struct TileCoord {
   int m_block;
   int n_block;
+  int batch = 0;  // which problem of a strided batch (0 without one)
 };
 
 struct GroupedRaster {
   int num_m_blocks;
   int num_n_blocks;
-  int group_m;  // block-rows per group, >= 1
+  int group_m;    // block-rows per group, >= 1
+  int batch = 1;  // problems of num_m_blocks x num_n_blocks tiles each (GemmArgs::batch)
 
-  TCGEMM_HD int num_tiles() const { return num_m_blocks * num_n_blocks; }
+  TCGEMM_HD int tiles_per_batch() const { return num_m_blocks * num_n_blocks; }
+  TCGEMM_HD int num_tiles() const { return tiles_per_batch() * batch; }
 
+  // The tile at `index` of the whole walk. The batch's division is paid only
+  // by a batched grid: a plain one goes straight to in_batch().
   TCGEMM_HD TileCoord tile(int index) const {
+    if (batch > 1) {
+      const int b = index / tiles_per_batch();
+      TileCoord t = in_batch(index - b * tiles_per_batch());
+      t.batch = b;
+      return t;
+    }
+    return in_batch(index);
+  }
+
+  // The tile at `index` of one problem's grid (batch 0), in grouped order.
+  TCGEMM_HD TileCoord in_batch(int index) const {
     const int tiles_per_group = group_m * num_n_blocks;
     const int group = index / tiles_per_group;
     const int first_m = group * group_m;
@@ -45,6 +67,15 @@ struct GroupedRaster {
     const int in_group = index - group * tiles_per_group;
     return TileCoord{first_m + in_group % rows_here, in_group / rows_here};
   }
+};
+
+// How a batched call's operands follow the batch: the coordinate of batch b
+// in A's rank-3 tensor map is b * a (B's: b * b). 1 for an operand with a
+// matrix per batch; 0 for one repeated for every batch (stride 0), whose map
+// holds that one matrix (TMA is not given a zero stride).
+struct BatchSteps {
+  int a = 1;
+  int b = 1;
 };
 
 TCGEMM_HD int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
@@ -60,8 +91,10 @@ inline double wave_efficiency(int64_t tiles, int slots) {
 // Whether an M x N output cut into block_m x block_n tiles has few enough
 // tiles for the 32-bit tile indices of the schedules (found by the API
 // fuzzer: M = N = 2^31-1 would overflow them). Host code only needs it.
-inline constexpr bool tile_count_fits_int32(int64_t m, int64_t n, int block_m, int block_n) {
-  return ((m + block_m - 1) / block_m) * ((n + block_n - 1) / block_n) <= int64_t{0x7FFFFFFF};
+// With a batch, every problem's tiles count: batch x tiles must fit too.
+inline constexpr bool tile_count_fits_int32(int64_t m, int64_t n, int block_m, int block_n, int64_t batch = 1) {
+  return batch >= 1 &&
+         ((m + block_m - 1) / block_m) * ((n + block_n - 1) / block_n) <= int64_t{0x7FFFFFFF} / batch;
 }
 
 // The static persistent schedule: worker `first` of `stride` (a CTA, or a

@@ -122,9 +122,13 @@ std::string cublas_gemm(const GemmArgs& g) {
   if (!is_capturing(g.stream)) relaxed.emplace();
   st = cublasSetStream(h, g.stream);
   if (st != CUBLAS_STATUS_SUCCESS) return std::string("cublasSetStream failed: ") + cublasGetStatusString(st);
-  st = cublas_gemm_ex(h, g);
-  if (st != CUBLAS_STATUS_SUCCESS) return std::string("cublasGemmEx failed: ") + cublasGetStatusString(st);
+  st = g.batch > 1 ? cublas_gemm_strided_batched_ex(h, g) : cublas_gemm_ex(h, g);
+  if (st != CUBLAS_STATUS_SUCCESS) return std::string(cublas_kernel_name(g)) + " failed: " + cublasGetStatusString(st);
   return {};
+}
+
+const char* cublas_kernel_name(const GemmArgs& args) {
+  return args.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx";
 }
 
 }  // namespace tcgemm::detail

@@ -105,7 +105,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     if (fused)
       return reject(Status::unsupported, "cuBLAS was requested, but it has no fused bias/activation epilogue (" +
                                              describe(args) + ")");
-    return run_without_kernel(Path::cublas, Backend::cublas, "cublasGemmEx", "cuBLAS requested");
+    return run_without_kernel(Path::cublas, Backend::cublas, cublas_kernel_name(args), "cuBLAS requested");
   }
 
   // The kernel family for the device: sm_90 (H100/H200) or sm_100 (B200/GB200).
@@ -130,7 +130,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     sm90::Config config =
         sm90::select_config(args.m, args.n, args.k, dev.num_sms,
                             sm90::ConfigRequest{options.block_n, options.cluster_m, options.pingpong, options.block_m,
-                                                args.op_b == Op::T});
+                                                args.op_b == Op::T, args.batch});
     config.pdl = options.pdl;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
@@ -138,7 +138,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     if (std::string why = sm100::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
     sm100::Config config = sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n,
-                                                options.schedule, options.cluster_m, args.op_b == Op::T);
+                                                options.schedule, options.cluster_m, args.op_b == Op::T, args.batch);
     config.pdl = options.pdl;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");
@@ -147,7 +147,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     return reject(Status::unsupported, "no tcgemm kernel can take this call" +
                                            std::string(fused ? " (and cuBLAS cannot fuse its bias/activation)" : "") +
                                            ": " + why_not + " (" + describe(args) + ")");
-  return run_without_kernel(Path::cublas, Backend::cublas, "cublasGemmEx", "fallback: " + why_not);
+  return run_without_kernel(Path::cublas, Backend::cublas, cublas_kernel_name(args), "fallback: " + why_not);
 }
 
 Decision make_plan(const GemmArgs& args, const Options& options) {

@@ -1,5 +1,6 @@
 // The reference GEMM: one thread per output element, fp32 accumulation one
-// product at a time in K order (fmaf), any layout, any alignment, and the
+// product at a time in K order (fmaf), any layout, any alignment, any strided
+// batch, and the
 // fused epilogue (bias, activation) in the same fp32 steps as the kernels. Slow and
 // obviously correct; tests and `tcgemm check` compare everything against it.
 #include <algorithm>
@@ -25,25 +26,33 @@ __device__ T store(float v) {
   else return __float2bfloat16_rn(v);
 }
 
+// A strided batch: the grid's z index strides over the problems (gridDim.z
+// is capped at 65535), each with its own A, B and C.
 template <typename T>
-__global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const T* a,
-                                      int64_t lda, const T* b, int64_t ldb, float beta, T* c, int64_t ldc,
-                                      EpilogueParams epi) {
+__global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const T* a0,
+                                      int64_t lda, const T* b0, int64_t ldb, float beta, T* c0, int64_t ldc,
+                                      EpilogueParams epi, int64_t batch, int64_t stride_a, int64_t stride_b,
+                                      int64_t stride_c) {
   const int64_t col = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (col >= n) return;
-  // Rows stride over the grid: gridDim.y is capped at 65535.
-  for (int64_t row = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y; row < m;
-       row += static_cast<int64_t>(gridDim.y) * blockDim.y) {
-  float acc = 0.0f;
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const float x = load(a, op_a == 0 ? row * lda + kk : kk * lda + row);
-    const float y = load(b, op_b == 0 ? kk * ldb + col : col * ldb + kk);
-    acc = fmaf(x, y, acc);
-  }
-  // The fused epilogue (bias, activation), as the kernels apply it.
-  float out = fused_epilogue(epi) ? epilogue_value<T>(epi, acc, static_cast<int>(col)) : alpha * acc;
-  if (beta != 0.0f) out = fmaf(beta, load(c, row * ldc + col), out);
-  c[row * ldc + col] = store<T>(out);
+  for (int64_t i = blockIdx.z; i < batch; i += gridDim.z) {
+    const T* a = a0 + i * stride_a;
+    const T* b = b0 + i * stride_b;
+    T* c = c0 + i * stride_c;
+    // Rows stride over the grid: gridDim.y is capped at 65535.
+    for (int64_t row = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y; row < m;
+         row += static_cast<int64_t>(gridDim.y) * blockDim.y) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float x = load(a, op_a == 0 ? row * lda + kk : kk * lda + row);
+        const float y = load(b, op_b == 0 ? kk * ldb + col : col * ldb + kk);
+        acc = fmaf(x, y, acc);
+      }
+      // The fused epilogue (bias, activation), as the kernels apply it.
+      float out = fused_epilogue(epi) ? epilogue_value<T>(epi, acc, static_cast<int>(col)) : alpha * acc;
+      if (beta != 0.0f) out = fmaf(beta, load(c, row * ldc + col), out);
+      c[row * ldc + col] = store<T>(out);
+    }
   }
 }
 
@@ -51,17 +60,20 @@ __global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, 
 
 cudaError_t launch_reference_gemm(const GemmArgs& g) {
   const dim3 block(32, 8);
-  const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)));
+  const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)),
+                  static_cast<unsigned>(std::min<int64_t>(g.batch, 65535)));
   const int oa = static_cast<int>(g.op_a), ob = static_cast<int>(g.op_b);
   const EpilogueParams epi = epilogue_params(g);
   if (g.dtype == DType::f16)
     reference_gemm_kernel<<<grid, block, 0, g.stream>>>(oa, ob, g.m, g.n, g.k, g.alpha, static_cast<const __half*>(g.a),
                                                         g.lda, static_cast<const __half*>(g.b), g.ldb, g.beta,
-                                                        static_cast<__half*>(g.c), g.ldc, epi);
+                                                        static_cast<__half*>(g.c), g.ldc, epi, g.batch, g.stride_a,
+                                                        g.stride_b, g.stride_c);
   else
     reference_gemm_kernel<<<grid, block, 0, g.stream>>>(
         oa, ob, g.m, g.n, g.k, g.alpha, static_cast<const __nv_bfloat16*>(g.a), g.lda,
-        static_cast<const __nv_bfloat16*>(g.b), g.ldb, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc, epi);
+        static_cast<const __nv_bfloat16*>(g.b), g.ldb, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc, epi, g.batch,
+        g.stride_a, g.stride_b, g.stride_c);
   return cudaGetLastError();
 }
 

@@ -1,5 +1,5 @@
 // C = beta * C for K == 0 (no products to add); with a fused epilogue,
-// C = act(bias) + beta * C. beta == 0 writes without reading C, as BLAS does.
+// C = act(bias) + beta * C; for each C of a strided batch. beta == 0 writes without reading C, as BLAS does.
 #include <algorithm>
 
 #include <cuda_bf16.h>
@@ -11,30 +11,39 @@
 namespace tcgemm::detail {
 
 namespace {
+// A strided batch: the grid's z index strides over the C matrices (gridDim.z
+// is capped at 65535), stride_c elements apart.
 template <typename T>
-__global__ void scale_kernel(int64_t m, int64_t n, float beta, T* c, int64_t ldc, EpilogueParams epi) {
+__global__ void scale_kernel(int64_t m, int64_t n, float beta, T* c0, int64_t ldc, EpilogueParams epi, int64_t batch,
+                             int64_t stride_c) {
   const int64_t col = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (col >= n) return;
   // With a fused epilogue: act(bias[col]) + beta * C (alpha * the empty sum is 0).
   const bool fused = fused_epilogue(epi);
   const float x = fused ? epilogue_value<T>(epi, 0.0f, static_cast<int>(col)) : 0.0f;
-  for (int64_t row = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y; row < m;
-       row += static_cast<int64_t>(gridDim.y) * blockDim.y) {
-    T* p = c + row * ldc + col;
-    if (fused) *p = round_to<T>(beta == 0.0f ? x : fmaf(beta, widen(*p), x));
-    else *p = round_to<T>(beta == 0.0f ? 0.0f : beta * widen(*p));
+  for (int64_t i = blockIdx.z; i < batch; i += gridDim.z) {
+    T* c = c0 + i * stride_c;
+    for (int64_t row = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y; row < m;
+         row += static_cast<int64_t>(gridDim.y) * blockDim.y) {
+      T* p = c + row * ldc + col;
+      if (fused) *p = round_to<T>(beta == 0.0f ? x : fmaf(beta, widen(*p), x));
+      else *p = round_to<T>(beta == 0.0f ? 0.0f : beta * widen(*p));
+    }
   }
 }
 }  // namespace
 
 cudaError_t launch_scale(const GemmArgs& g) {
   const dim3 block(32, 8);
-  const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)));
+  const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)),
+                  static_cast<unsigned>(std::min<int64_t>(g.batch, 65535)));
   const EpilogueParams epi = epilogue_params(g);
   if (g.dtype == DType::f16)
-    scale_kernel<<<grid, block, 0, g.stream>>>(g.m, g.n, g.beta, static_cast<__half*>(g.c), g.ldc, epi);
+    scale_kernel<<<grid, block, 0, g.stream>>>(g.m, g.n, g.beta, static_cast<__half*>(g.c), g.ldc, epi, g.batch,
+                                               g.stride_c);
   else
-    scale_kernel<<<grid, block, 0, g.stream>>>(g.m, g.n, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc, epi);
+    scale_kernel<<<grid, block, 0, g.stream>>>(g.m, g.n, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc, epi,
+                                               g.batch, g.stride_c);
   return cudaGetLastError();
 }
 

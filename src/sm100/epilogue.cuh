@@ -51,8 +51,9 @@ struct Epilogue {
   uint32_t c_phases = 0;  // bit b: phase of c_loaded[warp][b]
 
   // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
-  // first) and the columns from n0.
-  __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0) {
+  // first) and the columns from n0, of batch `batch` (0 for a plain call).
+  __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0,
+                                             int batch) {
     const uint32_t panel_addr =
         static_cast<uint32_t>(__cvta_generic_to_shared(panels)) + warp * kEpiBuffers * kPanelBytes;
 #pragma unroll 1
@@ -65,11 +66,10 @@ struct Epilogue {
       // The store that last used this buffer has finished reading it.
       if (lane == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
       __syncwarp();
-      const int32_t c_coord[2] = {col0, row0};
       const bool read_c = epi.beta != 0.0f;
       if (read_c)
-        detail::load_c_panel(tmap_c, c_coord, buf_ptr, kPanelBytes, &c_loaded[warp * kEpiBuffers + buf], lane == 0,
-                             c_phases, buf);
+        detail::load_c_panel(tmap_c, epi, col0, row0, batch, buf_ptr, kPanelBytes,
+                             &c_loaded[warp * kEpiBuffers + buf], lane == 0, c_phases, buf);
       // Row `lane` of the panel: 64 fp32 accumulators, 2 loads of 32 columns.
       uint32_t v[2][32];
       const uint32_t col = static_cast<uint32_t>(acc * BLOCK_N + p * kEpiPanelCols);
@@ -96,7 +96,7 @@ struct Epilogue {
         st_shared_v4(addr, detail::pack2<Element>(x[0], x[1]), detail::pack2<Element>(x[2], x[3]),
                      detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
       }
-      detail::store_panel<Element, kEpiPanelRows, 32>(tmap_c, epi, row0, col0, buf_ptr, lane, lane == 0,
+      detail::store_panel<Element, kEpiPanelRows, 32>(tmap_c, epi, row0, col0, batch, buf_ptr, lane, lane == 0,
                                                       [] { __syncwarp(); });
       ++panel_use;
     }
@@ -133,15 +133,17 @@ struct RegisterEpilogue {
   int lane;
 
   // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
-  // first; this lane's is row0 + lane) and the columns from n0.
-  __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0) {
+  // first; this lane's is row0 + lane) and the columns from n0, of batch
+  // `batch` (0 for a plain call).
+  __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0,
+                                             int batch) {
     uint32_t v[BLOCK_N];
     // Every lane of the warp takes part in the load (.sync.aligned), rows past M too.
     cuda::ptx::tcgen05_ld_32x32b(v, tmem_addr(tmem_base, warp * 32, static_cast<uint32_t>(acc * BLOCK_N)));
     cuda::ptx::tcgen05_wait_ld();
     const int row = row0 + lane;
     if (row >= epi.m) return;
-    Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(row) * epi.ldc;
+    Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
     if constexpr (FUSED) {
 #pragma unroll
       for (int j = 0; j < BLOCK_N; j += 2)

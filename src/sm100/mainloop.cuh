@@ -22,7 +22,9 @@
 
 namespace tcgemm::sm100 {
 
-template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup>
+// BATCHED: the call is a strided batch, its maps rank 3: every load names
+// the operand's batch coordinate (a plain call's loads are built without it).
+template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup, bool BATCHED = false>
 struct MainloopLoad {
   using Stage = StageLayout<BLOCK_N, CTA_GROUP>;
   static constexpr int kBCols = Stage::kBCols;
@@ -40,9 +42,11 @@ struct MainloopLoad {
   // The k-block at k0 of this CTA's rows from m0 and B columns from n0, into
   // the stage at `a_dst`. `full`: this CTA's smem_full of the stage (armed
   // here in the leader), `leader_full`: the leader's, as a shared::cluster
-  // address (where both CTAs' bytes land in a pair).
+  // address (where both CTAs' bytes land in a pair). BATCHED: a_batch and
+  // b_batch are the tile's coordinates in A's and B's rank-3 maps (ignored
+  // otherwise).
   __device__ __forceinline__ void operator()(uint8_t* a_dst, uint64_t* full, uint32_t leader_full, bool leader,
-                                             int m0, int n0, int k0) const {
+                                             int m0, int n0, int k0, int a_batch = 0, int b_batch = 0) const {
     // NOTE: TMA counts whole boxes, zero-filled parts included, so the byte
     // count is the same for edge tiles.
     if (leader)
@@ -50,26 +54,33 @@ struct MainloopLoad {
                                            CTA_GROUP == 1 ? stage_bytes : kCtaGroup * Stage::kStageBytes);
     uint8_t* b_dst = a_dst + Stage::kABytes;
     if constexpr (A_MAJOR == Major::K) {
-      load(a_dst, tmap_a, k0, m0, full, leader_full);
+      load(a_dst, tmap_a, k0, m0, a_batch, full, leader_full);
     } else {
 #pragma unroll
-      for (int p = 0; p < kBlockM / 64; ++p) load(a_dst + p * (Stage::kABytes / 2), tmap_a, m0 + 64 * p, k0, full, leader_full);
+      for (int p = 0; p < kBlockM / 64; ++p)
+        load(a_dst + p * (Stage::kABytes / 2), tmap_a, m0 + 64 * p, k0, a_batch, full, leader_full);
     }
     if constexpr (B_MAJOR == Major::K) {
-      load(b_dst, tmap_b, k0, n0, full, leader_full);
+      load(b_dst, tmap_b, k0, n0, b_batch, full, leader_full);
     } else {
 #pragma unroll
       for (int p = 0; p < kBCols / 64; ++p)
-        load(b_dst + p * (Stage::kBBytes / (kBCols / 64)), tmap_b, n0 + 64 * p, k0, full, leader_full);
+        load(b_dst + p * (Stage::kBBytes / (kBCols / 64)), tmap_b, n0 + 64 * p, k0, b_batch, full, leader_full);
     }
   }
 
-  // One box at (c0, c1): in a pair its bytes complete the leader's barrier
-  // (the cta_group::2 load), alone this CTA's.
+  // One box at (c0, c1) (of matrix `batch`, when BATCHED): in a pair its
+  // bytes complete the leader's barrier (the cta_group::2 load), alone this
+  // CTA's.
   __device__ __forceinline__ static void load(uint8_t* dst, const CUtensorMap* map, int32_t c0, int32_t c1,
-                                              uint64_t* full, uint32_t leader_full) {
-    if constexpr (CTA_GROUP == 2) {
+                                              int32_t batch, uint64_t* full, uint32_t leader_full) {
+    if constexpr (CTA_GROUP == 2 && BATCHED) {
+      tma_load_3d_pair(dst, map, c0, c1, batch, leader_full);
+    } else if constexpr (CTA_GROUP == 2) {
       tma_load_2d_pair(dst, map, c0, c1, leader_full);
+    } else if constexpr (BATCHED) {
+      const int32_t c[3] = {c0, c1, batch};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, full);
     } else {
       const int32_t c[2] = {c0, c1};
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, full);

@@ -19,12 +19,12 @@ double tile_width_factor(int block_n) { return block_n == 256 ? 1.0 : 0.9; }
 // among equals (the rule the sm90 family's small-M tiles measured best with:
 // a CTA streams B at a rate that grows with its tile's width, so a wave of
 // tiles moves about the same bytes whatever the width).
-int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major) {
+int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch) {
   int best = 0;
   int64_t best_waves = 0;
   for (const Sm100TileConfig tc : kSm100TileConfigs) {
     if (tc.cta_group != 1 || !builds_for_b(tc.block_n, 1, b_k_major)) continue;
-    const int64_t waves = ceil_div(ceil_div(m, kBlockM) * ceil_div(n, tc.block_n), num_sms);
+    const int64_t waves = ceil_div(ceil_div(m, kBlockM) * ceil_div(n, tc.block_n) * batch, num_sms);
     if (best == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best)) {
       best = tc.block_n;
       best_waves = waves;
@@ -36,7 +36,7 @@ int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major) {
 }  // namespace
 
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, Schedule schedule,
-                     int cta_group, bool b_k_major) {
+                     int cta_group, bool b_k_major, int64_t batch) {
   (void)k;  // every tile does the same K loop: K moves no choice here
   if (num_sms < 1) num_sms = 1;
   // Single-CTA tiles: asked for, or M <= 128 where the schedule allows
@@ -49,24 +49,24 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
     const bool small_m = m <= kBlockM && schedule != Schedule::cluster_launch_control && width_has_single;
     single = single_only || small_m;
   }
-  if (single && detail::tile_count_fits_int32(m, n, kBlockM, 64)) {
+  if (single && detail::tile_count_fits_int32(m, n, kBlockM, 64, batch)) {
     Config c{};
     c.block_m = kBlockM;
     c.block_n = is_tile_config(block_n_override, Schedule::persistent, 1) &&
                         builds_for_b(block_n_override, 1, b_k_major)
                     ? block_n_override
-                    : single_width(m, n, num_sms, b_k_major);
+                    : single_width(m, n, num_sms, b_k_major, batch);
     c.block_k = kBlockK;
     c.stages = stages_for(c.block_n, 1);
     c.cluster_m = 1;
     c.schedule = Schedule::persistent;
     c.group_m = 8;
-    c.num_tiles = static_cast<int>(ceil_div(m, kBlockM) * ceil_div(n, c.block_n));
+    c.num_tiles = static_cast<int>(ceil_div(m, kBlockM) * ceil_div(n, c.block_n) * batch);
     c.grid_clusters = c.num_tiles < num_sms ? c.num_tiles : num_sms;
     return c;
   }
   const int slots = num_sms / kCtaGroup > 0 ? num_sms / kCtaGroup : 1;
-  const int64_t m_tiles = ceil_div(m, kMmaM);
+  const int64_t m_tiles = ceil_div(m, kMmaM) * batch;  // (tile rows of every problem of the batch)
   int block_n = is_tile_config(block_n_override, Schedule::persistent, kCtaGroup) ? block_n_override : 0;
   if (block_n == 0) {
     double best = -1.0;

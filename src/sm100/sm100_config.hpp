@@ -106,7 +106,7 @@ constexpr bool is_tile_config(int block_n, Schedule schedule, int cta_group) {
 // how the grid covers C.
 struct Config : KernelConfig {
   int group_m = 0;        // raster group, in tile rows (256 rows each)
-  int num_tiles = 0;      // 256 x block_n tiles covering C
+  int num_tiles = 0;      // 256 x block_n tiles covering C (every C of a batch)
   int grid_clusters = 0;  // clusters launched: every tile (CLC), or at most the
                           // resident clusters (persistent; the launcher caps it)
   bool pdl = true;        // launched as a programmatic dependent launch (Options::pdl)
@@ -122,9 +122,13 @@ struct Config : KernelConfig {
 // FLOP); Cluster Launch Control unless `schedule` asks for persistent.
 // Overrides: block_n 0 (automatic) or one of kSm100TileConfigs' widths;
 // schedule automatic, persistent or cluster_launch_control; cta_group 0
-// (automatic), 1 or 2.
+// (automatic), 1 or 2. batch: the problems of a strided batch
+// (GemmArgs::batch), whose tiles one grid covers: the wave counts and the
+// tile count (num_tiles, and with it Cluster Launch Control's grid) are
+// batch x tiles.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
-                     Schedule schedule = Schedule::automatic, int cta_group = 0, bool b_k_major = true);
+                     Schedule schedule = Schedule::automatic, int cta_group = 0, bool b_k_major = true,
+                     int64_t batch = 1);
 
 // "256x256x64, 6 stages, cluster launch control" (or "persistent"): for
 // plans and tables.

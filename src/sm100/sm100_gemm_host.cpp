@@ -8,8 +8,9 @@ namespace tcgemm::sm100 {
 
 std::string can_implement(const GemmArgs& args) {
   using namespace tcgemm::detail;
-  if (!tile_count_fits_int32(args.m, args.n, kMmaM, 128))
-    return "M x N has more output tiles than 32-bit tile indices reach";
+  if (!tile_count_fits_int32(args.m, args.n, kMmaM, 128, args.batch))
+    return args.batch > 1 ? "batch x M x N has more output tiles than 32-bit tile indices reach"
+                          : "M x N has more output tiles than 32-bit tile indices reach";
   return gemm_maps_unsupported_reason(args, tma_operand_a(args, kBlockM, kBlockK),
                                       tma_operand_b(args, 256, kBlockK, kCtaGroup),
                                       tma_output_c(args, kEpiPanelCols, kEpiPanelRows));

@@ -37,6 +37,13 @@
 // persistent schedule only. A's box is cut to M rounded up to 8 rows when A
 // is K-major (sm100/mainloop.cuh).
 //
+// A strided batch (GemmArgs::batch > 1): the raster's tile indices run over
+// batch x tiles (common/tile_order.hpp), so the persistent grid, or Cluster
+// Launch Control's one cluster per tile, covers every problem in one launch;
+// the maps are rank 3 and every TMA copy names the tile's batch (0 for an
+// operand repeated for every batch: batch_steps), and the stores that write
+// C by address start at batch * stride_c.
+//
 // The two accumulator buffers (double-buffered tensor memory) let the MMAs of
 // tile i+1 run while the epilogue drains tile i. Tensor memory is allocated
 // only after a cluster barrier (the peer CTA must have launched: PTX ISA) and
@@ -75,7 +82,7 @@ template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_
 __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster, const int num_k_blocks,
-               const EpilogueParams epi, const uint32_t a_stage_bytes) {
+               const EpilogueParams epi, const uint32_t a_stage_bytes, const detail::BatchSteps batch_steps) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 1000) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
   static_assert(CTA_GROUP == kCtaGroup || (CTA_GROUP == 1 && SCHEDULE == Schedule::persistent),
                 "single-CTA tiles are built with the persistent schedule");
@@ -83,7 +90,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   using Ring = detail::RingState<NUM_STAGES>;
   using AccRing = detail::RingState<kAccBuffers>;
   using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP>;
-  using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP>;
   extern __shared__ uint8_t smem_raw[];
   const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP>::at(smem_raw);
   const TmemAllocator<tmem_columns(BLOCK_N), CTA_GROUP> tmem{smem.tmem_base_slot()};
@@ -125,20 +131,31 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else if (warp == kProducerWarp) {
     // ======================= producer (both CTAs): fills the ring =======================
     if (detail::elect_one()) {
-      // (a_stage_bytes: the single-CTA tiles' stage, A's box cut to M.)
-      const Load load{&tmap_a, &tmap_b, kPair ? Load::Stage::kStageBytes : a_stage_bytes + Load::Stage::kBBytes};
       const uint32_t leader_smem_full = leader_addr(smem.smem_full());  // where the group's bytes land
-      auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
-      Ring ring;
-      for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-        const TileCoord t = raster.tile(tile);
-        for (int kb = 0; kb < num_k_blocks; ++kb) {
-          detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index, "producer");
-          load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader,
-               cta_row0(t, rank, CTA_GROUP), cta_b_col0(t, rank, BLOCK_N, CTA_GROUP), kb * kBlockK);
-          ring.advance();
+      // The loop for a plain call (rank-2 maps, tiles decoded without a
+      // batch) or a batched one (rank-3 maps, every load names its batch):
+      // built once each, chosen once. Returns where the ring stopped.
+      const auto produce = [&](auto batched) {
+        constexpr bool kBatched = decltype(batched)::value;
+        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, kBatched>;
+        // (a_stage_bytes: the single-CTA tiles' stage, A's box cut to M.)
+        const Load load{&tmap_a, &tmap_b, kPair ? Load::Stage::kStageBytes : a_stage_bytes + Load::Stage::kBBytes};
+        auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
+        Ring ring;
+        for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
+          const TileCoord t = kBatched ? raster.tile(tile) : raster.in_batch(tile);
+          for (int kb = 0; kb < num_k_blocks; ++kb) {
+            detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
+                                 "producer");
+            load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader,
+                 cta_row0(t, rank, CTA_GROUP), cta_b_col0(t, rank, BLOCK_N, CTA_GROUP), kb * kBlockK,
+                 t.batch * batch_steps.a, t.batch * batch_steps.b);
+            ring.advance();
+          }
         }
-      }
+        return ring;
+      };
+      const Ring ring = raster.batch > 1 ? produce(std::true_type{}) : produce(std::false_type{});
       // The CTA's last loads are issued: a programmatic dependent next
       // kernel may start its launch (it waits for this grid to complete).
       cudaTriggerProgrammaticLaunchCompletion();
@@ -181,11 +198,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       // the wait where the compiler would otherwise sink them.
       int m0 = cta_row0(t, rank, CTA_GROUP) + warp * kEpiPanelRows;
       int n0 = t.n_block * BLOCK_N;
+      int batch = t.batch;
       detail::compute_here(m0);
       detail::compute_here(n0);
+      detail::compute_here(batch);
       detail::wait_barrier(&smem.acc_full()[acc.index], acc.phase, "acc_full", acc.index, "epilogue");
       cuda::ptx::tcgen05_fence_after_thread_sync();
-      epilogue.store_tile(acc.index, epi, m0, n0);
+      epilogue.store_tile(acc.index, epi, m0, n0, batch);
       epilogue.release(acc.index);  // on the leader's acc_empty: the MMAs may overwrite it
       acc.advance();
     }

@@ -31,7 +31,8 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   if (std::string why = detail::setup_kernel_once<kernel>(kThreads, CTA_GROUP, kSmem, &resident); !why.empty())
     return why;
 
-  const GroupedRaster raster{ceil_div(args.m, kBlockM * CTA_GROUP), ceil_div(args.n, BLOCK_N), config.group_m};
+  const GroupedRaster raster{ceil_div(args.m, kBlockM * CTA_GROUP), ceil_div(args.n, BLOCK_N), config.group_m,
+                             static_cast<int>(args.batch)};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   detail::EpilogueParams epi = detail::epilogue_params(args);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
@@ -45,7 +46,8 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   *grid_ctas = clusters * CTA_GROUP;
   const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
   const cudaError_t err =
-      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, raster, num_k_blocks, epi, a_stage_bytes);
+      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, raster, num_k_blocks, epi, a_stage_bytes,
+                         detail::batch_steps(args));
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }

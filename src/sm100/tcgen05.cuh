@@ -1,9 +1,10 @@
 // Thin wrappers for what the sm100 kernel needs beyond CCCL's cuda::ptx
 // (CUDA 13.0), which covers tcgen05 (alloc, mma, commit, ld, fences) and
 // Cluster Launch Control itself:
-//   - the 2-SM TMA load whose completion lands on the leader CTA's barrier
-//     (cuda::ptx's cta_group_2 form takes this CTA's barrier only), given
-//     as a shared::cluster address from mapa: the peer-CTA barrier trick;
+//   - the 2-SM TMA load (rank 2, or 3 for a batch) whose completion lands
+//     on the leader CTA's barrier (cuda::ptx's cta_group_2 form takes this
+//     CTA's barrier only), given as a shared::cluster address from mapa: the
+//     peer-CTA barrier trick;
 //   - the 128-bit shared load of a CLC response, decoded with cuda::ptx;
 //   - 16-byte shared loads and stores of epilogue panel chunks.
 #pragma once
@@ -27,6 +28,17 @@ __device__ __forceinline__ void tma_load_2d_pair(void* dst, const CUtensorMap* m
       "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar_cluster_addr)
+      : "memory");
+}
+
+// The same for a rank-3 map (a batched call's): the box at (c0, c1) of the
+// batch's matrix `c2`.
+__device__ __forceinline__ void tma_load_3d_pair(void* dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2,
+                                                 uint32_t bar_cluster_addr) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar_cluster_addr)
       : "memory");
 }
 

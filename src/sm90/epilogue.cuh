@@ -65,9 +65,9 @@ struct Epilogue {
         frag_col(8 * (wg_thread_ % 32 / 16)) {}
 
   // Stores the tile whose first row (of this consumer's accumulators) is m0
-  // and first column n0.
+  // and first column n0, of batch `batch` (0 for a plain call).
   __device__ __forceinline__ void store_tile(const float (&acc)[MMA_ROWS][kAccRegs], const detail::EpilogueParams& epi,
-                                             int m0, int n0) {
+                                             int m0, int n0, int batch) {
 #pragma unroll
     for (int r = 0; r < MMA_ROWS; ++r)
 #pragma unroll
@@ -82,12 +82,12 @@ struct Epilogue {
         // (bulk groups complete in order; allow the other buffer's store).
         if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
         detail::named_barrier_sync(barrier_id, 128);
-        const int32_t c_coord[2] = {panel_n0, row0};
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = epi.beta != 0.0f;
         if (read_c)
-          detail::load_c_panel(tmap_c, c_coord, buf_ptr, kPanelBytes, loaded, wg_thread == 0, c_phases, buf);
+          detail::load_c_panel(tmap_c, epi, panel_n0, row0, batch, buf_ptr, kPanelBytes, loaded, wg_thread == 0,
+                               c_phases, buf);
 #pragma unroll
         for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
           // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
@@ -112,7 +112,8 @@ struct Epilogue {
           stmatrix_x4(addr, detail::pack2<Element>(v[0], v[1]), detail::pack2<Element>(v[2], v[3]),
                       detail::pack2<Element>(v[4], v[5]), detail::pack2<Element>(v[6], v[7]));
         }
-        detail::store_panel<Element, kEpiPanel, 128>(tmap_c, epi, row0, panel_n0, buf_ptr, wg_thread, wg_thread == 0,
+        detail::store_panel<Element, kEpiPanel, 128>(tmap_c, epi, row0, panel_n0, batch, buf_ptr, wg_thread,
+                                                     wg_thread == 0,
                                                      [&] { detail::named_barrier_sync(barrier_id, 128); });
         ++panel_use;
       }
@@ -147,12 +148,13 @@ struct RegisterEpilogue {
       : row((wg_thread / 32) * 16 + (wg_thread % 32) / 4), col(2 * (wg_thread % 4)) {}
 
   __device__ __forceinline__ void store_tile(const float (&acc)[1][kAccRegs], const detail::EpilogueParams& epi,
-                                             int m0, int n0) const {
+                                             int m0, int n0, int batch) const {
+    Element* const c = detail::c_matrix<Element>(epi, batch);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = m0 + row + 8 * h;
       if (r >= epi.m) continue;
-      Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(r) * epi.ldc;
+      Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;
       if constexpr (FUSED) {
 #pragma unroll
         for (int j = 0; j < BLOCK_N / 8; ++j) {

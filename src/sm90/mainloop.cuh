@@ -22,7 +22,9 @@
 
 namespace tcgemm::sm90 {
 
-template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int BLOCK_M = kBlockM>
+// BATCHED: the call is a strided batch, its maps rank 3: every load names
+// the operand's batch coordinate (a plain call's loads are built without it).
+template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int BLOCK_M = kBlockM, bool BATCHED = false>
 struct MainloopLoad {
   using Stage = StageLayout<BLOCK_N, BLOCK_M>;
   static_assert(B_MAJOR == Major::K || BLOCK_N % 64 == 0, "an MN-major B is loaded in whole 64-wide panels");
@@ -40,16 +42,18 @@ struct MainloopLoad {
 
   // The k-block starting at k0 of the tile whose rows start at m0 (this
   // CTA's) and columns at n0, into the stage at `a_dst`; `full` is that
-  // stage's full barrier.
-  __device__ __forceinline__ void operator()(uint8_t* a_dst, uint64_t* full, int m0, int n0, int k0) const {
+  // stage's full barrier. BATCHED: a_batch and b_batch are the tile's
+  // coordinates in A's and B's rank-3 maps (ignored otherwise).
+  __device__ __forceinline__ void operator()(uint8_t* a_dst, uint64_t* full, int m0, int n0, int k0, int a_batch = 0,
+                                             int b_batch = 0) const {
     uint8_t* b_dst = a_dst + Stage::kABytes;
     // NOTE: TMA counts the whole box, zero-filled parts included, so the
     // byte count is the same for edge tiles.
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, full,
                                          stage_bytes);
-    load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0);
+    load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
     if constexpr (CLUSTER_M == 1) {
-      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0);
+      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
     } else {
       // This CTA's half of B, written at the same offset into both CTAs'
       // rings; each destination's full barrier counts the bytes.
@@ -57,16 +61,13 @@ struct MainloopLoad {
       constexpr int kHalfBytes = Stage::kBBytes / 2;
       if constexpr (B_MAJOR == Major::K) {
         // Rows (of N) [n0 + rank * BLOCK_N/2, +BLOCK_N/2): the map's box is BLOCK_N/2 rows.
-        const int32_t c[2] = {k0, n0 + static_cast<int>(cta_rank) * (BLOCK_N / 2)};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                        b_dst + cta_rank * kHalfBytes, tmap_b, c, full, kBothCtas);
+        copy(b_dst + cta_rank * kHalfBytes, tmap_b, k0, n0 + static_cast<int>(cta_rank) * (BLOCK_N / 2), b_batch,
+             full, kBothCtas);
       } else {
 #pragma unroll
         for (int p = 0; p < BLOCK_N / 128; ++p) {
           const int panel = static_cast<int>(cta_rank) * (BLOCK_N / 128) + p;
-          const int32_t c[2] = {n0 + 64 * panel, k0};
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                          b_dst + panel * kOperandPanelBytes, tmap_b, c, full, kBothCtas);
+          copy(b_dst + panel * kOperandPanelBytes, tmap_b, n0 + 64 * panel, k0, b_batch, full, kBothCtas);
         }
       }
     }
@@ -80,17 +81,35 @@ struct MainloopLoad {
   // dst, without multicast: K-major, one box; MN-major, ROWS / 64 panels.
   template <Major MAJOR, int ROWS>
   __device__ __forceinline__ static void load_operand(uint8_t* dst, const CUtensorMap* tmap, uint64_t* full, int row0,
-                                                      int k0) {
+                                                      int k0, int batch) {
     if constexpr (MAJOR == Major::K) {
-      const int32_t c[2] = {k0, row0};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full);
+      copy(dst, tmap, k0, row0, batch, full);
     } else {
 #pragma unroll
-      for (int p = 0; p < ROWS / 64; ++p) {
-        const int32_t c[2] = {row0 + 64 * p, k0};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst + p * kOperandPanelBytes,
-                                        tmap, c, full);
-      }
+      for (int p = 0; p < ROWS / 64; ++p) copy(dst + p * kOperandPanelBytes, tmap, row0 + 64 * p, k0, batch, full);
+    }
+  }
+
+  // One TMA box at (c0, c1) (and `batch`, when BATCHED) into dst, completing
+  // `full`; multicast to the CTAs of `ctas` when given.
+  __device__ __forceinline__ static void copy(uint8_t* dst, const CUtensorMap* tmap, int c0, int c1, int batch,
+                                              uint64_t* full) {
+    if constexpr (BATCHED) {
+      const int32_t c[3] = {c0, c1, batch};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full);
+    } else {
+      const int32_t c[2] = {c0, c1};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full);
+    }
+  }
+  __device__ __forceinline__ static void copy(uint8_t* dst, const CUtensorMap* tmap, int c0, int c1, int batch,
+                                              uint64_t* full, uint16_t ctas) {
+    if constexpr (BATCHED) {
+      const int32_t c[3] = {c0, c1, batch};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full, ctas);
+    } else {
+      const int32_t c[2] = {c0, c1};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full, ctas);
     }
   }
 };

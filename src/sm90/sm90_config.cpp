@@ -48,8 +48,9 @@ double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<do
 // beat the fewer, wider waves by 6-9% at 57344 x 8192 (6.8 waves, 97% full),
 // 96 wide the 64 by 3.6-7.8% at 37888 x 3584 (3 waves, 99.7% full, against
 // 4.5 waves, 90%) (`bench --configs all`, docs/PERF.md).
-int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major) {
-  const int64_t m_blocks = ceil_div(m, kSmallBlockM);
+int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch) {
+  // (A batch's problems are walked as one grid: its block-rows count as more rows.)
+  const int64_t m_blocks = ceil_div(m, kSmallBlockM) * batch;
   if (m_blocks * ceil_div(n, 64) >= 4 * static_cast<int64_t>(num_sms)) {
     int width = 64;
     double fill = detail::wave_efficiency(m_blocks * ceil_div(n, 64), num_sms);
@@ -85,14 +86,14 @@ Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r)
   c.block_m = kSmallBlockM;
   c.block_n = is_tile_config(r.block_n, 1, false, kSmallBlockM) && builds_for_b(r.block_n, r.b_k_major)
                   ? r.block_n
-                  : small_m_width(m, n, num_sms, r.b_k_major);
+                  : small_m_width(m, n, num_sms, r.b_k_major, r.batch);
   c.block_k = kBlockK;
   c.stages = stages_for(c.block_n, kSmallBlockM);
   c.cluster_m = 1;
   c.pingpong = false;
   c.schedule = Schedule::persistent;
   c.group_m = 8;
-  const int64_t tiles = ceil_div(m, kSmallBlockM) * static_cast<int64_t>(ceil_div(n, c.block_n));
+  const int64_t tiles = ceil_div(m, kSmallBlockM) * static_cast<int64_t>(ceil_div(n, c.block_n)) * r.batch;
   c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
   return c;
 }
@@ -115,10 +116,11 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   if (block_m == kSmallBlockM) {
     const Config c = small_m_config(m, n, num_sms, request);
     // (32-bit tile indices: only a forced 64-row tile on a huge C can miss.)
-    if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n)) return c;
+    if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
   }
 
-  const int64_t m_blocks = ceil_div(m, kBlockM);
+  // Block-rows over the whole batch: every wave count below counts batch x tiles.
+  const int64_t m_blocks = ceil_div(m, kBlockM) * request.batch;
   int block_n = small_m_only(request.block_n) ? 0 : request.block_n;
   bool pingpong = request.pingpong;
   if (!is_tile_width(block_n)) {
@@ -166,7 +168,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
     ConfigRequest narrow = request;
     narrow.block_n = block_n;
     const Config c = small_m_config(m, n, num_sms, narrow);
-    if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n)) return c;
+    if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
   }
   Config c{};
   c.block_m = kBlockM;
@@ -177,7 +179,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   c.pingpong = pingpong;
   c.schedule = Schedule::persistent;
   c.group_m = 8 / cluster_m;
-  const int64_t clusters = ceil_div(m_blocks, cluster_m) * static_cast<int64_t>(ceil_div(n, block_n));
+  const int64_t clusters =
+      ceil_div(ceil_div(m, kBlockM), cluster_m) * static_cast<int64_t>(ceil_div(n, block_n)) * request.batch;
   const int64_t max_clusters = num_sms / cluster_m > 0 ? num_sms / cluster_m : 1;
   c.num_ctas = static_cast<int>((clusters < max_clusters ? clusters : max_clusters) * cluster_m);
   return c;

@@ -96,6 +96,9 @@ struct ConfigRequest {
   bool pingpong = false;
   int block_m = 0;
   bool b_k_major = true;
+  // The problems of a strided batch (GemmArgs::batch): one grid walks all
+  // their tiles, so every wave count below counts batch x tiles.
+  int64_t batch = 1;
 };
 
 // Picks the configuration (unless overridden by one of kTileConfigs).

@@ -6,8 +6,9 @@ namespace tcgemm::sm90 {
 std::string can_implement(const GemmArgs& args) {
   using namespace tcgemm::detail;
   // The narrowest 128-row tile (select_config keeps 64-row tiles to calls whose count fits).
-  if (!tile_count_fits_int32(args.m, args.n, kBlockM, 64))
-    return "M x N has more output tiles than 32-bit tile indices reach";
+  if (!tile_count_fits_int32(args.m, args.n, kBlockM, 64, args.batch))
+    return args.batch > 1 ? "batch x M x N has more output tiles than 32-bit tile indices reach"
+                          : "M x N has more output tiles than 32-bit tile indices reach";
   // Box sizes do not matter for these checks; use the widest config.
   return gemm_maps_unsupported_reason(args, tma_operand_a(args, kBlockM, kBlockK), tma_operand_b(args, 256, kBlockK),
                                       tma_output_c(args, kEpiPanel));

@@ -31,6 +31,12 @@
 // only when the consumers of both CTAs released it, so every consumer warp
 // arrives on smem_empty[s] of both CTAs.
 //
+// A strided batch (GemmArgs::batch > 1): the raster's tile indices run over
+// batch x tiles (common/tile_order.hpp), so one persistent grid walks every
+// problem; the maps are rank 3 and every TMA copy names the tile's batch
+// (0 for an operand repeated for every batch: batch_steps), and the stores
+// that write C by address start at batch * stride_c.
+//
 // BLOCK_M = 64 (the small-M tiles, chosen for M <= 64): one consumer
 // warpgroup (256 threads), 8 to 256 columns, a ring as deep as shared memory
 // allows (5-25 stages), and an epilogue straight from the accumulator
@@ -83,7 +89,8 @@ template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_
 __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                          const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
-                         const int num_k_blocks, const EpilogueParams epi, const uint32_t a_stage_bytes) {
+                         const int num_k_blocks, const EpilogueParams epi, const uint32_t a_stage_bytes,
+                         const detail::BatchSteps batch_steps) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!PINGPONG || CLUSTER_M == 1, "ping-pong consumers take alternate tiles of one CTA: no cluster");
   static_assert(BLOCK_M == kBlockM || (BLOCK_M == kSmallBlockM && CLUSTER_M == 1 && !PINGPONG),
@@ -119,21 +126,32 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     // ======================= producer: one thread fills the ring =======================
     if constexpr (!kSmallM) setmaxnreg_dec<40>();  // (two consumers need the registers)
     if (wg_thread < 32 && detail::elect_one()) {
-      using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, BLOCK_M>;
-      // (a_stage_bytes: A's box, which only the 64-row tiles shorten.)
-      const Load load{&tmap_a, &tmap_b, cta_rank,
-                      kSmallM ? a_stage_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
-      detail::PersistentTileWalk walk{schedule};
-      Ring ring;
-      for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-        const TileCoord t = raster.tile(tile);
-        for (int kb = 0; kb < num_k_blocks; ++kb) {
-          detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index, "producer");
-          load(smem.stage(ring.index), &smem.smem_full()[ring.index], (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M,
-               t.n_block * BLOCK_N, kb * kBlockK);  // arms smem_full[s]; the TMA bytes complete it
-          ring.advance();
+      // The loop for a plain call (rank-2 maps, tiles decoded without a
+      // batch) or a batched one (rank-3 maps, every load names its batch):
+      // built once each, chosen once, so a plain call's loop is what it was
+      // before batches existed.
+      const auto produce = [&](auto batched) {
+        constexpr bool kBatched = decltype(batched)::value;
+        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, BLOCK_M, kBatched>;
+        // (a_stage_bytes: A's box, which only the 64-row tiles shorten.)
+        const Load load{&tmap_a, &tmap_b, cta_rank,
+                        kSmallM ? a_stage_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
+        detail::PersistentTileWalk walk{schedule};
+        Ring ring;
+        for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
+          const TileCoord t = kBatched ? raster.tile(tile) : raster.in_batch(tile);
+          for (int kb = 0; kb < num_k_blocks; ++kb) {
+            detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
+                                 "producer");
+            // Arms smem_full[s]; the TMA bytes complete it.
+            load(smem.stage(ring.index), &smem.smem_full()[ring.index], (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M,
+                 t.n_block * BLOCK_N, kb * kBlockK, t.batch * batch_steps.a, t.batch * batch_steps.b);
+            ring.advance();
+          }
         }
-      }
+      };
+      if (raster.batch > 1) produce(std::true_type{});
+      else produce(std::false_type{});
       // The CTA's last loads are issued: the next kernel of the stream, if
       // launched as a programmatic dependent, may start its launch now (it
       // still waits for this grid to complete before touching memory).
@@ -158,8 +176,10 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       // epilogue's first store).
       int m0 = (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M + (PINGPONG ? 0 : consumer * 64);
       int n0 = t.n_block * BLOCK_N;
+      int batch = t.batch;
       detail::compute_here(m0);
       detail::compute_here(n0);
+      detail::compute_here(batch);
       Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_blocks);  // k-block 0 of the CTA's j-th tile
       if (PINGPONG && walk.j > 0)
         detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
@@ -177,7 +197,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       if (PINGPONG && wg_thread == 0) cuda::ptx::mbarrier_arrive(&smem.math_turn()[consumer ^ 1]);
       mma.template wait<0>();
       if (lane0) release(prev_stage);
-      epilogue.store_tile(mma.acc, epi, m0, n0);
+      epilogue.store_tile(mma.acc, epi, m0, n0, batch);
     }
     epilogue.finish();
   }

@@ -38,7 +38,7 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
     return why;
 
   const GroupedRaster raster{ceil_div(ceil_div(args.m, BLOCK_M), CLUSTER_M), ceil_div(args.n, BLOCK_N),
-                             config.group_m};
+                             config.group_m, static_cast<int>(args.batch)};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   EpilogueParams epi = detail::epilogue_params(args);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
@@ -49,7 +49,8 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
       launch_config(clusters * CLUSTER_M, kCtaThreads, CLUSTER_M, kSmem, args.stream, attrs, config.pdl);
   *grid_ctas = clusters * CLUSTER_M;
   const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi, a_stage_bytes);
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi, a_stage_bytes,
+                                             detail::batch_steps(args));
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }

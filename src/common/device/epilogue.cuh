@@ -32,6 +32,12 @@ struct EpilogueParams {
   const void* bias = nullptr;
   int bias_f32 = 0;    // bias elements are fp32 (else the output's type)
   int activation = 0;  // tcgemm::Activation
+  // A strided batch (GemmArgs::batch > 1): C's TMA map is rank 3 (batched:
+  // every TMA copy of C names its batch), and the stores that write C
+  // element by element (the ragged edge, the register epilogues) start batch
+  // b's matrix at c + b * stride_c. 0 and 0 for a plain call.
+  int batched = 0;
+  int64_t stride_c = 0;
   // Debug builds only (TCGEMM_DEBUG_HANGS): non-zero breaks the first ring
   // barrier on purpose (its arrival count doubled), so tests can provoke the
   // hang report (tests/gpu/test_hang.cpp). Set from the environment variable
@@ -45,6 +51,10 @@ inline EpilogueParams epilogue_params(const GemmArgs& args) {
   epi.bias = args.bias;
   epi.bias_f32 = args.bias_type == BiasType::f32 ? 1 : 0;
   epi.activation = static_cast<int>(args.activation);
+  if (args.batch > 1) {
+    epi.batched = 1;
+    epi.stride_c = args.stride_c;
+  }
   return epi;
 }
 
@@ -176,31 +186,45 @@ __device__ __forceinline__ void store_pair(Element* c_row, int col, const Epilog
   }
 }
 
-// Loads the C panel at `coord` into `panel` through TMA (beta != 0): the
-// issuing thread arms `loaded` with the panel's bytes and starts the copy,
-// every thread of the group waits for it. `phases` holds the barrier's phase
-// in bit `bit` and is flipped.
-__device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const int32_t (&coord)[2], void* panel,
-                                             uint32_t bytes, uint64_t* loaded, bool issuer, uint32_t& phases,
-                                             int bit) {
+// Batch b's matrix of C, for the stores that address it element by element.
+template <typename Element>
+__device__ __forceinline__ Element* c_matrix(const EpilogueParams& epi, int batch) {
+  return static_cast<Element*>(epi.c) + static_cast<int64_t>(batch) * epi.stride_c;
+}
+
+// Loads the C panel at (col0, row0) of batch `batch` into `panel` through TMA
+// (beta != 0): the issuing thread arms `loaded` with the panel's bytes and
+// starts the copy, every thread of the group waits for it. `phases` holds the
+// barrier's phase in bit `bit` and is flipped.
+__device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const EpilogueParams& epi, int col0, int row0,
+                                             int batch, void* panel, uint32_t bytes, uint64_t* loaded, bool issuer,
+                                             uint32_t& phases, int bit) {
   if (issuer) {
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                          loaded, bytes);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, panel, tmap_c, coord, loaded);
+    if (epi.batched) {
+      const int32_t coord[3] = {col0, row0, batch};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, panel, tmap_c, coord,
+                                      loaded);
+    } else {
+      const int32_t coord[2] = {col0, row0};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, panel, tmap_c, coord,
+                                      loaded);
+    }
   }
   wait_barrier(loaded, (phases >> bit) & 1, "c_loaded", bit, "epilogue");
   phases ^= 1u << bit;
 }
 
 // Copies a ROWS x 64 output panel (128B-swizzled in shared memory) to C at
-// (row0, col0) element by element with THREADS threads (thread = this one's
+// (row0, col0) of batch `batch` element by element with THREADS threads (thread = this one's
 // index among them), skipping everything outside M x N. Used only for the
 // ragged right edge when N % 8 != 0.
 template <typename Element, int ROWS, int THREADS>
 __device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const EpilogueParams& epi, int row0,
-                                                    int col0, int thread) {
+                                                    int col0, int batch, int thread) {
   constexpr int kCols = 64;
-  Element* c = static_cast<Element*>(epi.c);
+  Element* c = c_matrix<Element>(epi, batch);
   for (int i = thread; i < ROWS * kCols; i += THREADS) {
     const int r = i / kCols, col = i % kCols;
     if (row0 + r < epi.m && col0 + col < epi.n)
@@ -210,10 +234,10 @@ __device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const 
 }
 
 // Stores a finished ROWS x 64 output panel (swizzled in shared memory) at
-// C's (row0, col0), written by THREADS threads of which `issuer` is one;
-// `sync()` joins them. Through TMA where it can (panel_tma_storable):
-// every writer makes its generic-proxy writes visible to the async proxy,
-// the issuer stores and commits a bulk group. Otherwise (the ragged right
+// C's (row0, col0) of batch `batch` (0 for a plain call), written by THREADS
+// threads of which `issuer` is one; `sync()` joins them. Through TMA where
+// it can (panel_tma_storable): every writer makes its generic-proxy writes
+// visible to the async proxy, the issuer stores and commits a bulk group. Otherwise (the ragged right
 // edge when N % 8 != 0) element by element, and the issuer commits an empty
 // bulk group: every panel commits exactly one group, so the double-buffered
 // epilogue's cp_async_bulk_wait_group_read<kEpiBuffers - 1> before reusing a
@@ -222,15 +246,22 @@ __device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const 
 // overwrite a buffer that TMA was still reading; found by check --fuzz.)
 template <typename Element, int ROWS, int THREADS, typename Sync>
 __device__ __forceinline__ void store_panel(const CUtensorMap* tmap_c, const EpilogueParams& epi, int row0, int col0,
-                                            void* panel, int thread, bool issuer, Sync sync) {
-  const int32_t coord[2] = {col0, row0};
+                                            int batch, void* panel, int thread, bool issuer, Sync sync) {
   if (panel_tma_storable<64>(epi, col0)) {
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
     sync();
-    if (issuer) cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+    if (issuer) {
+      if (epi.batched) {
+        const int32_t coord[3] = {col0, row0, batch};
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+      } else {
+        const int32_t coord[2] = {col0, row0};
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+      }
+    }
   } else {
     sync();
-    store_panel_clipped<Element, ROWS, THREADS>(static_cast<const uint8_t*>(panel), epi, row0, col0, thread);
+    store_panel_clipped<Element, ROWS, THREADS>(static_cast<const uint8_t*>(panel), epi, row0, col0, batch, thread);
     // These generic reads come before a later TMA load of C into the buffer.
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   }

@@ -13,30 +13,40 @@
 namespace tcgemm::detail {
 
 namespace {
-Tma2D make(StoredShape s, int64_t ld, uint32_t box_cols, uint32_t box_rows) {
+// The map of one operand: `stride` elements between the matrices of a batch
+// (rank 3 when args.batch > 1; a stride of 0 keeps one matrix).
+Tma2D make(const GemmArgs& args, StoredShape s, int64_t ld, int64_t stride, uint32_t box_cols, uint32_t box_rows) {
   Tma2D t{};
   t.dims[0] = static_cast<uint64_t>(s.cols);
   t.dims[1] = static_cast<uint64_t>(s.rows);
   t.row_stride = static_cast<uint64_t>(ld) * 2;
   t.box[0] = box_cols;
   t.box[1] = box_rows;
+  if (args.batch > 1) {
+    t.rank = 3;
+    t.batches = stride == 0 ? 1 : static_cast<uint64_t>(args.batch);
+    // (One matrix: any valid stride, never applied; the row stride is one.)
+    t.batch_stride = stride == 0 ? t.row_stride : static_cast<uint64_t>(stride) * 2;
+  }
   return t;
 }
 }  // namespace
 
 Tma2D tma_operand_a(const GemmArgs& a, int block_m, int block_k) {
-  return a.op_a == Op::N ? make(stored_shape_a(a), a.lda, block_k, block_m)
-                         : make(stored_shape_a(a), a.lda, 64, block_k);
+  return a.op_a == Op::N ? make(a, stored_shape_a(a), a.lda, a.stride_a, block_k, block_m)
+                         : make(a, stored_shape_a(a), a.lda, a.stride_a, 64, block_k);
 }
 
 Tma2D tma_operand_b(const GemmArgs& a, int block_n, int block_k, int cluster_m) {
-  return a.op_b == Op::N ? make(stored_shape_b(a), a.ldb, 64, block_k)
-                         : make(stored_shape_b(a), a.ldb, block_k, block_n / cluster_m);
+  return a.op_b == Op::N ? make(a, stored_shape_b(a), a.ldb, a.stride_b, 64, block_k)
+                         : make(a, stored_shape_b(a), a.ldb, a.stride_b, block_k, block_n / cluster_m);
 }
 
 Tma2D tma_output_c(const GemmArgs& a, int panel, int panel_rows) {
-  return make(StoredShape{a.m, a.n}, a.ldc, panel, panel_rows > 0 ? panel_rows : panel);
+  return make(a, StoredShape{a.m, a.n}, a.ldc, a.stride_c, panel, panel_rows > 0 ? panel_rows : panel);
 }
+
+BatchSteps batch_steps(const GemmArgs& a) { return BatchSteps{a.stride_a == 0 ? 0 : 1, a.stride_b == 0 ? 0 : 1}; }
 
 // std::to_string and snprintf rather than iostreams: see validate.cpp.
 std::string tma_unsupported_reason(const void* base, const Tma2D& t) {
@@ -50,6 +60,15 @@ std::string tma_unsupported_reason(const void* base, const Tma2D& t) {
     return "row stride of " + std::to_string(t.row_stride) +
            " bytes is not a multiple of 16 (leading dimension not a multiple of 8)";
   if (t.row_stride >= (uint64_t{1} << 40)) return "row stride of " + std::to_string(t.row_stride) + " bytes is 2^40 or more";
+  if (t.rank == 3) {
+    if (t.batch_stride % 16 != 0)
+      return "batch stride of " + std::to_string(t.batch_stride) +
+             " bytes is not a multiple of 16 (element stride not a multiple of 8)";
+    if (t.batch_stride >= (uint64_t{1} << 40))
+      return "batch stride of " + std::to_string(t.batch_stride) + " bytes is 2^40 or more";
+    if (t.batches < 1 || t.batches > (uint64_t{1} << 32))
+      return "batch of " + std::to_string(t.batches) + " matrices is outside [1, 2^32]";
+  }
   if (t.dims[0] < 1 || t.dims[1] < 1 || t.dims[0] > (uint64_t{1} << 32) || t.dims[1] > (uint64_t{1} << 32))
     return "dimensions " + std::to_string(t.dims[0]) + " x " + std::to_string(t.dims[1]) + " are outside [1, 2^32]";
   if (t.box[0] * 2 > 128 || t.box[0] == 0 || t.box[1] == 0 || t.box[1] > 256)
@@ -68,12 +87,14 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
 CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tma2D& t) {
   auto fn = encode_fn();
   if (fn == nullptr) return CUDA_ERROR_NOT_FOUND;
-  const cuuint64_t dims[2] = {t.dims[0], t.dims[1]};
-  const cuuint64_t strides[1] = {t.row_stride};
-  const cuuint32_t box[2] = {t.box[0], t.box[1]};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  return fn(out, dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-            const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+  // (Rank 2 reads the first two entries of each array; rank 3 adds the batch, one matrix per box.)
+  const cuuint64_t dims[3] = {t.dims[0], t.dims[1], t.batches};
+  const cuuint64_t strides[2] = {t.row_stride, t.batch_stride};
+  const cuuint32_t box[3] = {t.box[0], t.box[1], 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  return fn(out, dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            static_cast<cuuint32_t>(t.rank), const_cast<void*>(base), dims, strides, box, elem_strides,
+            CU_TENSOR_MAP_INTERLEAVE_NONE,
             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 

@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 
+#include "common/tile_order.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::detail {
@@ -14,10 +15,20 @@ namespace tcgemm::detail {
 // A 2D row-major matrix seen by TMA: dims[0] is the contiguous (inner)
 // dimension. Boxes are copied with 128-byte swizzle, so box[0] * 2 bytes must
 // be <= 128 and the base and row stride must be multiples of 16 bytes.
+//
+// A batched call (GemmArgs::batch > 1) makes every map rank 3: a third
+// dimension of `batches` matrices `batch_stride` bytes apart (a multiple of
+// 16 too), and boxes one matrix deep. An operand repeated for every batch
+// (stride 0) holds one matrix (batches = 1, its batch_stride never applied):
+// the kernels give it batch coordinate 0 (BatchSteps), so TMA never sees a
+// zero stride. A plain call keeps rank 2.
 struct Tma2D {
   uint64_t dims[2];        // {columns, rows} of the stored matrix, in elements
   uint64_t row_stride;     // bytes between rows (leading dimension * 2)
   uint32_t box[2];         // {box columns, box rows}
+  int rank = 2;            // 3 for a batched call
+  uint64_t batches = 1;    // rank 3: matrices in the map
+  uint64_t batch_stride = 0;  // rank 3: bytes between them
 };
 
 // Operand maps for a BLOCK_M x BLOCK_N x BLOCK_K tile, by storage:
@@ -32,15 +43,21 @@ Tma2D tma_operand_b(const GemmArgs& args, int block_n, int block_k, int cluster_
 Tma2D tma_output_c(const GemmArgs& args, int panel, int panel_rows = 0);
 
 // Why TMA cannot describe this matrix, or empty. (Base 16-byte aligned, row
-// stride a multiple of 16 bytes and below 2^40, dims in [1, 2^32].)
+// stride (and batch stride) a multiple of 16 bytes and below 2^40, dims in
+// [1, 2^32].)
 std::string tma_unsupported_reason(const void* base, const Tma2D& map);
 
 // Why TMA cannot take a GEMM call whose A, B and C maps are these (the
 // operand's name and the reason), or empty: a kernel family's can_implement.
 std::string gemm_maps_unsupported_reason(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c);
 
-// Encodes with 128-byte swizzle and zero fill; returns a CUDA driver result.
+// Encodes with 128-byte swizzle and zero fill (rank 2, or 3 for a batch);
+// returns a CUDA driver result.
 CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tma2D& map);
+
+// The batch steps of a call's A and B maps (1, or 0 for an operand of stride
+// 0 repeated for every batch).
+BatchSteps batch_steps(const GemmArgs& args);
 
 // The three maps of a GEMM call (A, B, C with the given boxes), encoded.
 struct GemmTensorMaps {

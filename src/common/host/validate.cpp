@@ -26,6 +26,10 @@ std::string describe(const GemmArgs& a) {
   // The fused epilogue, where there is one (a plain call reads as before).
   if (a.bias != nullptr) s += a.bias_type == BiasType::f32 ? " bias=f32" : " bias";
   if (a.activation != Activation::none) s += std::string(" activation=") + to_string(a.activation);
+  // A batched call, where it is one (or where the batch itself is wrong).
+  if (a.batch != 1)
+    s += " batch=" + std::to_string(a.batch) + " stride_a=" + std::to_string(a.stride_a) +
+         " stride_b=" + std::to_string(a.stride_b) + " stride_c=" + std::to_string(a.stride_c);
   return s;
 }
 
@@ -52,6 +56,46 @@ std::string check_ld(const char* name, int64_t ld, StoredShape s, const char* sh
                     " (stored row-major as " + std::to_string(s.rows) + " x " + std::to_string(s.cols) + ")",
                 a);
   }
+  return {};
+}
+
+// The batch (GemmArgs::batch, stride_*): its count, and strides that keep
+// every matrix addressable and C's matrices apart. Called once the shapes and
+// leading dimensions are known to be valid.
+std::string check_batch(const GemmArgs& a) {
+  constexpr int64_t kMaxBatch = (int64_t{1} << 31) - 1;  // the kernels' batch index is 32-bit
+  if (a.batch < 1) return fail("batch must be at least 1, not " + std::to_string(a.batch), a);
+  if (a.batch > kMaxBatch) return fail("batch above 2^31-1 is not supported", a);
+  if (a.stride_a < 0 || a.stride_b < 0 || a.stride_c < 0)
+    return fail("batch strides must not be negative (0 repeats A or B for every batch)", a);
+  if (a.batch == 1) return {};
+  // The last matrix of each operand must be addressable: (batch - 1) * stride
+  // plus the matrix's own span in 64-bit element offsets.
+  const struct {
+    const char* name;
+    int64_t stride, rows, ld;
+  } operands[] = {{"stride_a", a.stride_a, stored_shape_a(a).rows, a.lda},
+                  {"stride_b", a.stride_b, stored_shape_b(a).rows, a.ldb},
+                  {"stride_c", a.stride_c, a.m, a.ldc}};
+  for (const auto& o : operands) {
+    int64_t last = 0, span = 0, end = 0;
+    if (__builtin_mul_overflow(a.batch - 1, o.stride, &last) || __builtin_mul_overflow(o.rows, o.ld, &span) ||
+        __builtin_add_overflow(last, span, &end))
+      return fail(std::string("(batch - 1) x ") + o.name + " plus one matrix overflows 64-bit element offsets", a);
+  }
+  if (a.m == 0 || a.n == 0) return {};  // no C is written
+  // C's matrices must be disjoint: a tile of one batch must never write
+  // another's elements. Two layouts are: stacked (each C_i ends before the
+  // next starts) and side by side (the C_i are column blocks of rows ldc
+  // long, e.g. attention heads in one [M, heads * N] tensor).
+  const bool stacked = a.stride_c >= (a.m - 1) * a.ldc + a.n;  // (cannot overflow: checked above)
+  const bool side_by_side = a.stride_c >= a.n && (a.batch - 1) * a.stride_c + a.n <= a.ldc;
+  if (!stacked && !side_by_side)
+    return fail("the batch's C matrices overlap: stride_c=" + std::to_string(a.stride_c) +
+                    " must be at least (M - 1) * ldc + N = " + std::to_string((a.m - 1) * a.ldc + a.n) +
+                    " (matrices one after another) or, with N <= stride_c, keep (batch - 1) * stride_c + N <= ldc "
+                    "(matrices side by side in C's rows)",
+                a);
   return {};
 }
 
@@ -86,6 +130,8 @@ std::string check_args(const GemmArgs& a) {
     if (reinterpret_cast<uintptr_t>(a.bias) % element != 0)
       return fail("bias is not aligned to its " + std::to_string(element) + "-byte elements", a);
   }
+
+  if (auto r = check_batch(a); !r.empty()) return r;
 
   if (a.m == 0 || a.n == 0) return {};  // nothing is read or written
   if (a.c == nullptr) return fail("C is a null pointer", a);
