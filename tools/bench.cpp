@@ -72,9 +72,15 @@ class CaseRunner {
   void run(BenchRow& row, size_t case_index) {
     const BenchCase& c = row.c;
     const Operands ops = operands_for(c.shape, c.layout);
-    ElementBuffer a(ops.a_elems), b(ops.b_elems), c_ours(ops.c_elems), c_cublas(ops.c_elems), c_strict(ops.c_elems);
+    // (--batch: every operand `batch` matrices, 16-byte aligned strides apart.)
+    const BatchLayout bl(c.batch, ops);
+    const size_t a_total = bl.total(ops.a_elems, bl.stride_a), b_total = bl.total(ops.b_elems, bl.stride_b),
+                 c_total = bl.total(ops.c_elems, bl.stride_c);
+    ElementBuffer a(a_total), b(b_total), c_ours(c_total), c_cublas(c_total), c_strict(c_total);
     const auto args_into = [&](ElementBuffer& out) {
-      return make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), out.data(), 1.0f, 0.0f, stream_);
+      GemmArgs g = make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), out.data(), 1.0f, 0.0f, stream_);
+      bl.apply(g);
+      return g;
     };
     const std::array<GemmArgs, kSides> args{args_into(c_ours), args_into(c_cublas), args_into(c_strict)};
     // Which kernel the automatic choice would run, to mark it among forced configs.
@@ -84,9 +90,10 @@ class CaseRunner {
       // Fresh inputs every round (the leaderboard re-seeds before every call):
       // nothing may be cached on pointers or data between rounds.
       const uint64_t seed = seed_ + (static_cast<uint64_t>(case_index) << 20) + 2 * static_cast<uint64_t>(round);
-      support::fill_random(c.dtype, a.data(), ops.a_elems, support::uniform(c.lo, c.hi), seed, stream_);
-      support::fill_random(c.dtype, b.data(), ops.b_elems, support::uniform(c.lo, c.hi), seed + 1, stream_);
-      for (const auto& [buf, count] : {std::pair{&a, ops.a_elems}, std::pair{&b, ops.b_elems}}) {
+      const auto a_count = static_cast<int64_t>(a_total), b_count = static_cast<int64_t>(b_total);
+      support::fill_random(c.dtype, a.data(), a_count, support::uniform(c.lo, c.hi), seed, stream_);
+      support::fill_random(c.dtype, b.data(), b_count, support::uniform(c.lo, c.hi), seed + 1, stream_);
+      for (const auto& [buf, count] : {std::pair{&a, a_count}, std::pair{&b, b_count}}) {
         if (!support::value_stats(c.dtype, buf->data(), count, stream_).usable_input()) row.inputs_ok = false;
       }
 
@@ -105,8 +112,7 @@ class CaseRunner {
       // The table shows the worst round: a mismatch seen once must not be
       // averaged away by later rounds that happened to agree.
       for (auto [theirs, worst] : {std::pair{&c_strict, &row.vs_cublas}, std::pair{&c_cublas, &row.vs_torch_config}}) {
-        const support::CompareStats st = support::compare(c.dtype, c_ours.data(), ops.ldc, theirs->data(), ops.ldc,
-                                                          c.shape.m, c.shape.n, stream_);
+        const support::CompareStats st = compare_batch(c.dtype, c_ours.data(), theirs->data(), ops, c.shape, bl, stream_);
         if (round == 0 || st.identical_fraction() < worst->identical_fraction() || !st.finite() ||
             st.norm_rel > worst->norm_rel)
           *worst = st;
@@ -196,6 +202,10 @@ void print_header(const DeviceInfo& info, const BenchSettings& s) {
               static_cast<long long>(s.repeats), static_cast<long long>(s.rounds),
               s.flush ? "L2 flushed (256 MiB write) before each call" : "no L2 flush",
               static_cast<unsigned long long>(s.seed));
+  if (s.batch > 1)
+    std::printf("batch: every call a strided batch of %lld problems of the shape (cuBLAS: "
+                "cublasGemmStridedBatchedEx); TFLOP/s and GB/s count them all\n",
+                static_cast<long long>(s.batch));
   if (!s.chain) {
     std::printf("cuBLAS: as PyTorch configures it for torch.matmul (its own workspace: 32 MiB on sm_90, 8.125 MiB "
                 "elsewhere; reduced-precision reductions allowed); speedup = its time / ours\n");
@@ -256,6 +266,7 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
           row.c.dtype = dtype;
           row.c.layout = layout;
           row.c.options = o;
+          row.c.batch = s.batch;
           row.group = group;
           row.peak = peaks.at(to_string(dtype));
           row.hbm = peaks.at(kHbmPeakKey);

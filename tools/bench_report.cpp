@@ -144,7 +144,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
   j.key("shapes").begin_array();
   for (const std::string& s : settings.shape_args) j.value(s);
   j.end_array();
-  j.member("repeats", settings.repeats).member("rounds", settings.rounds);
+  j.member("repeats", settings.repeats).member("rounds", settings.rounds).member("batch", settings.batch);
   j.member("l2_flush_bytes", static_cast<uint64_t>(flush_bytes));
   j.member("seed", settings.seed).member("statistic", "median");
   j.member("baseline", "cublasGemmEx configured as PyTorch configures it (its own workspace, reduced-precision "
@@ -163,6 +163,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
   for (const BenchRow& r : rows) {
     j.begin_object();
     j.member("source", r.c.source).member("m", r.c.shape.m).member("n", r.c.shape.n).member("k", r.c.shape.k);
+    j.member("batch", r.c.batch);
     j.member("dtype", to_string(r.c.dtype)).member("layout", r.c.layout.str());
     j.member("input_low", static_cast<double>(r.c.lo)).member("input_high", static_cast<double>(r.c.hi));
     j.member("backend", to_string(r.plan.backend)).member("kernel", r.plan.kernel).member("reason", r.plan.reason);

@@ -44,16 +44,19 @@ struct BenchRow {
   double ours_median() const { return median(ours_us); }
   double cublas_median() const { return median(cublas_us); }
   double ours_host_median() const { return ours_host_us.empty() ? -1.0 : median(ours_host_us); }
-  double ours_tflops() const { return c.shape.flops() / (ours_median() * 1e-6) / 1e12; }
-  double cublas_tflops() const { return c.shape.flops() / (cublas_median() * 1e-6) / 1e12; }
+  // (Every problem of a --batch call counts.)
+  double flops() const { return c.shape.flops() * static_cast<double>(c.batch); }
+  double ours_tflops() const { return flops() / (ours_median() * 1e-6) / 1e12; }
+  double cublas_tflops() const { return flops() / (cublas_median() * 1e-6) / 1e12; }
   double strict_median() const { return median(strict_us); }
   double speedup() const { return cublas_median() / ours_median(); }
   double speedup_vs_strict() const { return strict_median() / ours_median(); }
-  // The bytes a GEMM must move at least: A and B read, C written, once.
+  // The bytes a GEMM must move at least: A and B read, C written, once
+  // (for each problem of a batch).
   double min_bytes() const {
     const double m = static_cast<double>(c.shape.m), n = static_cast<double>(c.shape.n),
                  k = static_cast<double>(c.shape.k);
-    return 2.0 * (m * k + k * n + m * n);
+    return 2.0 * (m * k + k * n + m * n) * static_cast<double>(c.batch);
   }
   double ours_gbps() const { return min_bytes() / (ours_median() * 1e-6) / 1e9; }
   bool close() const { return vs_cublas.finite() && vs_cublas.norm_rel < support::normwise_tolerance(c.dtype); }

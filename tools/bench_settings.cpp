@@ -17,6 +17,9 @@ void add_bench_options(ArgParser& parser) {
   parser.add_option("dtype", "f16|bf16|both", "element types (default f16)");
   parser.add_option("layout", "NN|NT|TN|TT|all", "layouts, op_a then op_b, or a comma-separated list (default NN; NT for the model suites llm and decode)");
   parser.add_option("repeats", "R", "timed calls per backend per round (default 20)");
+  parser.add_option("batch", "N",
+                    "time every shape as a strided batch of N problems in one call (tcgemm's batched kernel "
+                    "against cublasGemmStridedBatchedEx; default 1: plain calls)");
   parser.add_option("rounds", "N", "rounds per case, each with fresh inputs, verified, then timed (default 1)");
   parser.add_flag("no-flush", "do not flush L2 (256 MiB write) before each timed call");
   parser.add_flag("no-peak", "skip measuring the tensor-core ceiling (the %peak column shows -)");
@@ -92,6 +95,10 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   if (!seed) return "--seed wants a non-negative integer";
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
   if (!device) return "--device wants a device index";
+  const auto batch = parse_int(parser.get("batch", "1"), 1, 65536);
+  if (!batch) return "--batch wants a number of problems from 1 to 65536";
+  if (s.chain && *batch > 1) return "--chain times its own fixed chain: it takes no --batch";
+  s.batch = *batch;
   const std::string configs = parser.get("configs", "auto");
   if (configs != "auto" && configs != "all") return "--configs must be auto or all";
   s.repeats = static_cast<int>(*repeats);

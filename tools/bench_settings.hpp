@@ -25,6 +25,7 @@ struct BenchCase {
   float lo, hi;        // input distribution
   std::string source;  // suite name or "--shape"
   Options options{};   // ours: automatic, or one forced configuration (--configs all)
+  int64_t batch = 1;   // problems per call (--batch): a strided batch, the baselines cuBLAS's strided batched GEMM
 };
 
 struct BenchSettings {
@@ -39,6 +40,7 @@ struct BenchSettings {
   int device = 0;
   bool flush = true;         // flush L2 before each timed call
   bool measure_peak = true;  // measure the tensor-core ceiling for %peak
+  int64_t batch = 1;         // --batch N: every case a strided batch of N problems
   bool all_configs = false;  // --configs all: every built-in configuration of the family
   bool chain = false;        // --chain: the dependent-GEMM chain instead of the cases
   std::optional<std::string> json_path;  // --json FILE

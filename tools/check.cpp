@@ -69,41 +69,6 @@ struct Fused {
   bool any() const { return activation != Activation::none || bias != 0; }
 };
 
-// A strided batch of N problems (--batch): each operand's matrices `stride`
-// elements apart, rounded up to 8 elements (16 bytes) so that TMA takes them.
-struct BatchLayout {
-  int64_t count = 1;
-  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
-  BatchLayout(int64_t n, const Operands& ops) : count(n) {
-    if (n == 1) return;
-    auto up8 = [](int64_t x) { return (x + 7) / 8 * 8; };
-    stride_a = up8(ops.a_elems);
-    stride_b = up8(ops.b_elems);
-    stride_c = up8(ops.c_elems);
-  }
-  // Elements of each buffer: one matrix, or count strides.
-  size_t total(int64_t elems, int64_t stride) const { return static_cast<size_t>(count == 1 ? elems : stride * count); }
-};
-
-// support::compare over every problem of a batch: counts summed, the errors
-// the worst problem's.
-support::CompareStats compare_batch(DType dtype, const uint16_t* x, const uint16_t* ref, const Operands& ops,
-                                    const Shape& s, const BatchLayout& bl, cudaStream_t stream) {
-  support::CompareStats all;
-  for (int64_t i = 0; i < bl.count; ++i) {
-    const support::CompareStats st =
-        support::compare(dtype, x + i * bl.stride_c, ops.ldc, ref + i * bl.stride_c, ops.ldc, s.m, s.n, stream);
-    all.count += st.count;
-    all.nonfinite_x += st.nonfinite_x;
-    all.nonfinite_ref += st.nonfinite_ref;
-    all.identical += st.identical;
-    all.norm_rel = std::max(all.norm_rel, st.norm_rel);
-    all.max_elem_rel = std::max(all.max_elem_rel, st.max_elem_rel);
-    all.max_abs = std::max(all.max_abs, st.max_abs);
-  }
-  return all;
-}
-
 // support::check_elementwise over every problem of the batched call `g`
 // (each as a plain call on its matrices): counts summed, the worst ratios,
 // the first violation of the first problem that has one.
@@ -177,10 +142,7 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
              : fused.bias == 2 ? static_cast<const void*>(bias32.data())
                                : nullptr;
     g.bias_type = fused.bias == 2 ? BiasType::f32 : BiasType::same;
-    g.batch = bl.count;
-    g.stride_a = bl.stride_a;
-    g.stride_b = bl.stride_b;
-    g.stride_c = bl.stride_c;
+    bl.apply(g);
     return g;
   };
 

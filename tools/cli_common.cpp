@@ -105,6 +105,38 @@ GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operand
   return args;
 }
 
+BatchLayout::BatchLayout(int64_t n, const Operands& ops) : count(n) {
+  if (n == 1) return;
+  auto up8 = [](int64_t x) { return (x + 7) / 8 * 8; };
+  stride_a = up8(ops.a_elems);
+  stride_b = up8(ops.b_elems);
+  stride_c = up8(ops.c_elems);
+}
+
+void BatchLayout::apply(GemmArgs& args) const {
+  args.batch = count;
+  args.stride_a = stride_a;
+  args.stride_b = stride_b;
+  args.stride_c = stride_c;
+}
+
+support::CompareStats compare_batch(DType dtype, const uint16_t* x, const uint16_t* ref, const Operands& ops,
+                                    const Shape& s, const BatchLayout& batch, cudaStream_t stream) {
+  support::CompareStats all;
+  for (int64_t i = 0; i < batch.count; ++i) {
+    const support::CompareStats st = support::compare(dtype, x + i * batch.stride_c, ops.ldc,
+                                                      ref + i * batch.stride_c, ops.ldc, s.m, s.n, stream);
+    all.count += st.count;
+    all.nonfinite_x += st.nonfinite_x;
+    all.nonfinite_ref += st.nonfinite_ref;
+    all.identical += st.identical;
+    all.norm_rel = std::max(all.norm_rel, st.norm_rel);
+    all.max_elem_rel = std::max(all.max_elem_rel, st.max_elem_rel);
+    all.max_abs = std::max(all.max_abs, st.max_abs);
+  }
+  return all;
+}
+
 std::string short_kernel(const Plan& plan) {
   std::string out = to_string(plan.backend);
   if (plan.path != Path::kernel) return out;

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "support/compare.hpp"
 #include "support/device_buffer.hpp"
 #include "support/kernel_variants.hpp"
 #include "tcgemm/tcgemm.hpp"
@@ -58,6 +59,24 @@ using ElementBuffer = support::DeviceBuffer<uint16_t>;
 
 GemmArgs make_args(DType dtype, Layout layout, const Shape& shape, const Operands& ops, const void* a,
                    const void* b, void* c, float alpha, float beta, cudaStream_t stream);
+
+// A strided batch of N problems (check and bench --batch): each operand's
+// matrices `stride` elements apart, rounded up to 8 elements (16 bytes) so
+// that TMA takes them. N = 1: one plain matrix each, strides 0.
+struct BatchLayout {
+  int64_t count = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  BatchLayout(int64_t n, const Operands& ops);
+  // Elements of each buffer: one matrix, or count strides.
+  size_t total(int64_t elems, int64_t stride) const { return static_cast<size_t>(count == 1 ? elems : stride * count); }
+  // The batch's fields of `args` (batch, stride_a/b/c).
+  void apply(GemmArgs& args) const;
+};
+
+// support::compare over every problem of a batch (C's matrices stride_c
+// apart): counts summed, the errors the worst problem's.
+support::CompareStats compare_batch(DType dtype, const uint16_t* x, const uint16_t* ref, const Operands& ops,
+                                    const Shape& s, const BatchLayout& batch, cudaStream_t stream);
 
 // "sm90 128x256x64/4st", "cublas", ...: backend plus tile and stage count
 // (Plan::config), short enough for a table column.

@@ -27,8 +27,12 @@ TorchConfiguredCublas::~TorchConfiguredCublas() {
 std::string TorchConfiguredCublas::gemm(const GemmArgs& args) {
   if (const cublasStatus_t st = cublasSetStream(handle_, args.stream); st != CUBLAS_STATUS_SUCCESS)
     return std::string("cublasSetStream failed: ") + cublasGetStatusString(st);
-  if (const cublasStatus_t st = detail::cublas_gemm_ex(handle_, args); st != CUBLAS_STATUS_SUCCESS)
-    return std::string("cublasGemmEx failed: ") + cublasGetStatusString(st);
+  // (A strided batch: cublasGemmStridedBatchedEx, the call a batched torch.matmul makes.)
+  const cublasStatus_t st = args.batch > 1 ? detail::cublas_gemm_strided_batched_ex(handle_, args)
+                                           : detail::cublas_gemm_ex(handle_, args);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return std::string(args.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") + " failed: " +
+           cublasGetStatusString(st);
   return {};
 }
 

@@ -370,8 +370,9 @@ TEST(BatchedDispatch, StridesTmaCannotTakeFallBackToStridedBatchedCublasOrAreRef
     EXPECT_EQ(d.plan.status, Status::ok) << d.plan.reason;
     EXPECT_EQ(d.plan.path, Path::cublas);
     EXPECT_EQ(d.plan.kernel, "cublasGemmStridedBatchedEx");
-    if (built(dev.cc_major == 9 ? "sm_90a" : "sm_100a"))
+    if (built(dev.cc_major == 9 ? "sm_90a" : "sm_100a")) {
       EXPECT_TRUE(contains(d.plan.reason, "fallback: A: batch stride of")) << d.plan.reason;
+    }
     Options only;
     only.prefer = Prefer::tcgemm_only;
     const Decision refused = decide(g, only, dev);
@@ -407,9 +408,10 @@ TEST(BatchedDispatch, TooManyTilesForThirtyTwoBitsFallBack) {
   ASSERT_EQ(check_args(g), "");
   const Decision d = decide(g, Options{}, kH200);
   EXPECT_EQ(d.plan.path, Path::cublas);
-  if (built("sm_90a"))
+  if (built("sm_90a")) {
     EXPECT_TRUE(contains(d.plan.reason, "batch x M x N has more output tiles than 32-bit tile indices reach"))
         << d.plan.reason;
+  }
 }
 
 TEST(BatchedDispatch, KZeroScalesEveryC) {
