@@ -127,8 +127,4 @@ std::string cublas_gemm(const GemmArgs& g) {
   return {};
 }
 
-const char* cublas_kernel_name(const GemmArgs& args) {
-  return args.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx";
-}
-
 }  // namespace tcgemm::detail

@@ -15,6 +15,8 @@ namespace tcgemm::detail {
 std::string cublas_gemm(const GemmArgs& args);
 
 // The cuBLAS function cublas_gemm calls for `args` (Plan::kernel).
-const char* cublas_kernel_name(const GemmArgs& args);
+inline const char* cublas_kernel_name(const GemmArgs& args) {
+  return args.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx";
+}
 
 }  // namespace tcgemm::detail
