@@ -176,10 +176,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       // epilogue's first store).
       int m0 = (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M + (PINGPONG ? 0 : consumer * 64);
       int n0 = t.n_block * BLOCK_N;
-      int batch = t.batch;
       detail::compute_here(m0);
       detail::compute_here(n0);
-      detail::compute_here(batch);
       Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_blocks);  // k-block 0 of the CTA's j-th tile
       if (PINGPONG && walk.j > 0)
         detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
@@ -197,6 +195,11 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       if (PINGPONG && wg_thread == 0) cuda::ptx::mbarrier_arrive(&smem.math_turn()[consumer ^ 1]);
       mma.template wait<0>();
       if (lane0) release(prev_stage);
+      // The tile's batch, from its index (live anyway) rather than held
+      // through the mainloop, where one more live register cost the 64-row
+      // tiles' k-loop an instruction: a plain call pays a compare here, a
+      // batched one a division.
+      const int batch = raster.batch > 1 ? tile / raster.tiles_per_batch() : 0;
       epilogue.store_tile(mma.acc, epi, m0, n0, batch);
     }
     epilogue.finish();

@@ -1,6 +1,7 @@
 // API fuzzing of validation and dispatch through the C ABI, on the CPU.
 //
-// libFuzzer drives tcgemm_gemm() over its whole argument space: dtype and op
+// libFuzzer drives tcgemm_gemm() (and tcgemm_gemm_strided_batched(), with
+// batch counts and strides around the edges) over its whole argument space: dtype and op
 // values in and out of range, sizes from 0 to INT64_MAX and negative, leading
 // dimensions around and far from the row length, null, host and (fake)
 // device pointers, aligned or not, NaN/Inf scalars, and the device the call
@@ -80,6 +81,16 @@ void check_kernel_args(const char* family, const tcgemm::GemmArgs& g) {
     if (!is_device(p) || reinterpret_cast<uintptr_t>(p) % 16 != 0) fail(family, "kernel given a bad pointer");
   for (int64_t ld : {g.lda, g.ldb, g.ldc})
     if (ld < 1 || ld % 8 != 0 || ld > (int64_t{1} << 39)) fail(family, "kernel given a leading dimension TMA cannot take");
+  // A batch: 32-bit batch indices, strides TMA can take (a multiple of 16
+  // bytes below 2^40; 0 repeats A or B), C's matrices apart.
+  if (g.batch < 1 || g.batch > kMax32) fail(family, "kernel given a batch outside [1, 2^31-1]");
+  if (g.batch > 1) {
+    for (int64_t s : {g.stride_a, g.stride_b, g.stride_c})
+      if (s < 0 || s % 8 != 0 || s >= (int64_t{1} << 39)) fail(family, "kernel given a batch stride TMA cannot take");
+    const bool stacked = g.stride_c >= (g.m - 1) * g.ldc + g.n;
+    const bool side_by_side = g.stride_c >= g.n && (g.batch - 1) * g.stride_c + g.n <= g.ldc;
+    if (!stacked && !side_by_side) fail(family, "kernel given overlapping C matrices");
+  }
 }
 
 }  // namespace
@@ -177,6 +188,34 @@ const void* draw_pointer(FuzzedDataProvider& in, const void* host) {
   }
 }
 
+// A batch count: small, around 2^31, or anything.
+int64_t draw_batch(FuzzedDataProvider& in) {
+  switch (in.ConsumeIntegralInRange<int>(0, 3)) {
+    case 0: return in.ConsumeIntegralInRange<int64_t>(1, 40);
+    case 1: {
+      const int64_t edges[] = {0, 1, 2, -1, (int64_t{1} << 31) - 1, int64_t{1} << 31, (int64_t{1} << 30) + 1,
+                               std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+      return edges[in.ConsumeIntegralInRange<size_t>(0, std::size(edges) - 1)];
+    }
+    default: return in.ConsumeIntegral<int64_t>();
+  }
+}
+
+// A batch stride for matrices of `span` elements: 0 (repeated), the span
+// itself or rounded to 8 elements, a little more or less, or anything.
+int64_t draw_stride(FuzzedDataProvider& in, int64_t span) {
+  switch (in.ConsumeIntegralInRange<int>(0, 4)) {
+    case 0: return 0;
+    case 1: return span;
+    case 2: return wrap_add(wrap_add(span, 7) / 8 * 8, 8 * in.ConsumeIntegralInRange<int64_t>(0, 4));
+    case 3: return wrap_add(span, in.ConsumeIntegralInRange<int64_t>(-9, 9));
+    default: return in.ConsumeIntegral<int64_t>();
+  }
+}
+
+// Wrapping multiplication, for the harness's own spans near INT64_MAX.
+int64_t wrap_mul(int64_t x, int64_t y) { return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); }
+
 int draw_enum(FuzzedDataProvider& in) {
   return in.ConsumeBool() ? in.ConsumeIntegralInRange<int>(0, 1) : in.ConsumeIntegral<int>();
 }
@@ -206,14 +245,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   void* c = const_cast<void*>(draw_pointer(in, host_memory));
   const float alpha = in.ConsumeFloatingPoint<float>(), beta = in.ConsumeFloatingPoint<float>();
   void* stream = in.ConsumeBool() ? nullptr : reinterpret_cast<void*>(in.ConsumeIntegral<uintptr_t>());
+  // The batched entry point, half the time (drawn last: the plain draws above keep their meaning).
+  const bool batched = in.ConsumeBool();
+  int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  if (batched) {
+    batch = draw_batch(in);
+    stride_a = draw_stride(in, wrap_mul(op_a == 1 ? k : m, lda));
+    stride_b = draw_stride(in, wrap_mul(op_b == 1 ? n : k, ldb));
+    stride_c = draw_stride(in, wrap_mul(m, ldc));
+  }
 
   g_rec = Recorder{};
-  const int rc = tcgemm_gemm(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+  const int rc = batched ? tcgemm_gemm_strided_batched(dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                                                       stride_b, beta, c, ldc, stride_c, batch, stream)
+                         : tcgemm_gemm(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
   const std::string call = "dtype=" + std::to_string(dtype) + " ops=" + std::to_string(op_a) + "," +
                            std::to_string(op_b) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
                            " k=" + std::to_string(k) + " lda=" + std::to_string(lda) + " ldb=" + std::to_string(ldb) +
-                           " ldc=" + std::to_string(ldc) + " device cc " + std::to_string(g_device.cc_major) +
-                           " -> rc " + std::to_string(rc);
+                           " ldc=" + std::to_string(ldc) +
+                           (batched ? " batch=" + std::to_string(batch) + " strides=" + std::to_string(stride_a) +
+                                          "," + std::to_string(stride_b) + "," + std::to_string(stride_c)
+                                    : std::string()) +
+                           " device cc " + std::to_string(g_device.cc_major) + " -> rc " + std::to_string(rc);
   if (rc < 0 || rc > 4) fail("status out of range", call);
   if (rc != 0) {
     if (std::strlen(tcgemm_last_error()) == 0) fail("a rejection without a reason", call);
@@ -221,7 +274,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     // Accepted: the contract's arguments only.
     if ((dtype != 0 && dtype != 1) || (op_a != 0 && op_a != 1) || (op_b != 0 && op_b != 1) || m < 0 || n < 0 ||
-        k < 0)
+        k < 0 || batch < 1 || stride_a < 0 || stride_b < 0 || stride_c < 0)
       fail("accepted arguments outside the contract", call);
     if (m == 0 || n == 0) {
       if (g_rec.launches != 0) fail("launched for an empty product", call);
@@ -229,8 +282,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (g_rec.launches != 1) fail("an accepted call did not launch exactly once", call);
       const tcgemm::GemmArgs& r = g_rec.args;
       if (r.m != m || r.n != n || r.k != k || r.a != a || r.b != b || r.c != c || r.lda != lda || r.ldb != ldb ||
-          r.ldc != ldc)
+          r.ldc != ldc || r.batch != batch || r.stride_a != stride_a || r.stride_b != stride_b ||
+          r.stride_c != stride_c)
         fail("the launch got other arguments than the call", call);
+      if (batch > 1 && stride_c < (m - 1) * ldc + n && !(stride_c >= n && (batch - 1) * stride_c + n <= ldc))
+        fail("accepted a batch whose C matrices overlap", call);
       if (ldc < std::max<int64_t>(1, n) || !is_device(c)) fail("accepted a C it cannot write", call);
       if (k > 0 && (lda < std::max<int64_t>(1, a_row) || ldb < std::max<int64_t>(1, b_row) || !is_device(a) ||
                     !is_device(b)))
@@ -238,8 +294,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   // plan() decides the same and launches nothing.
-  const tcgemm::GemmArgs g = tcgemm::detail::c_abi_args(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                                                         ldc, stream);
+  const tcgemm::GemmArgs g = tcgemm::detail::c_abi_strided_batched_args(
+      dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch, stream);
   const int before = g_rec.launches;
   const tcgemm::Plan p = tcgemm::plan(g);
   if (g_rec.launches != before) fail("plan() launched", call);
@@ -255,6 +311,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if ((p.path == tcgemm::Path::scale) != (m > 0 && n > 0 && k == 0)) fail("the scale path off K == 0", call);
     if ((p.path == tcgemm::Path::cublas) != (p.backend == tcgemm::Backend::cublas))
       fail("plan path and backend disagree", call + " " + p.kernel);
+    if (p.path == tcgemm::Path::cublas &&
+        p.kernel != (batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx"))
+      fail("a cuBLAS plan names another cuBLAS function than its batch calls", call + " " + p.kernel);
   }
   return 0;
 }

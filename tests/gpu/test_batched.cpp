@@ -336,11 +336,16 @@ TEST_F(Batched, RepeatedOperandWithStrideZero) {
 // The C_i side by side in C's rows (ldc = batch x stride_c, e.g. attention
 // heads in one [M, heads * N] tensor): no problem's store may touch its
 // neighbours' columns, N odd included (the element-by-element edge).
+// (M = 300 with N = 64: C's batch stride, 128 bytes, is far below a
+// matrix's span, as in any [M, heads * N] tensor: TMA must take it.)
 TEST_F(Batched, SideBySideOutputsStayApart) {
   uint64_t seed = 64000;
-  for (int64_t n : {64, 61, 200})
+  struct Shape {
+    int64_t m, n;
+  };
+  for (const Shape s : {Shape{100, 64}, Shape{100, 61}, Shape{100, 200}, Shape{300, 64}})
     for (float beta : {0.0f, 1.0f}) {
-      BatchedCase bc = make_batched(DType::bf16, kLayouts[1], 100, n, 64, 5, Fill::small_int, ++seed, beta);
+      BatchedCase bc = make_batched(DType::bf16, kLayouts[1], s.m, s.n, 64, 5, Fill::small_int, ++seed, beta);
       bc.side_by_side = true;
       BatchedProblem prob(bc);
       expect_batched_correct(prob, Options{}, "");
