@@ -128,8 +128,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     if (wg_thread < 32 && detail::elect_one()) {
       // The loop for a plain call (rank-2 maps, tiles decoded without a
       // batch) or a batched one (rank-3 maps, every load names its batch):
-      // built once each, chosen once, so a plain call's loop is what it was
-      // before batches existed.
+      // built once each, chosen once, so a plain call's loop holds nothing
+      // of the batch.
       const auto produce = [&](auto batched) {
         constexpr bool kBatched = decltype(batched)::value;
         using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, BLOCK_M, kBatched>;
