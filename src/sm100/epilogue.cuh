@@ -70,6 +70,14 @@ struct Epilogue {
       if (read_c)
         detail::load_c_panel(tmap_c, c_coord, buf_ptr, kPanelBytes, &c_loaded[warp * kEpiBuffers + buf], lane == 0,
                              c_phases, buf);
+      // The bias of the panel's 64 columns, two per lane (col0 + lane and
+      // col0 + 32 + lane), loaded before the accumulators and handed to every
+      // lane by shuffles: each lane's row needs all 64.
+      float bias[2] = {0.0f, 0.0f};
+      if constexpr (FUSED) {
+        bias[0] = detail::bias_at<Element>(epi, col0 + lane);
+        bias[1] = detail::bias_at<Element>(epi, col0 + 32 + lane);
+      }
       // Row `lane` of the panel: 64 fp32 accumulators, 2 loads of 32 columns.
       uint32_t v[2][32];
       const uint32_t col = static_cast<uint32_t>(acc * BLOCK_N + p * kEpiPanelCols);
@@ -82,8 +90,9 @@ struct Epilogue {
         if constexpr (FUSED) {
 #pragma unroll
           for (int i = 0; i < 8; ++i)
-            x[i] = detail::epilogue_value<Element>(epi, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
-                                                   col0 + chunk * 8 + i);
+            x[i] = detail::pre_activation(epi.alpha, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
+                                          __shfl_sync(0xffffffffu, bias[chunk / 4], (chunk % 4) * 8 + i));
+          detail::activate_all(x, epi.activation);
         } else {
 #pragma unroll
           for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
@@ -140,14 +149,22 @@ struct RegisterEpilogue {
     cuda::ptx::tcgen05_ld_32x32b(v, tmem_addr(tmem_base, warp * 32, static_cast<uint32_t>(acc * BLOCK_N)));
     cuda::ptx::tcgen05_wait_ld();
     const int row = row0 + lane;
-    if (row >= epi.m) return;
-    Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(row) * epi.ldc;
     if constexpr (FUSED) {
+      // Lane j loads column n0 + j's bias and the shuffles hand it to every
+      // lane (each lane's row needs all BLOCK_N): before any lane leaves.
+      const float bias = lane < BLOCK_N ? detail::bias_at<Element>(epi, n0 + lane) : 0.0f;
+      float x[BLOCK_N];
 #pragma unroll
-      for (int j = 0; j < BLOCK_N; j += 2)
-        detail::store_pair(c_row, n0 + j, epi, detail::epilogue_value<Element>(epi, __uint_as_float(v[j]), n0 + j),
-                           detail::epilogue_value<Element>(epi, __uint_as_float(v[j + 1]), n0 + j + 1));
+      for (int j = 0; j < BLOCK_N; ++j)
+        x[j] = detail::pre_activation(epi.alpha, __uint_as_float(v[j]), __shfl_sync(0xffffffffu, bias, j));
+      if (row >= epi.m) return;
+      detail::activate_all(x, epi.activation);
+      Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(row) * epi.ldc;
+#pragma unroll
+      for (int j = 0; j < BLOCK_N; j += 2) detail::store_pair(c_row, n0 + j, epi, x[j], x[j + 1]);
     } else {
+      if (row >= epi.m) return;
+      Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(row) * epi.ldc;
 #pragma unroll
       for (int j = 0; j < BLOCK_N; j += 2)
         detail::store_pair(c_row, n0 + j, epi, epi.alpha * __uint_as_float(v[j]),

@@ -141,16 +141,50 @@ __device__ __forceinline__ float activate(float x, int activation) {
   }
 }
 
-// alpha * acc + bias[col], activated: the fused epilogue's value for column
-// `col` of C, before beta * C (fp32, not yet rounded). Columns past N (whose
-// values are never stored) read no bias.
+// The fused epilogue's bias for column `col` in fp32: 0 without a bias, and
+// for columns past N (whose values are never stored). The epilogues load
+// their columns' bias before they touch the accumulators, all loads at once:
+// one at a time, each behind the shared-memory instructions of the element
+// before it, they made the fused epilogue several times slower than the
+// plain one (docs/PERF.md, "Fused epilogue").
+template <typename Element>
+__device__ __forceinline__ float bias_at(const EpilogueParams& epi, int col) {
+  if (epi.bias == nullptr || col >= epi.n) return 0.0f;
+  return epi.bias_f32 ? __ldg(static_cast<const float*>(epi.bias) + col)
+                      : widen<Element>(__ldg(static_cast<const Element*>(epi.bias) + col));
+}
+
+// alpha * acc + bias, each operation rounded on its own (no contraction to
+// an FMA, which the compiler might do in one kernel and not in another):
+// every kernel and the reference compute the same fp32 value.
+__device__ __forceinline__ float pre_activation(float alpha, float acc, float bias) {
+  return __fadd_rn(__fmul_rn(alpha, acc), bias);
+}
+
+// The activation applied to every element of v (one switch for all of them).
+template <int N>
+__device__ __forceinline__ void activate_all(float (&v)[N], int activation) {
+  switch (activation) {
+#define TCGEMM_ACTIVATE_ALL(CASE) \
+  case CASE:                      \
+    _Pragma("unroll") for (int i = 0; i < N; ++i) v[i] = activate(v[i], CASE); \
+    break;
+    TCGEMM_ACTIVATE_ALL(1)
+    TCGEMM_ACTIVATE_ALL(2)
+    TCGEMM_ACTIVATE_ALL(3)
+    TCGEMM_ACTIVATE_ALL(4)
+#undef TCGEMM_ACTIVATE_ALL
+    default: break;
+  }
+}
+
+// The fused epilogue's value for column `col` of C, before beta * C (fp32,
+// not yet rounded): act(alpha * acc + bias[col]). The reference GEMM and the
+// K == 0 scale call it per element; the tiled kernels compute the same from
+// preloaded bias (bias_at, pre_activation, activate_all).
 template <typename Element>
 __device__ __forceinline__ float epilogue_value(const EpilogueParams& epi, float acc, int col) {
-  float x = epi.alpha * acc;
-  if (epi.bias != nullptr && col < epi.n)
-    x += epi.bias_f32 ? __ldg(static_cast<const float*>(epi.bias) + col)
-                      : widen<Element>(static_cast<const Element*>(epi.bias)[col]);
-  return activate(x, epi.activation);
+  return activate(pre_activation(epi.alpha, acc, bias_at<Element>(epi, col)), epi.activation);
 }
 
 // Stores two adjacent values of a row of C straight from registers (the
