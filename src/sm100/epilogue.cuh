@@ -34,9 +34,7 @@ __device__ __forceinline__ void release_accumulator(uint32_t leader_acc_empty, i
   if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc * 8);
 }
 
-// FUSED: the call has a fused epilogue (bias, activation); false builds the
-// plain alpha * acc path alone.
-template <typename Element, int BLOCK_N, bool FUSED>
+template <typename Element, int BLOCK_N>
 struct Epilogue {
   static constexpr int kPanelsPerTile = BLOCK_N / kEpiPanelCols;
 
@@ -52,6 +50,9 @@ struct Epilogue {
 
   // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
   // first) and the columns from n0.
+  // ACT: detail::kPlainEpilogue, or the fused epilogue's activation
+  // (detail::with_activation).
+  template <int ACT>
   __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0) {
     const uint32_t panel_addr =
         static_cast<uint32_t>(__cvta_generic_to_shared(panels)) + warp * kEpiBuffers * kPanelBytes;
@@ -74,7 +75,7 @@ struct Epilogue {
       // col0 + 32 + lane), loaded before the accumulators and handed to every
       // lane by shuffles: each lane's row needs all 64.
       float bias[2] = {0.0f, 0.0f};
-      if constexpr (FUSED) {
+      if constexpr (ACT != detail::kPlainEpilogue) {
         bias[0] = detail::bias_at<Element>(epi, col0 + lane);
         bias[1] = detail::bias_at<Element>(epi, col0 + 32 + lane);
       }
@@ -87,12 +88,12 @@ struct Epilogue {
 #pragma unroll
       for (int chunk = 0; chunk < kEpiPanelCols / 8; ++chunk) {
         float x[8];
-        if constexpr (FUSED) {
+        if constexpr (ACT != detail::kPlainEpilogue) {
 #pragma unroll
           for (int i = 0; i < 8; ++i)
             x[i] = detail::pre_activation(epi.alpha, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
                                           __shfl_sync(0xffffffffu, bias[chunk / 4], (chunk % 4) * 8 + i));
-          detail::activate_all(x, epi.activation);
+          detail::activate_all<ACT>(x);
         } else {
 #pragma unroll
           for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
@@ -129,7 +130,7 @@ struct Epilogue {
 // two columns at a time (detail::store_pair: the same fp32 alpha/beta
 // arithmetic and single rounding as the panel epilogue). The same members as
 // Epilogue, so the kernel builds either one alike; no panels, no TMA store.
-template <typename Element, int BLOCK_N, bool FUSED>
+template <typename Element, int BLOCK_N>
 struct RegisterEpilogue {
   static_assert(BLOCK_N == 16 || BLOCK_N == 32, "one tcgen05.ld of 16 or 32 columns per row");
 
@@ -143,13 +144,16 @@ struct RegisterEpilogue {
 
   // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
   // first; this lane's is row0 + lane) and the columns from n0.
+  // ACT: detail::kPlainEpilogue, or the fused epilogue's activation
+  // (detail::with_activation).
+  template <int ACT>
   __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0) {
     uint32_t v[BLOCK_N];
     // Every lane of the warp takes part in the load (.sync.aligned), rows past M too.
     cuda::ptx::tcgen05_ld_32x32b(v, tmem_addr(tmem_base, warp * 32, static_cast<uint32_t>(acc * BLOCK_N)));
     cuda::ptx::tcgen05_wait_ld();
     const int row = row0 + lane;
-    if constexpr (FUSED) {
+    if constexpr (ACT != detail::kPlainEpilogue) {
       // Lane j loads column n0 + j's bias and the shuffles hand it to every
       // lane (each lane's row needs all BLOCK_N): before any lane leaves.
       const float bias = lane < BLOCK_N ? detail::bias_at<Element>(epi, n0 + lane) : 0.0f;
@@ -158,7 +162,7 @@ struct RegisterEpilogue {
       for (int j = 0; j < BLOCK_N; ++j)
         x[j] = detail::pre_activation(epi.alpha, __uint_as_float(v[j]), __shfl_sync(0xffffffffu, bias, j));
       if (row >= epi.m) return;
-      detail::activate_all(x, epi.activation);
+      detail::activate_all<ACT>(x);
       Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(row) * epi.ldc;
 #pragma unroll
       for (int j = 0; j < BLOCK_N; j += 2) detail::store_pair(c_row, n0 + j, epi, x[j], x[j + 1]);

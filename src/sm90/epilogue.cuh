@@ -28,9 +28,7 @@
 
 namespace tcgemm::sm90 {
 
-// FUSED: the call has a fused epilogue (bias, activation); false builds the
-// plain alpha * acc path alone.
-template <typename Element, int BLOCK_N, int MMA_ROWS, bool FUSED>
+template <typename Element, int BLOCK_N, int MMA_ROWS>
 struct Epilogue {
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
@@ -65,7 +63,9 @@ struct Epilogue {
         frag_col(8 * (wg_thread_ % 32 / 16)) {}
 
   // Stores the tile whose first row (of this consumer's accumulators) is m0
-  // and first column n0.
+  // and first column n0. ACT: detail::kPlainEpilogue, or the fused
+  // epilogue's activation (detail::with_activation).
+  template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[MMA_ROWS][kAccRegs], const detail::EpilogueParams& epi,
                                              int m0, int n0) {
 #pragma unroll
@@ -80,7 +80,7 @@ struct Epilogue {
         // anything waits: 4 per 16-column step jj (8-column group 2jj or
         // 2jj+1, then the pair's first or second element).
         float bias[kEpiPanel / 16][4];
-        if constexpr (FUSED) {
+        if constexpr (ACT != detail::kPlainEpilogue) {
 #pragma unroll
           for (int jj = 0; jj < kEpiPanel / 16; ++jj)
 #pragma unroll
@@ -104,12 +104,12 @@ struct Epilogue {
           // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
           const int jc = p * (kEpiPanel / 8) + 2 * jj;
           float v[8];
-          if constexpr (FUSED) {
+          if constexpr (ACT != detail::kPlainEpilogue) {
             // v[i]'s column: 8-column group jc + i / 4, pair 2 * (lane % 4), element i % 2.
 #pragma unroll
             for (int i = 0; i < 8; ++i)
               v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i], bias[jj][2 * (i / 4) + i % 2]);
-            detail::activate_all(v, epi.activation);
+            detail::activate_all<ACT>(v);
           } else {
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[r][4 * jc + i];
@@ -144,7 +144,7 @@ struct Epilogue {
 // ring. The same arithmetic as Epilogue: alpha * acc (+ beta * C) in fp32,
 // rounded once to nearest even. Needs 4-byte aligned column pairs: C's base
 // 16-byte aligned and ldc a multiple of 8 (what TMA needs too).
-template <typename Element, int BLOCK_N, bool FUSED>
+template <typename Element, int BLOCK_N>
 struct RegisterEpilogue {
   static constexpr int kAccRegs = BLOCK_N / 2;
   static_assert(BLOCK_N % 8 == 0, "the accumulators come in 8-column groups");
@@ -157,9 +157,10 @@ struct RegisterEpilogue {
   __device__ __forceinline__ RegisterEpilogue(const CUtensorMap*, uint8_t*, uint64_t*, int, int wg_thread)
       : row((wg_thread / 32) * 16 + (wg_thread % 32) / 4), col(2 * (wg_thread % 4)) {}
 
+  template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[1][kAccRegs], const detail::EpilogueParams& epi,
                                              int m0, int n0) const {
-    if constexpr (FUSED) {
+    if constexpr (ACT != detail::kPlainEpilogue) {
       // Up to 8 of the 8-column groups at a time (kStep divides them): their
       // bias first (both rows' columns), all loads at once, then the two rows.
       constexpr int kGroups = BLOCK_N / 8;
@@ -181,7 +182,7 @@ struct RegisterEpilogue {
         for (int h = 0; h < 2; ++h) {
           const int r = m0 + row + 8 * h;
           if (r >= epi.m) continue;
-          detail::activate_all(v[h], epi.activation);
+          detail::activate_all<ACT>(v[h]);
           Element* c_row = static_cast<Element*>(epi.c) + static_cast<int64_t>(r) * epi.ldc;
 #pragma unroll
           for (int j = 0; j < kStep; ++j)
