@@ -9,6 +9,9 @@
 #   mv2.txt/json   tcgemm bench --suite matmul_v2
 #   decode.txt/json, llm.txt/json   (steps "decode", "llm": not in the default
 #                  STEPS) the model layers at M = 1..64 / 1..4096, bf16 and fp16
+#   fused.txt      (step "fused") tcgemm check with a fused epilogue (gelu,
+#                  fp32 bias), then the large suite with gelu + bias (bf16): the
+#                  epilogue's cost against the same call without it
 # STEPS (default "check test large mv2") picks the parts, in order; BENCH_ARGS
 # adds arguments to every bench (e.g. "--configs all"). Each step is bounded by
 # STEP_TIMEOUT seconds (default 300), and a failing `check` (the quickest
@@ -48,6 +51,10 @@ for step in $STEPS; do
     mv2)   timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite matmul_v2 --json "$OUT/mv2.json" $BENCH_ARGS \
              > "$OUT/mv2.txt" 2>&1 || status=1
            cat "$OUT/mv2.txt" ;;
+    fused) { timeout "$STEP_TIMEOUT" "$tcgemm" check --activation gelu --bias f32 | tail -2
+             timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite large --dtype bf16 --activation gelu --bias same \
+               --rounds 2 --repeats 10 $BENCH_ARGS; } > "$OUT/fused.txt" 2>&1 || status=1
+           sed -n '/fused epilogue cost/,$p' "$OUT/fused.txt" ;;
     decode|llm)
            timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite "$step" --dtype both --json "$OUT/$step.json" $BENCH_ARGS \
              > "$OUT/$step.txt" 2>&1 || status=1

@@ -49,16 +49,19 @@ namespace tcgemm::cli {
 
 namespace {
 
-// The timed sides of a case.
-enum Side : int { kOurs = 0, kCublas = 1, kStrict = 2, kSides = 3 };
+// The timed sides of a case: kPlain only with a fused epilogue (ours then
+// runs it; kPlain is the same call without it).
+enum Side : int { kOurs = 0, kCublas = 1, kStrict = 2, kPlain = 3, kMaxSides = 4 };
 
-// Times the three sides on one case; fills row.ours_us / cublas_us / strict_us.
+// Times the sides on one case; fills row.ours_us / cublas_us / strict_us
+// (and plain_us).
 class CaseRunner {
  public:
-  CaseRunner(cudaStream_t stream, int repeats, int rounds, bool flush, uint64_t seed)
-      : stream_(stream), repeats_(repeats), rounds_(rounds), seed_(seed) {
+  CaseRunner(cudaStream_t stream, int repeats, int rounds, bool flush, uint64_t seed, const FusedEpilogue& fused)
+      : stream_(stream), repeats_(repeats), rounds_(rounds), seed_(seed), fused_(fused),
+        sides_(fused.any() ? kMaxSides : kPlain) {
     if (flush) flusher_ = std::make_unique<support::L2Flusher>();
-    events_.resize(2 * kSides * static_cast<size_t>(repeats));
+    events_.resize(2 * kMaxSides * static_cast<size_t>(repeats));
     for (cudaEvent_t& e : events_) CHECK_CUDA(cudaEventCreate(&e));
   }
   ~CaseRunner() {
@@ -77,12 +80,18 @@ class CaseRunner {
     const size_t a_total = bl.total(ops.a_elems, bl.stride_a), b_total = bl.total(ops.b_elems, bl.stride_b),
                  c_total = bl.total(ops.c_elems, bl.stride_c);
     ElementBuffer a(a_total), b(b_total), c_ours(c_total), c_cublas(c_total), c_strict(c_total);
+    ElementBuffer c_plain(fused_.any() ? c_total : 0);
     const auto args_into = [&](ElementBuffer& out) {
       GemmArgs g = make_args(c.dtype, c.layout, c.shape, ops, a.data(), b.data(), out.data(), 1.0f, 0.0f, stream_);
       bl.apply(g);
       return g;
     };
-    const std::array<GemmArgs, kSides> args{args_into(c_ours), args_into(c_cublas), args_into(c_strict)};
+    std::array<GemmArgs, kMaxSides> args{args_into(c_ours), args_into(c_cublas), args_into(c_strict),
+                                         args_into(c_plain)};
+    const BiasVector bias(fused_, c.dtype, c.shape.n, seed_ + 7, stream_);
+    bias.apply(args[kOurs]);
+    // The output the cuBLAS sides are compared with: the GEMM without the epilogue.
+    ElementBuffer& c_gemm = fused_.any() ? c_plain : c_ours;
     // Which kernel the automatic choice would run, to mark it among forced configs.
     row.heuristic = same_kernel(plan(args[kOurs], Options{}), plan(args[kOurs], c.options));
 
@@ -98,7 +107,7 @@ class CaseRunner {
       }
 
       // Verify once per round, before any timing.
-      for (ElementBuffer* out : {&c_ours, &c_cublas, &c_strict})
+      for (ElementBuffer* out : {&c_ours, &c_cublas, &c_strict, &c_plain})
         support::fill_bits(out->data(), out->size(), support::kNanAllOnes, stream_);
       const Plan ours = gemm(args[kOurs], c.options);
       if (round == 0) row.plan = ours;
@@ -106,24 +115,29 @@ class CaseRunner {
         row.error = format("tcgemm::gemm: %s: %s", to_string(ours.status), ours.reason.c_str());
         return;
       }
-      for (const Side side : {kCublas, kStrict}) call(side, args[side], c.options, row);
+      for (const Side side : {kCublas, kStrict, kPlain})
+        if (side < sides_) call(side, args[side], c.options, row);
       CHECK_CUDA(cudaStreamSynchronize(stream_));
       if (!row.error.empty()) return;
+      if (fused_.any()) {  // (its values are the check's business: only NaN/Inf here)
+        const support::CompareStats st = compare_batch(c.dtype, c_ours.data(), c_plain.data(), ops, c.shape, bl, stream_);
+        row.fused_nonfinite = std::max(row.fused_nonfinite, st.nonfinite_x);
+      }
       // The table shows the worst round: a mismatch seen once must not be
       // averaged away by later rounds that happened to agree.
       for (auto [theirs, worst] : {std::pair{&c_strict, &row.vs_cublas}, std::pair{&c_cublas, &row.vs_torch_config}}) {
-        const support::CompareStats st = compare_batch(c.dtype, c_ours.data(), theirs->data(), ops, c.shape, bl, stream_);
+        const support::CompareStats st = compare_batch(c.dtype, c_gemm.data(), theirs->data(), ops, c.shape, bl, stream_);
         if (round == 0 || st.identical_fraction() < worst->identical_fraction() || !st.finite() ||
             st.norm_rel > worst->norm_rel)
           *worst = st;
       }
 
-      // Warm-up, then timed triples. The side that goes first rotates, so
-      // none always follows another (clock and cache after-effects).
-      for (int side = 0; side < kSides; ++side) call(static_cast<Side>(side), args[side], c.options, row);
+      // Warm-up, then timed triples (quadruples). The side that goes first
+      // rotates, so none always follows another (clock and cache after-effects).
+      for (int side = 0; side < sides_; ++side) call(static_cast<Side>(side), args[side], c.options, row);
       for (int r = 0; r < repeats_; ++r) {
-        for (int i = 0; i < kSides; ++i) {
-          const auto side = static_cast<Side>((r + i) % kSides);
+        for (int i = 0; i < sides_; ++i) {
+          const auto side = static_cast<Side>((r + i) % sides_);
           if (flusher_) flusher_->flush(stream_);
           CHECK_CUDA(cudaEventRecord(event(side, r, 0), stream_));
           call(side, args[side], c.options, row);
@@ -134,10 +148,13 @@ class CaseRunner {
       if (!row.error.empty()) return;
       time_host(args[kOurs], c.options, args[kStrict], row);
       for (int r = 0; r < repeats_; ++r) {
-        for (int side = 0; side < kSides; ++side) {
+        for (int side = 0; side < sides_; ++side) {
           float ms = 0.0f;
           CHECK_CUDA(cudaEventElapsedTime(&ms, event(side, r, 0), event(side, r, 1)));
-          std::vector<double>& samples = side == kOurs ? row.ours_us : side == kCublas ? row.cublas_us : row.strict_us;
+          std::vector<double>& samples = side == kOurs     ? row.ours_us
+                                         : side == kCublas ? row.cublas_us
+                                         : side == kStrict ? row.strict_us
+                                                           : row.plain_us;
           samples.push_back(1e3 * ms);
         }
       }
@@ -147,7 +164,7 @@ class CaseRunner {
  private:
   // end 0 = start, 1 = stop.
   cudaEvent_t event(int side, int repeat, int end) {
-    return events_[(static_cast<size_t>(repeat) * kSides + side) * 2 + end];
+    return events_[(static_cast<size_t>(repeat) * kMaxSides + side) * 2 + end];
   }
   // Host time per call: kHostCalls calls of ours and of tcgemm's cuBLAS
   // fallback, alternating, each timed on the CPU clock from entry to return.
@@ -176,7 +193,7 @@ class CaseRunner {
       why = torch_cublas_.gemm(args);
       if (!why.empty()) why = "cuBLAS (torch's configuration): " + why;
     } else {
-      const Plan p = gemm(args, side == kOurs ? options : Options{Prefer::cublas_only, 0});
+      const Plan p = gemm(args, side == kStrict ? Options{Prefer::cublas_only, 0} : options);
       if (p.status != Status::ok)
         why = format("%s%s: %s", side == kStrict ? "cuBLAS (tcgemm's fallback): " : "", to_string(p.status),
                      p.reason.c_str());
@@ -187,6 +204,8 @@ class CaseRunner {
   cudaStream_t stream_;
   int repeats_, rounds_;
   uint64_t seed_;
+  FusedEpilogue fused_;
+  int sides_;  // 3, or 4 with a fused epilogue
   std::unique_ptr<support::L2Flusher> flusher_;
   std::vector<cudaEvent_t> events_;
   TorchConfiguredCublas torch_cublas_;
@@ -206,6 +225,10 @@ void print_header(const DeviceInfo& info, const BenchSettings& s) {
     std::printf("batch: every call a strided batch of %lld problems of the shape (cuBLAS: "
                 "cublasGemmStridedBatchedEx); TFLOP/s and GB/s count them all\n",
                 static_cast<long long>(s.batch));
+  if (s.fused.any())
+    std::printf("fused epilogue: %s; ours runs it, plain is the same tcgemm call without it (timed in the same "
+                "rotation); cuBLAS runs the GEMM alone and =cuBLAS compares the plain call\n",
+                s.fused.str().c_str());
   if (!s.chain) {
     std::printf("cuBLAS: as PyTorch configures it for torch.matmul (its own workspace: 32 MiB on sm_90, 8.125 MiB "
                 "elsewhere; reduced-precision reductions allowed); speedup = its time / ours\n");
@@ -284,7 +307,7 @@ size_t time_rows(std::vector<BenchRow>& rows, const BenchSettings& s) {
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   size_t flush_bytes = 0;
   {
-    CaseRunner runner(stream, s.repeats, s.rounds, s.flush, s.seed);
+    CaseRunner runner(stream, s.repeats, s.rounds, s.flush, s.seed, s.fused);
     flush_bytes = runner.flush_bytes();
     Progress progress("bench", static_cast<int64_t>(rows.size()), stderr_is_terminal() && !s.json_path);
     const auto name = [](const BenchRow& row) {
@@ -340,6 +363,7 @@ int run_bench(const ArgParser& parser) {
   const size_t flush_bytes = time_rows(rows, settings);
 
   print_table(rows);
+  if (settings.fused.any()) print_epilogue_overhead(rows);
   if (settings.all_configs) print_config_summary(rows);
   print_geomeans(rows);
   if (json.is_open()) {
@@ -361,7 +385,8 @@ int run_bench(const ArgParser& parser) {
   }
   // Slow is not a failure; a failed call or a NaN in our output is.
   bool all_ok = true;
-  for (const BenchRow& r : rows) all_ok = all_ok && r.error.empty() && r.vs_cublas.nonfinite_x == 0;
+  for (const BenchRow& r : rows)
+    all_ok = all_ok && r.error.empty() && r.vs_cublas.nonfinite_x == 0 && r.fused_nonfinite == 0;
   return all_ok ? kExitOk : kExitFailure;
 }
 

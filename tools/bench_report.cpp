@@ -49,6 +49,7 @@ std::string BenchRow::warning() const {
   if (!error.empty()) return "ERROR: " + error;
   if (!inputs_ok) return "WARN: inputs not random";
   if (vs_cublas.nonfinite_x > 0) return format("WARN: %lld NaN/Inf", static_cast<long long>(vs_cublas.nonfinite_x));
+  if (fused_nonfinite > 0) return format("WARN: %lld NaN/Inf (fused)", static_cast<long long>(fused_nonfinite));
   if (vs_cublas.nonfinite_ref > 0) return "WARN: cuBLAS NaN/Inf";
   if (vs_torch_config.nonfinite_ref > 0) return "WARN: cuBLAS (torch's configuration) NaN/Inf";
   if (!close()) return format("WARN: rel diff %.1e", vs_cublas.norm_rel);
@@ -81,6 +82,24 @@ void print_table(const std::vector<BenchRow>& rows) {
                 format("%.1f%%", 100.0 * r.vs_cublas.identical_fraction()).c_str(),
                 r.ours_host_us.empty() ? "-" : format("%.1f", r.ours_host_median()).c_str(), r.warning().c_str());
   }
+}
+
+void print_epilogue_overhead(const std::vector<BenchRow>& rows) {
+  std::printf("\nfused epilogue cost (fused time / plain time - 1, medians):\n");
+  std::map<std::string, std::pair<double, int>> logs;
+  for (const BenchRow& r : rows) {
+    if (!r.timed() || !r.fused()) continue;
+    std::printf("  %-18s %-5s %-3s %-28s plain %9.1f us  fused %9.1f us  %+6.2f%%\n", r.c.shape.str().c_str(),
+                to_string(r.c.dtype), r.c.layout.str().c_str(), short_kernel(r.plan).c_str(), median(r.plain_us),
+                r.ours_median(), 100.0 * r.epilogue_overhead());
+    if (!r.heuristic) continue;
+    auto& [sum, count] = logs[to_string(r.c.dtype)];
+    sum += std::log1p(r.epilogue_overhead());
+    ++count;
+  }
+  for (const auto& [dtype, g] : logs)
+    std::printf("geomean fused epilogue cost %s: %+.2f%% over %d case(s)\n", dtype.c_str(),
+                100.0 * std::expm1(g.first / g.second), g.second);
 }
 
 // --configs all: per case, the heuristic's pick against the fastest config.
@@ -147,6 +166,8 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
   j.member("repeats", settings.repeats).member("rounds", settings.rounds).member("batch", settings.batch);
   j.member("l2_flush_bytes", static_cast<uint64_t>(flush_bytes));
   j.member("seed", settings.seed).member("statistic", "median");
+  j.member("activation", to_string(settings.fused.activation));
+  j.member("bias", settings.fused.bias == 1 ? "same" : settings.fused.bias == 2 ? "f32" : "none");
   j.member("baseline", "cublasGemmEx configured as PyTorch configures it (its own workspace, reduced-precision "
                        "reductions allowed); strict: as tcgemm's fallback calls it (disallowed)");
   j.end_object();
@@ -189,6 +210,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
       if (r.hbm > 0) j.value(100.0 * r.ours_gbps() / r.hbm); else j.null();
       j.member("speedup", r.speedup());
       j.member("cublas_strict_us_median", r.strict_median()).member("speedup_vs_strict", r.speedup_vs_strict());
+      if (r.fused()) j.member("tcgemm_plain_us_median", median(r.plain_us)).member("epilogue_overhead", r.epilogue_overhead());
       if (!r.ours_host_us.empty()) {
         j.member("ours_host_us_median", r.ours_host_median());
         j.member("cublas_host_us_median", median(r.cublas_host_us));
@@ -199,10 +221,12 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
     j.member("nonfinite", r.vs_cublas.nonfinite_x).member("close_to_cublas", r.close());
     j.member("identical_fraction_vs_baseline", r.vs_torch_config.identical_fraction());
     j.member("inputs_ok", r.inputs_ok);
+    if (r.fused()) j.member("fused_nonfinite", r.fused_nonfinite);
     // Every sample, in launch order, so other statistics and drift over the
     // run can be looked at later without re-running.
     j.member_array("ours_us", r.ours_us).member_array("cublas_us", r.cublas_us);
     j.member_array("cublas_strict_us", r.strict_us);
+    if (r.fused()) j.member_array("tcgemm_plain_us", r.plain_us);
     j.end_object();
   }
   j.end_array();

@@ -28,12 +28,18 @@ struct BenchRow {
   // GPU time per call (us): ours, cuBLAS as torch configures it (the
   // baseline) and cuBLAS as tcgemm's fallback configures it ("strict").
   std::vector<double> ours_us, cublas_us, strict_us;
+  // With a fused epilogue (--activation, --bias), ours is the fused call and
+  // plain_us the same call without it, timed in the same rotation.
+  std::vector<double> plain_us;
   // Host time of one call (entry to return, on the CPU clock): tcgemm's
   // kernel path, and cuBLAS through tcgemm's fallback (tcgemm's checks plus
   // cublasGemmEx).
   std::vector<double> ours_host_us, cublas_host_us;
-  support::CompareStats vs_cublas;         // against strict cuBLAS, the worst round (lowest identical fraction)
+  // Against strict cuBLAS, the worst round (lowest identical fraction); with
+  // a fused epilogue, of the plain call (cuBLAS computes no epilogue).
+  support::CompareStats vs_cublas;
   support::CompareStats vs_torch_config;   // against the baseline, the worst round
+  int64_t fused_nonfinite = 0;              // NaN/Inf in the fused call's output (any round)
   bool inputs_ok = true;
   size_t group = 0;                 // rows of one (shape, dtype, layout) share it
   bool heuristic = false;           // this configuration is what the automatic choice runs
@@ -51,6 +57,9 @@ struct BenchRow {
   double strict_median() const { return median(strict_us); }
   double speedup() const { return cublas_median() / ours_median(); }
   double speedup_vs_strict() const { return strict_median() / ours_median(); }
+  bool fused() const { return !plain_us.empty(); }
+  // What the fused epilogue costs: fused time / plain time - 1.
+  double epilogue_overhead() const { return ours_median() / median(plain_us) - 1.0; }
   // The bytes a GEMM must move at least: A and B read, C written, once
   // (for each problem of a batch).
   double min_bytes() const {
@@ -66,6 +75,9 @@ struct BenchRow {
 
 // The table: times in microseconds, TFLOP/s from the medians.
 void print_table(const std::vector<BenchRow>& rows);
+// With a fused epilogue: per case, the plain and fused times and what the
+// epilogue costs, and its geometric mean per dtype.
+void print_epilogue_overhead(const std::vector<BenchRow>& rows);
 // --configs all: per case, the heuristic's pick against the fastest configuration.
 void print_config_summary(const std::vector<BenchRow>& rows);
 // "geomean speedup f16: 1.012x over 9 case(s)", per dtype.

@@ -36,6 +36,9 @@ void add_bench_options(ArgParser& parser) {
   parser.add_option("configs", "auto|all",
                     "auto: the heuristic's choice (default); all: time every built-in configuration of the "
                     "device's kernel family for each case and mark the heuristic's pick with '*'");
+  add_fused_epilogue_options(parser,
+                             "time tcgemm with a fused epilogue (a fourth side, tcgemm without it, timed beside it; "
+                             "cuBLAS runs the GEMM alone)");
   std::string epilog =
       "Times are medians of CUDA-event intervals around single calls, ours and cuBLAS interleaved.\n"
       "cuBLAS is cublasGemmEx as PyTorch sets it up for torch.matmul (its own workspace, reduced-precision\n"
@@ -108,6 +111,8 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   s.flush = !parser.has("no-flush");
   s.measure_peak = !parser.has("no-peak");
   s.all_configs = configs == "all";
+  if (std::string why = parse_fused_epilogue(parser, &s.fused); !why.empty()) return why;
+  if (s.chain && s.fused.any()) return "--chain takes no --activation or --bias";
   if (parser.has("json")) s.json_path = parser.get("json");
   if (parser.has("plot")) {
     s.plot_path = parser.get("plot");

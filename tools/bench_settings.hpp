@@ -43,6 +43,7 @@ struct BenchSettings {
   int64_t batch = 1;         // --batch N: every case a strided batch of N problems
   bool all_configs = false;  // --configs all: every built-in configuration of the family
   bool chain = false;        // --chain: the dependent-GEMM chain instead of the cases
+  FusedEpilogue fused;       // --activation, --bias: ours runs fused, and plain beside it
   std::optional<std::string> json_path;  // --json FILE
   std::optional<std::string> plot_path;  // --plot FILE.svg
 };

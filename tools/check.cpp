@@ -62,13 +62,6 @@ uint64_t case_seed(uint64_t base, DType dtype, Layout layout, size_t case_index)
 
 std::string percent(double fraction) { return format("%.2f%%", 100.0 * fraction); }
 
-// The fused epilogue a sweep runs with (--activation, --bias): none by default.
-struct Fused {
-  Activation activation = Activation::none;
-  int bias = 0;  // 0 none, 1 the output's type, 2 fp32
-  bool any() const { return activation != Activation::none || bias != 0; }
-};
-
 // support::check_elementwise over every problem of the batched call `g`
 // (each as a plain call on its matrices): counts summed, the worst ratios,
 // the first violation of the first problem that has one.
@@ -94,23 +87,14 @@ support::ElementwiseStats elementwise_batch(const GemmArgs& g, const uint16_t* c
 }
 
 CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t seed, cudaStream_t stream,
-                     const Fused& fused, int64_t batch) {
+                     const FusedEpilogue& fused, int64_t batch) {
   CaseOutcome out;
   const Shape& s = cc.shape;
   const Operands ops = operands_for(s, layout, cc.pad);
   const BatchLayout bl(batch, ops);
   const size_t a_total = bl.total(ops.a_elems, bl.stride_a), b_total = bl.total(ops.b_elems, bl.stride_b),
                c_total = bl.total(ops.c_elems, bl.stride_c);
-  // The bias vector, uniform(-1, 1) in the output's type or in fp32.
-  ElementBuffer bias16(fused.bias == 1 ? static_cast<size_t>(s.n) : 0);
-  support::DeviceBuffer<float> bias32(fused.bias == 2 ? static_cast<size_t>(s.n) : 0);
-  if (fused.bias == 1) support::fill_random(dtype, bias16.data(), s.n, support::uniform(-1.0f, 1.0f), seed + 3, stream);
-  if (fused.bias == 2) {
-    std::vector<float> host(static_cast<size_t>(s.n));
-    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>((i * 37 + seed) % 201) / 100.0f - 1.0f;
-    CHECK_CUDA(cudaMemcpyAsync(bias32.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
-    CHECK_CUDA(cudaStreamSynchronize(stream));  // (host is about to go)
-  }
+  const BiasVector bias(fused, dtype, s.n, seed + 3, stream);
   ElementBuffer a(a_total), b(b_total), c_init(cc.beta != 0.0f ? c_total : 0);
   ElementBuffer c_ours(c_total), c_ref(c_total), c_cublas(c_total);
 
@@ -137,11 +121,7 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   };
   auto args_for = [&](ElementBuffer& c) {
     GemmArgs g = make_args(dtype, layout, s, ops, a.data(), b.data(), c.data(), cc.alpha, cc.beta, stream);
-    g.activation = fused.activation;
-    g.bias = fused.bias == 1 ? static_cast<const void*>(bias16.data())
-             : fused.bias == 2 ? static_cast<const void*>(bias32.data())
-                               : nullptr;
-    g.bias_type = fused.bias == 2 ? BiasType::f32 : BiasType::same;
+    bias.apply(g);
     bl.apply(g);
     return g;
   };
@@ -154,8 +134,11 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   const Plan ours = gemm(args_for(c_ours));
   const Plan ref = reference_gemm(args_for(c_ref));
   // (cuBLAS has no fused epilogue: with one, there is nothing to compare with.)
-  const Plan cublas = fused.any() ? Plan{Status::unsupported}
-                                  : gemm(args_for(c_cublas), Options{Prefer::cublas_only, 0});
+  Plan cublas;
+  if (fused.any())
+    cublas.status = Status::unsupported;
+  else
+    cublas = gemm(args_for(c_cublas), Options{Prefer::cublas_only, 0});
   CHECK_CUDA(cudaStreamSynchronize(stream));
   out.backend = ours.backend;
   const bool own_kernel = ours.backend == Backend::sm90 || ours.backend == Backend::sm100;
@@ -307,17 +290,8 @@ int run_check(const ArgParser& parser) {
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
   if (!device) return usage_error(parser, "--device wants a device index");
   const bool quick = parser.has("quick");
-  Fused fused;
-  const std::string act = parser.get("activation", "none");
-  const char* const names[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
-  int act_index = -1;
-  for (int i = 0; i < 5; ++i)
-    if (act == names[i]) act_index = i;
-  if (act_index < 0) return usage_error(parser, "--activation must be none, relu, gelu, gelu_tanh or silu");
-  fused.activation = static_cast<Activation>(act_index);
-  const std::string bias = parser.get("bias", "none");
-  if (bias != "none" && bias != "same" && bias != "f32") return usage_error(parser, "--bias must be none, same or f32");
-  fused.bias = bias == "same" ? 1 : bias == "f32" ? 2 : 0;
+  FusedEpilogue fused;
+  if (std::string why = parse_fused_epilogue(parser, &fused); !why.empty()) return usage_error(parser, why);
   if (fused.any() && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
     return usage_error(parser, "--activation and --bias apply to the sweep (not --fuzz, --case or --soak)");
   const auto batch = parse_int(parser.get("batch", "1"), 1, 65536);
@@ -345,8 +319,7 @@ int run_check(const ArgParser& parser) {
   std::printf("tcgemm check on %s (%s, %d SMs), tcgemm %s, cuBLAS %s, seed %llu%s%s%s\n", info.name.c_str(),
               info.arch().c_str(), info.sm_count, build_info().version, info.cublas_version().c_str(),
               static_cast<unsigned long long>(*seed), quick ? ", quick" : "",
-              fused.any() ? format(", fused epilogue: activation %s, bias %s", act.c_str(), bias.c_str()).c_str()
-                          : "",
+              fused.any() ? (", fused epilogue: " + fused.str()).c_str() : "",
               *batch > 1 ? format(", batches of %lld", static_cast<long long>(*batch)).c_str() : "");
   std::printf("%-4s %-3s %-14s %-10s %-22s %9s %9s %10s %8s %-5s %s\n", "type", "lay", "shape", "alpha,beta", "kernel",
               "rel err", "elem/bnd", "cuBLAS err", "=cuBLAS", "tiles", "result");

@@ -6,6 +6,7 @@
 
 #include "arg_parser.hpp"
 #include "cuda_check.hpp"
+#include "support/fill.hpp"
 
 namespace tcgemm::cli {
 
@@ -135,6 +136,53 @@ support::CompareStats compare_batch(DType dtype, const uint16_t* x, const uint16
     all.max_abs = std::max(all.max_abs, st.max_abs);
   }
   return all;
+}
+
+std::string FusedEpilogue::str() const {
+  return std::string("activation ") + to_string(activation) + ", bias " +
+         (bias == 1 ? "same" : bias == 2 ? "f32" : "none");
+}
+
+void add_fused_epilogue_options(ArgParser& parser, const std::string& what) {
+  parser.add_option("activation", "none|relu|gelu|gelu_tanh|silu", what + ": the fused epilogue's activation");
+  parser.add_option("bias", "none|same|f32", what + ": a fused bias vector of the output's type or fp32");
+}
+
+std::string parse_fused_epilogue(const ArgParser& parser, FusedEpilogue* out) {
+  const std::string act = parser.get("activation", "none");
+  bool found = false;
+  for (const Activation a : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                             Activation::silu})
+    if (act == to_string(a)) {
+      out->activation = a;
+      found = true;
+    }
+  if (!found) return "--activation must be none, relu, gelu, gelu_tanh or silu";
+  const std::string bias = parser.get("bias", "none");
+  if (bias != "none" && bias != "same" && bias != "f32") return "--bias must be none, same or f32";
+  out->bias = bias == "same" ? 1 : bias == "f32" ? 2 : 0;
+  return {};
+}
+
+BiasVector::BiasVector(const FusedEpilogue& fused, DType dtype, int64_t n, uint64_t seed, cudaStream_t stream)
+    : fused_(fused),
+      same_(fused.bias == 1 ? static_cast<size_t>(n) : 0),
+      f32_(fused.bias == 2 ? static_cast<size_t>(n) : 0) {
+  if (fused.bias == 1) support::fill_random(dtype, same_.data(), n, support::uniform(-1.0f, 1.0f), seed, stream);
+  if (fused.bias == 2) {
+    std::vector<float> host(static_cast<size_t>(n));
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>((i * 37 + seed) % 201) / 100.0f - 1.0f;
+    CHECK_CUDA(cudaMemcpyAsync(f32_.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));  // (host is about to go)
+  }
+}
+
+void BiasVector::apply(GemmArgs& args) const {
+  args.activation = fused_.activation;
+  args.bias = fused_.bias == 1 ? static_cast<const void*>(same_.data())
+              : fused_.bias == 2 ? static_cast<const void*>(f32_.data())
+                                 : nullptr;
+  args.bias_type = fused_.bias == 2 ? BiasType::f32 : BiasType::same;
 }
 
 std::string short_kernel(const Plan& plan) {

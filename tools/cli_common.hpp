@@ -78,6 +78,34 @@ struct BatchLayout {
 support::CompareStats compare_batch(DType dtype, const uint16_t* x, const uint16_t* ref, const Operands& ops,
                                     const Shape& s, const BatchLayout& batch, cudaStream_t stream);
 
+// The fused epilogue a subcommand runs with (--activation, --bias): none by
+// default.
+struct FusedEpilogue {
+  Activation activation = Activation::none;
+  int bias = 0;  // 0 none, 1 the output's type, 2 fp32
+  bool any() const { return activation != Activation::none || bias != 0; }
+  // "activation gelu, bias f32"
+  std::string str() const;
+};
+// Declares --activation and --bias; `what` says what they apply to.
+void add_fused_epilogue_options(ArgParser& parser, const std::string& what);
+// Parses them. Empty on success, otherwise the usage error to print.
+std::string parse_fused_epilogue(const ArgParser& parser, FusedEpilogue* out);
+
+// The bias vector of a fused call on the device, N elements: uniform(-1, 1)
+// in the output's type, or in fp32 (from `seed`); nothing without a bias.
+class BiasVector {
+ public:
+  BiasVector(const FusedEpilogue& fused, DType dtype, int64_t n, uint64_t seed, cudaStream_t stream);
+  // Sets args' fused epilogue: the activation and this bias.
+  void apply(GemmArgs& args) const;
+
+ private:
+  FusedEpilogue fused_;
+  ElementBuffer same_;
+  support::DeviceBuffer<float> f32_;
+};
+
 // "sm90 128x256x64/4st", "cublas", ...: backend plus tile and stage count
 // (Plan::config), short enough for a table column.
 std::string short_kernel(const Plan& plan);

@@ -6,6 +6,8 @@
 //              primes, else log-uniform; K = 0 now and then; the product
 //              capped so that one case stays in the milliseconds
 //   dtype, layout, alpha, beta (0 half of the time)
+//   a fused epilogue one case in four: an activation and a bias (none, of the
+//   output's type, or fp32), not both none
 //   leading dimensions: rounded up to 8 (+ padding), packed, or odd (fallback)
 //   base pointers misaligned by one element now and then (fallback)
 // and checks:
@@ -26,7 +28,10 @@
 //     element shows) and nothing outside C changed: the row padding between
 //     N and ldc and a guard after the last row keep their random contents;
 //   - the backend is tcgemm's kernel when TMA can take the operands, the
-//     cuBLAS fallback when it cannot;
+//     cuBLAS fallback when it cannot; with a fused epilogue, where no kernel
+//     can take it, the call is refused and C left as it was (cuBLAS cannot
+//     fuse it); fused cases are held to the element-wise bound of the fused
+//     epilogue and compared with no cuBLAS;
 //   - with alpha = 1, beta = 0 and at least one 128x128 tile per SM (where
 //     cuBLAS has no reason to split K), the same bits as cuBLAS;
 //   - with --all-configs, every built-in configuration gives the automatic
@@ -70,6 +75,7 @@ struct FuzzCase {
   int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t off_a = 0, off_b = 0, off_c = 0;  // elements between allocation and operand
   float alpha = 1.0f, beta = 0.0f;
+  FusedEpilogue fused;  // none unless drawn (or given as activation=.. bias=..)
 };
 
 int64_t draw_dim(std::mt19937_64& rng) {
@@ -122,6 +128,12 @@ FuzzCase draw_case(uint64_t seed) {
   const float alphas[] = {1.0f, 1.0f, 0.5f, -2.0f, 0.0f};
   c.alpha = alphas[rng() % std::size(alphas)];
   c.beta = rng() % 2 ? 0.0f : (rng() % 2 ? 1.0f : -0.75f);
+  // (Drawn last: the cases of every seed before this draw are unchanged.)
+  if (rng() % 4 == 0) {
+    c.fused.activation = static_cast<Activation>(rng() % 5);
+    c.fused.bias = static_cast<int>(rng() % 3);
+    if (!c.fused.any()) c.fused.bias = 1;
+  }
   return c;
 }
 
@@ -161,6 +173,18 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
       c.off_a = a;
       c.off_b = b;
       c.off_c = cc;
+    } else if (key == "activation") {
+      bool known = false;
+      for (const Activation a : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                                 Activation::silu})
+        if (value == to_string(a)) {
+          c.fused.activation = a;
+          known = true;
+        }
+      if (!known) return std::nullopt;
+    } else if (key == "bias") {
+      if (value != "none" && value != "same" && value != "f32") return std::nullopt;
+      c.fused.bias = value == "same" ? 1 : value == "f32" ? 2 : 0;
     } else if (key == "alpha" || key == "beta") {
       char* rest = nullptr;
       const float v = std::strtof(value.c_str(), &rest);
@@ -190,7 +214,10 @@ std::string describe(const FuzzCase& c) {
                 static_cast<long long>(c.shape.k), to_string(c.dtype), c.layout.str().c_str(),
                 static_cast<long long>(c.lda), static_cast<long long>(c.ldb), static_cast<long long>(c.ldc),
                 static_cast<long long>(c.off_a), static_cast<long long>(c.off_b), static_cast<long long>(c.off_c),
-                c.alpha, c.beta);
+                c.alpha, c.beta) +
+         (c.fused.any() ? format(" activation=%s bias=%s", to_string(c.fused.activation),
+                                 c.fused.bias == 1 ? "same" : c.fused.bias == 2 ? "f32" : "none")
+                        : std::string());
 }
 
 // The normwise bound against the reference (see the file comment).
@@ -213,6 +240,7 @@ constexpr size_t kMaxFallbackRepros = 5;
 
 struct Totals {
   int64_t cases = 0, failed = 0, own = 0, fallback = 0, none = 0;
+  int64_t fused = 0, fused_refused = 0;  // cases with a fused epilogue: run, refused as documented
   int64_t identity_cases[kNumKBuckets] = {}, identity_held[kNumKBuckets] = {};
   double worst_ratio = 0.0;  // max of normwise error / bound over the cases
   // The element-wise bound: tcgemm's own code (its kernels and the K == 0
@@ -278,7 +306,8 @@ struct CaseBuffers {
         c_init(c_elems),
         c_ours(c_elems),
         c_ref(c_elems),
-        c_cublas(c_elems) {
+        c_cublas(c_elems),
+        bias(c.fused, c.dtype, c.shape.n, c.seed * 4 + 5, s) {
     const support::Distribution inputs = support::uniform(-1.0f, 1.0f);
     support::fill_random(c.dtype, a.data(), a.size(), inputs, c.seed * 4 + 1, stream);
     support::fill_random(c.dtype, b.data(), b.size(), inputs, c.seed * 4 + 2, stream);
@@ -295,8 +324,10 @@ struct CaseBuffers {
     lds.lda = sa.ld;
     lds.ldb = sb.ld;
     lds.ldc = sc.ld;
-    return make_args(c.dtype, c.layout, c.shape, lds, a.data() + c.off_a, b.data() + c.off_b, out.data() + c.off_c,
-                     c.alpha, c.beta, stream);
+    GemmArgs g = make_args(c.dtype, c.layout, c.shape, lds, a.data() + c.off_a, b.data() + c.off_b,
+                           out.data() + c.off_c, c.alpha, c.beta, stream);
+    bias.apply(g);
+    return g;
   }
   // `out` back to C's initial state.
   void reset(ElementBuffer& out) const {
@@ -313,7 +344,16 @@ struct CaseBuffers {
   const size_t c_elems;
   const cudaStream_t stream;
   ElementBuffer a, b, c_init, c_ours, c_ref, c_cublas;
+  BiasVector bias;  // the fused epilogue's (none without one)
 };
+
+// Whether tcgemm's kernel of `family` can take the case's operands (TMA:
+// 16-byte aligned bases, leading dimensions of whole 16 bytes).
+bool kernel_takes(const CaseBuffers& buf, Backend family) {
+  const FuzzCase& c = buf.c;
+  return family != Backend::none && c.off_a == 0 && c.off_b == 0 && c.off_c == 0 && buf.sa.ld % 8 == 0 &&
+         buf.sb.ld % 8 == 0 && buf.sc.ld % 8 == 0;
+}
 
 // The backend is tcgemm's kernel when TMA can take the operands, the cuBLAS
 // fallback when it cannot, none when there is nothing to multiply.
@@ -321,9 +361,7 @@ void check_backend(const CaseBuffers& buf, const Plan& ours, Backend family, std
                    Totals& totals) {
   const FuzzCase& c = buf.c;
   const bool empty = c.shape.m == 0 || c.shape.n == 0 || c.shape.k == 0;
-  const bool tma_ok = c.off_a == 0 && c.off_b == 0 && c.off_c == 0 && buf.sa.ld % 8 == 0 && buf.sb.ld % 8 == 0 &&
-                      buf.sc.ld % 8 == 0;
-  const Backend expected = empty ? Backend::none : (tma_ok && family != Backend::none ? family : Backend::cublas);
+  const Backend expected = empty ? Backend::none : (kernel_takes(buf, family) ? family : Backend::cublas);
   if (ours.backend != expected)
     fails.push_back(format("ran %s, expected %s (%s)", to_string(ours.backend), to_string(expected),
                            ours.reason.c_str()));
@@ -444,20 +482,43 @@ void check_outside_c(const CaseBuffers& buf, std::vector<std::string>& fails) {
 std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int num_sms, bool all_configs,
                                        cudaStream_t stream, Totals& totals) {
   CaseBuffers buf(c, stream);
+  const bool fused = c.fused.any();
   const Plan ours = gemm(buf.args(buf.c_ours));
   const Plan ref = reference_gemm(buf.args(buf.c_ref));
-  const Plan cublas = gemm(buf.args(buf.c_cublas), Options{Prefer::cublas_only, 0});
+  // (cuBLAS computes no fused epilogue: nothing to compare with then.)
+  Plan cublas;
+  if (fused)
+    cublas.status = Status::unsupported;
+  else
+    cublas = gemm(buf.args(buf.c_cublas), Options{Prefer::cublas_only, 0});
   CHECK_CUDA(cudaStreamSynchronize(stream));
   std::vector<std::string> fails;
+  // A fused call with something to multiply that no kernel can take is
+  // refused (the fallback cannot fuse it), and C keeps its initial state.
+  const bool refusal_expected =
+      fused && c.shape.m > 0 && c.shape.n > 0 && c.shape.k > 0 && !kernel_takes(buf, family);
+  if (refusal_expected) {
+    ++totals.fused_refused;
+    if (ours.status != Status::unsupported)
+      fails.push_back(format("a fused call no kernel can take was not refused (%s, %s)", to_string(ours.status),
+                             ours.reason.c_str()));
+    const std::vector<uint16_t> before = support::download(buf.c_init.data(), buf.c_elems, buf.stream),
+                                after = support::download(buf.c_ours.data(), buf.c_elems, buf.stream);
+    if (before != after) fails.push_back("the refused call wrote C");
+    return fails;
+  }
   if (ours.status != Status::ok) fails.push_back("tcgemm::gemm failed: " + ours.reason);
   if (ref.status != Status::ok) fails.push_back("reference_gemm failed: " + ref.reason);
   if (!fails.empty()) return fails;
 
+  totals.fused += fused;
   check_backend(buf, ours, family, fails, totals);
   if (c.shape.m > 0 && c.shape.n > 0) {
-    check_normwise(buf, fails, totals);
+    // (Fused cases: the element-wise bound of the fused epilogue judges them;
+    // the normwise bound is the plain GEMM's.)
+    if (!fused) check_normwise(buf, fails, totals);
     check_elementwise_bound(buf, ours, fails, totals);
-    count_cublas_identity(buf, ours, cublas, family, num_sms, totals);
+    if (!fused) count_cublas_identity(buf, ours, cublas, family, num_sms, totals);
     if (all_configs && ours.backend == family) check_all_configs(buf, family, fails);
   }
   check_outside_c(buf, fails);
@@ -472,7 +533,7 @@ int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const s
     given = parse_case(one_case, seed);
     if (!given) {
       std::fprintf(stderr, "tcgemm check: --case wants \"m=M n=N k=K f16|bf16 NN|NT|TN|TT [lda=..] [ldb=..] [ldc=..] "
-                           "[offsets=a,b,c] [alpha=..] [beta=..]\", not '%s'\n", one_case.c_str());
+                           "[offsets=a,b,c] [alpha=..] [beta=..] [activation=..] [bias=none|same|f32]\", not '%s'\n", one_case.c_str());
       return kExitUsage;
     }
     cases = 1;
@@ -516,6 +577,8 @@ int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const s
               static_cast<long long>(totals.cases), static_cast<long long>(totals.failed), to_string(family),
               static_cast<long long>(totals.own), static_cast<long long>(totals.fallback),
               static_cast<long long>(totals.none), totals.worst_ratio);
+  std::printf("fused epilogue: %lld cases run, %lld refused as documented (no kernel could take them)\n",
+              static_cast<long long>(totals.fused), static_cast<long long>(totals.fused_refused));
   std::printf("element-wise bound, tcgemm (%s kernels, K = 0 scale): %lld cases, %lld with elements beyond it "
               "(%lld elements; each such case fails), worst |c - ref| / bound %.3f\n",
               to_string(family), static_cast<long long>(totals.own_checked),

@@ -37,6 +37,7 @@ LAYERS = [(12288, 4096), (4096, 4096), (22016, 4096), (4096, 11008), (6144, 4096
           (3584, 18944)]  # (N, K): Llama 2/3 7-8B and 70B, Mistral 7B, Qwen2 7B
 SUITES = {
     "decode": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64) for n, k in LAYERS],
+    "prefill": [(m, n, k, "NT") for m in (512, 2048, 4096) for n, k in LAYERS[:7]],
     "llm": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64, 128, 512, 4096) for n, k in LAYERS],
     "large": [(8192, 8192, 8192, "NN"), (4096, 5120, 4096, "NN"), (6144, 4096, 12288, "NN"),
               (16384, 8192, 1024, "NN"), (4096, 4096, 4096, "NN")],
@@ -69,9 +70,10 @@ def _activation(y: torch.Tensor, name: str) -> torch.Tensor:
 
 
 def fused_calls(x: torch.Tensor, w_t: torch.Tensor, activation: str, bias_kind: str, n: int, dtype: torch.dtype):
-    """The three ways of act(x @ W^T + bias): tcgemm's fused call, torch's
-    F.linear then the activation, and torch's matmul, + bias, activation.
-    Each call leaves its result in a holder, so the verification compares them."""
+    """The ways of act(x @ W^T + bias): tcgemm's fused call, torch's F.linear
+    then the activation, torch's matmul, + bias, activation, and tcgemm's
+    plain x @ W^T (what the fused epilogue costs). Each call leaves its result
+    in a holder, so the verification compares them."""
     w = w_t.t()  # W stored N x K (w_t is its transposed view)
     gen = torch.Generator(device="cuda")
     gen.manual_seed(n)
@@ -90,6 +92,9 @@ def fused_calls(x: torch.Tensor, w_t: torch.Tensor, activation: str, bias_kind: 
         y = x @ w_t
         held["three"] = _activation(y if torch_bias is None else y + torch_bias, activation)
 
+    def ours_plain():
+        held["plain"] = tcgemm.linear(x, w)
+
     class Holder:  # the verification reads held results through these
         def __init__(self, key):
             self.key = key
@@ -97,7 +102,7 @@ def fused_calls(x: torch.Tensor, w_t: torch.Tensor, activation: str, bias_kind: 
         def view(self, dtype):
             return held[self.key].view(dtype)
 
-    return [ours, torch_linear, torch_three], Holder("ours"), Holder("torch")
+    return [ours, torch_linear, torch_three, ours_plain], Holder("ours"), Holder("torch")
 
 
 def main() -> int:
@@ -109,13 +114,14 @@ def main() -> int:
     parser.add_argument("--plot", help="draw the run as an SVG picture into this file")
     parser.add_argument("--activation", choices=["relu", "gelu", "gelu_tanh", "silu"],
                         help="time the fused linear instead (model suites): tcgemm.linear(x, W, bias, act) against "
-                             "torch's F.linear(x, W, bias) then the activation (the 'torch us' column), and against "
-                             "x @ W^T, then + bias, then the activation (in the JSON record)")
+                             "torch's F.linear(x, W, bias) then the activation (the 'torch us' column), against "
+                             "x @ W^T, then + bias, then the activation, and against tcgemm.linear(x, W) alone (the "
+                             "fused epilogue's cost)")
     parser.add_argument("--bias", default="same", choices=["none", "same", "f32"],
                         help="with --activation: no bias, one of x's dtype, or float32 (default same)")
     args = parser.parse_args()
-    if args.activation and args.suite not in ("decode", "llm"):
-        parser.error("--activation times nn.Linear layers: use --suite decode or llm")
+    if args.activation and args.suite not in ("decode", "llm", "prefill"):
+        parser.error("--activation times nn.Linear layers: use --suite decode, llm or prefill")
     dtypes = {"bf16": [torch.bfloat16], "f16": [torch.float16], "both": [torch.bfloat16, torch.float16]}[args.dtype]
     lo = 0.0 if args.suite == "matmul_v2" else -1.0
 
@@ -125,8 +131,16 @@ def main() -> int:
           f"allow_fp16_reduced_precision_reduction={torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction}, "
           f"allow_bf16_reduced_precision_reduction={torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction}; "
           f"median of {args.repeats} interleaved pairs, L2 flushed before each call")
-    print("| shape | dtype | layout | tcgemm kernel | tcgemm us | torch us | vs torch | =torch |")
-    print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: |")
+    if args.activation:
+        print(f"# fused: activation {args.activation}, bias {args.bias}; torch us = F.linear then the activation; "
+              "3 ops = matmul, + bias, activation; plain = tcgemm.linear(x, W) alone")
+        print("| shape | dtype | layout | tcgemm kernel | tcgemm us | torch us | vs torch | vs 3 ops | plain us | "
+              "epilogue cost |")
+        print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    else:
+        print("| shape | dtype | layout | tcgemm kernel | tcgemm us | torch us | vs torch | =torch |")
+        print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: |")
+    costs: dict[str, list[float]] = {}
     logs: dict[str, list[float]] = {}
     results: list[dict] = []
     for dtype in dtypes:
@@ -164,13 +178,24 @@ def main() -> int:
                             "kernel": kernel, "heuristic": True, "ours_us_median": ours, "cublas_us_median": theirs,
                             "speedup": theirs / ours, "identical_fraction_vs_baseline": same,
                             "ours_us": times[0], "cublas_us": times[1]})
-            if len(times) > 2:  # --activation: torch's matmul, + bias, activation
-                results[-1]["torch_three_ops_us_median"] = statistics.median(times[2])
-            print(f"| {m}x{n}x{k} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
-                  f"{theirs / ours:.3f}x | {100 * same:.1f}% |", flush=True)
+            if args.activation:  # torch's matmul, + bias, activation; tcgemm without the epilogue
+                three, plain = statistics.median(times[2]), statistics.median(times[3])
+                results[-1]["torch_three_ops_us_median"] = three
+                results[-1]["tcgemm_plain_us_median"] = plain
+                results[-1]["epilogue_overhead"] = ours / plain - 1.0
+                costs.setdefault(dname, []).append(math.log(ours / plain))
+                print(f"| {m}x{n}x{k} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
+                      f"{theirs / ours:.3f}x | {three / ours:.3f}x | {plain:.1f} | {100 * (ours / plain - 1):+.2f}% |",
+                      flush=True)
+            else:
+                print(f"| {m}x{n}x{k} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
+                      f"{theirs / ours:.3f}x | {100 * same:.1f}% |", flush=True)
     geomeans = {d: math.exp(sum(v) / len(v)) for d, v in logs.items()}
     for dname, values in logs.items():
-        print(f"geomean vs torch.matmul, {dname}: {geomeans[dname]:.3f}x over {len(values)} cases")
+        versus = f"F.linear + {args.activation}" if args.activation else "torch.matmul"
+        print(f"geomean vs {versus}, {dname}: {geomeans[dname]:.3f}x over {len(values)} cases")
+    for dname, values in costs.items():
+        print(f"geomean fused epilogue cost, {dname}: {100 * math.expm1(sum(values) / len(values)):+.2f}%")
     record = {
         "tool": "python/bench/bench_torch.py", "schema_version": 2,
         "timestamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

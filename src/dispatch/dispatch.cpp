@@ -94,6 +94,12 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   // A fused epilogue (bias, activation) is tcgemm's kernels' alone: no cuBLAS
   // call computes it with one rounding.
   const bool fused = args.fused_epilogue();
+#if defined(TCGEMM_NO_FUSED_EPILOGUE)
+  if (fused)
+    return reject(Status::unsupported,
+                  "this build of tcgemm has no fused epilogue (bias, activation): it was built with "
+                  "TCGEMM_NO_FUSED_EPILOGUE");
+#endif
   if (args.k == 0) {
     // The fused epilogue's act(alpha * 0 + bias) takes the place of 0.
     const std::string zero = fused ? "act(bias)" : "0";

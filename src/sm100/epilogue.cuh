@@ -34,9 +34,7 @@ __device__ __forceinline__ void release_accumulator(uint32_t leader_acc_empty, i
   if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc * 8);
 }
 
-// FUSED: the call has a fused epilogue (bias, activation); false builds the
-// plain alpha * acc path alone.
-template <typename Element, int BLOCK_N, bool FUSED>
+template <typename Element, int BLOCK_N>
 struct Epilogue {
   static constexpr int kPanelsPerTile = BLOCK_N / kEpiPanelCols;
 
@@ -52,6 +50,9 @@ struct Epilogue {
 
   // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
   // first) and the columns from n0, of batch `batch` (0 for a plain call).
+  // ACT: detail::kPlainEpilogue, or the fused epilogue's activation
+  // (detail::with_activation).
+  template <int ACT>
   __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0,
                                              int batch) {
     const uint32_t panel_addr =
@@ -70,6 +71,14 @@ struct Epilogue {
       if (read_c)
         detail::load_c_panel(tmap_c, epi, col0, row0, batch, buf_ptr, kPanelBytes,
                              &c_loaded[warp * kEpiBuffers + buf], lane == 0, c_phases, buf);
+      // The bias of the panel's 64 columns, two per lane (col0 + lane and
+      // col0 + 32 + lane), loaded before the accumulators and handed to every
+      // lane by shuffles: each lane's row needs all 64.
+      float bias[2] = {0.0f, 0.0f};
+      if constexpr (ACT != detail::kPlainEpilogue) {
+        bias[0] = detail::bias_at<Element>(epi, col0 + lane);
+        bias[1] = detail::bias_at<Element>(epi, col0 + 32 + lane);
+      }
       // Row `lane` of the panel: 64 fp32 accumulators, 2 loads of 32 columns.
       uint32_t v[2][32];
       const uint32_t col = static_cast<uint32_t>(acc * BLOCK_N + p * kEpiPanelCols);
@@ -79,11 +88,12 @@ struct Epilogue {
 #pragma unroll
       for (int chunk = 0; chunk < kEpiPanelCols / 8; ++chunk) {
         float x[8];
-        if constexpr (FUSED) {
+        if constexpr (ACT != detail::kPlainEpilogue) {
 #pragma unroll
           for (int i = 0; i < 8; ++i)
-            x[i] = detail::epilogue_value<Element>(epi, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
-                                                   col0 + chunk * 8 + i);
+            x[i] = detail::pre_activation(epi.alpha, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
+                                          __shfl_sync(0xffffffffu, bias[chunk / 4], (chunk % 4) * 8 + i));
+          detail::activate_all<ACT>(x);
         } else {
 #pragma unroll
           for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
@@ -120,7 +130,7 @@ struct Epilogue {
 // two columns at a time (detail::store_pair: the same fp32 alpha/beta
 // arithmetic and single rounding as the panel epilogue). The same members as
 // Epilogue, so the kernel builds either one alike; no panels, no TMA store.
-template <typename Element, int BLOCK_N, bool FUSED>
+template <typename Element, int BLOCK_N>
 struct RegisterEpilogue {
   static_assert(BLOCK_N == 16 || BLOCK_N == 32, "one tcgen05.ld of 16 or 32 columns per row");
 
@@ -135,6 +145,9 @@ struct RegisterEpilogue {
   // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
   // first; this lane's is row0 + lane) and the columns from n0, of batch
   // `batch` (0 for a plain call).
+  // ACT: detail::kPlainEpilogue, or the fused epilogue's activation
+  // (detail::with_activation).
+  template <int ACT>
   __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0,
                                              int batch) {
     uint32_t v[BLOCK_N];
@@ -142,14 +155,22 @@ struct RegisterEpilogue {
     cuda::ptx::tcgen05_ld_32x32b(v, tmem_addr(tmem_base, warp * 32, static_cast<uint32_t>(acc * BLOCK_N)));
     cuda::ptx::tcgen05_wait_ld();
     const int row = row0 + lane;
-    if (row >= epi.m) return;
-    Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
-    if constexpr (FUSED) {
+    if constexpr (ACT != detail::kPlainEpilogue) {
+      // Lane j loads column n0 + j's bias and the shuffles hand it to every
+      // lane (each lane's row needs all BLOCK_N): before any lane leaves.
+      const float bias = lane < BLOCK_N ? detail::bias_at<Element>(epi, n0 + lane) : 0.0f;
+      float x[BLOCK_N];
 #pragma unroll
-      for (int j = 0; j < BLOCK_N; j += 2)
-        detail::store_pair(c_row, n0 + j, epi, detail::epilogue_value<Element>(epi, __uint_as_float(v[j]), n0 + j),
-                           detail::epilogue_value<Element>(epi, __uint_as_float(v[j + 1]), n0 + j + 1));
+      for (int j = 0; j < BLOCK_N; ++j)
+        x[j] = detail::pre_activation(epi.alpha, __uint_as_float(v[j]), __shfl_sync(0xffffffffu, bias, j));
+      if (row >= epi.m) return;
+      detail::activate_all<ACT>(x);
+      Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
+#pragma unroll
+      for (int j = 0; j < BLOCK_N; j += 2) detail::store_pair(c_row, n0 + j, epi, x[j], x[j + 1]);
     } else {
+      if (row >= epi.m) return;
+      Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
 #pragma unroll
       for (int j = 0; j < BLOCK_N; j += 2)
         detail::store_pair(c_row, n0 + j, epi, epi.alpha * __uint_as_float(v[j]),

@@ -186,28 +186,35 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     // ======================= epilogue (warps 0-3, both CTAs): drains the accumulators =======================
     // Tiles narrower than one 64-column panel store straight from registers.
-    using TileEpilogue = std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N, FUSED>,
-                                            Epilogue<Element, BLOCK_N, FUSED>>;
+    using TileEpilogue = std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N>,
+                                            Epilogue<Element, BLOCK_N>>;
     TileEpilogue epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, leader_addr(smem.acc_empty()), warp,
                           lane};
-    auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "epilogue", lane == 0, true);
-    AccRing acc;
-    for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-      const TileCoord t = raster.tile(tile);
-      // The tile's coordinates are computed while the MMAs run, not after
-      // the wait where the compiler would otherwise sink them.
-      int m0 = cta_row0(t, rank, CTA_GROUP) + warp * kEpiPanelRows;
-      int n0 = t.n_block * BLOCK_N;
-      int batch = t.batch;
-      detail::compute_here(m0);
-      detail::compute_here(n0);
-      detail::compute_here(batch);
-      detail::wait_barrier(&smem.acc_full()[acc.index], acc.phase, "acc_full", acc.index, "epilogue");
-      cuda::ptx::tcgen05_fence_after_thread_sync();
-      epilogue.store_tile(acc.index, epi, m0, n0, batch);
-      epilogue.release(acc.index);  // on the leader's acc_empty: the MMAs may overwrite it
-      acc.advance();
-    }
+    // The tile loop, with the epilogue kind as a compile-time constant: a
+    // kernel built with the fused epilogue picks its activation here, once.
+    auto tiles = [&](auto epilogue_kind) {
+      constexpr int kAct = decltype(epilogue_kind)::value;
+      auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "epilogue", lane == 0, true);
+      AccRing acc;
+      for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
+        const TileCoord t = raster.tile(tile);
+        // The tile's coordinates are computed while the MMAs run, not after
+        // the wait where the compiler would otherwise sink them.
+        int m0 = cta_row0(t, rank, CTA_GROUP) + warp * kEpiPanelRows;
+        int n0 = t.n_block * BLOCK_N;
+        int batch = t.batch;
+        detail::compute_here(m0);
+        detail::compute_here(n0);
+        detail::compute_here(batch);
+        detail::wait_barrier(&smem.acc_full()[acc.index], acc.phase, "acc_full", acc.index, "epilogue");
+        cuda::ptx::tcgen05_fence_after_thread_sync();
+        epilogue.template store_tile<kAct>(acc.index, epi, m0, n0, batch);
+        epilogue.release(acc.index);  // on the leader's acc_empty: the MMAs may overwrite it
+        acc.advance();
+      }
+    };
+    if constexpr (FUSED) detail::with_activation(epi.activation, tiles);
+    else tiles(std::integral_constant<int, detail::kPlainEpilogue>{});
     epilogue.finish();
   }
 

@@ -28,9 +28,7 @@
 
 namespace tcgemm::sm90 {
 
-// FUSED: the call has a fused epilogue (bias, activation); false builds the
-// plain alpha * acc path alone.
-template <typename Element, int BLOCK_N, int MMA_ROWS, bool FUSED>
+template <typename Element, int BLOCK_N, int MMA_ROWS>
 struct Epilogue {
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
@@ -65,7 +63,10 @@ struct Epilogue {
         frag_col(8 * (wg_thread_ % 32 / 16)) {}
 
   // Stores the tile whose first row (of this consumer's accumulators) is m0
-  // and first column n0, of batch `batch` (0 for a plain call).
+  // and first column n0, of batch `batch` (0 for a plain call). ACT:
+  // detail::kPlainEpilogue, or the fused epilogue's activation
+  // (detail::with_activation).
+  template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[MMA_ROWS][kAccRegs], const detail::EpilogueParams& epi,
                                              int m0, int n0, int batch) {
 #pragma unroll
@@ -76,6 +77,17 @@ struct Epilogue {
         const int panel_n0 = n0 + p * kEpiPanel;
         // Nothing of this panel is inside C (the tile hangs over M or N).
         if (row0 >= epi.m || panel_n0 >= epi.n) continue;
+        // The bias of this thread's 16 columns of the panel, loaded before
+        // anything waits: 4 per 16-column step jj (8-column group 2jj or
+        // 2jj+1, then the pair's first or second element).
+        float bias[kEpiPanel / 16][4];
+        if constexpr (ACT != detail::kPlainEpilogue) {
+#pragma unroll
+          for (int jj = 0; jj < kEpiPanel / 16; ++jj)
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+              bias[jj][q] = detail::bias_at<Element>(epi, panel_n0 + 8 * (2 * jj + q / 2) + 2 * (wg_thread % 4) + q % 2);
+        }
         const int buf = panel_use % kEpiBuffers;
         const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
         // The store that last used this buffer must have finished reading it
@@ -93,12 +105,12 @@ struct Epilogue {
           // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
           const int jc = p * (kEpiPanel / 8) + 2 * jj;
           float v[8];
-          if constexpr (FUSED) {
+          if constexpr (ACT != detail::kPlainEpilogue) {
             // v[i]'s column: 8-column group jc + i / 4, pair 2 * (lane % 4), element i % 2.
 #pragma unroll
             for (int i = 0; i < 8; ++i)
-              v[i] = detail::epilogue_value<Element>(epi, acc[r][4 * jc + i],
-                                                     n0 + 8 * (jc + i / 4) + 2 * (wg_thread % 4) + i % 2);
+              v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i], bias[jj][2 * (i / 4) + i % 2]);
+            detail::activate_all<ACT>(v);
           } else {
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[r][4 * jc + i];
@@ -134,7 +146,7 @@ struct Epilogue {
 // ring. The same arithmetic as Epilogue: alpha * acc (+ beta * C) in fp32,
 // rounded once to nearest even. Needs 4-byte aligned column pairs: C's base
 // 16-byte aligned and ldc a multiple of 8 (what TMA needs too).
-template <typename Element, int BLOCK_N, bool FUSED>
+template <typename Element, int BLOCK_N>
 struct RegisterEpilogue {
   static constexpr int kAccRegs = BLOCK_N / 2;
   static_assert(BLOCK_N % 8 == 0, "the accumulators come in 8-column groups");
@@ -147,22 +159,45 @@ struct RegisterEpilogue {
   __device__ __forceinline__ RegisterEpilogue(const CUtensorMap*, uint8_t*, uint64_t*, int, int wg_thread)
       : row((wg_thread / 32) * 16 + (wg_thread % 32) / 4), col(2 * (wg_thread % 4)) {}
 
+  template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[1][kAccRegs], const detail::EpilogueParams& epi,
                                              int m0, int n0, int batch) const {
     Element* const c = detail::c_matrix<Element>(epi, batch);
+    if constexpr (ACT != detail::kPlainEpilogue) {
+      // Up to 8 of the 8-column groups at a time (kStep divides them): their
+      // bias first (both rows' columns), all loads at once, then the two rows.
+      constexpr int kGroups = BLOCK_N / 8;
+      constexpr int kStep = kGroups <= 8 ? kGroups : kGroups % 8 == 0 ? 8 : kGroups % 6 == 0 ? 6 : 4;
+      static_assert(kGroups % kStep == 0, "whole steps of 8-column groups");
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = m0 + row + 8 * h;
-      if (r >= epi.m) continue;
-      Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;
-      if constexpr (FUSED) {
+      for (int j0 = 0; j0 < kGroups; j0 += kStep) {
+        float v[2][2 * kStep];  // [row h][2 * group + element]
 #pragma unroll
-        for (int j = 0; j < BLOCK_N / 8; ++j) {
-          const int c0 = n0 + 8 * j + col;
-          detail::store_pair(c_row, c0, epi, detail::epilogue_value<Element>(epi, acc[0][4 * j + 2 * h], c0),
-                             detail::epilogue_value<Element>(epi, acc[0][4 * j + 2 * h + 1], c0 + 1));
+        for (int j = 0; j < kStep; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float b = detail::bias_at<Element>(epi, n0 + 8 * (j0 + j) + col + e);
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              v[h][2 * j + e] = detail::pre_activation(epi.alpha, acc[0][4 * (j0 + j) + 2 * h + e], b);
+          }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = m0 + row + 8 * h;
+          if (r >= epi.m) continue;
+          detail::activate_all<ACT>(v[h]);
+          Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;
+#pragma unroll
+          for (int j = 0; j < kStep; ++j)
+            detail::store_pair(c_row, n0 + 8 * (j0 + j) + col, epi, v[h][2 * j], v[h][2 * j + 1]);
         }
-      } else {
+      }
+    } else {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = m0 + row + 8 * h;
+        if (r >= epi.m) continue;
+        Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;
 #pragma unroll
         for (int j = 0; j < BLOCK_N / 8; ++j)
           detail::store_pair(c_row, n0 + 8 * j + col, epi, epi.alpha * acc[0][4 * j + 2 * h],

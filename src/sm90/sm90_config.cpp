@@ -170,6 +170,31 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
     const Config c = small_m_config(m, n, num_sms, narrow);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
   }
+  // One block-row (64 < M <= 128) where the 128-row choice is 64 wide: two
+  // block-rows of 64-row tiles 96 or 128 wide, whichever fills its waves
+  // better (a tie to the wider). Measured on the H200 at M = 128 (llm
+  // shapes, bf16 NT, `bench --configs all`, docs/PERF.md): 64x128 beat
+  // 128x64 with the same tile count by 1-5% (N = 8192, 28672 x K 8192),
+  // 64x96 beat it by 3-10% where it fills more SMs (N = 6144, 4608). B
+  // K-major only (the layout measured; nn.Linear's).
+  if (automatic && request.b_k_major && m_blocks == 1 && m > kSmallBlockM && block_n == 64 && !pingpong) {
+    int width = 0;
+    double fill = -1.0;
+    for (const int w : {128, 96}) {
+      if (!is_tile_config(w, 1, false, kSmallBlockM)) continue;
+      const double f = detail::wave_efficiency(2 * static_cast<int64_t>(ceil_div(n, w)), num_sms);
+      if (f > fill) {
+        width = w;
+        fill = f;
+      }
+    }
+    if (width != 0) {
+      ConfigRequest wide = request;
+      wide.block_n = width;
+      const Config c = small_m_config(m, n, num_sms, wide);
+      if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n)) return c;
+    }
+  }
   Config c{};
   c.block_m = kBlockM;
   c.block_n = block_n;

@@ -100,8 +100,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, PINGPONG, BLOCK_M>;
   using Release = StageRelease<CLUSTER_M, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
   using Ring = detail::RingState<NUM_STAGES>;
-  using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, FUSED>,
-                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows, FUSED>>;
+  using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N>,
+                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows>>;
   extern __shared__ uint8_t smem_raw[];
   const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, BLOCK_M>::at(smem_raw);
   const int warpgroup = threadIdx.x / 128;
@@ -165,43 +165,50 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     Mma mma(smem.ring, consumer);
     TileEpilogue epilogue(&tmap_c, smem.panels(), smem.c_loaded(), consumer, wg_thread);
     const Release release(smem.smem_empty(), cta_rank);
-    int turns = 0;  // ping-pong: hand-overs this consumer has waited for
-    // Cooperative consumers take every tile of the CTA's sequence; ping-pong ones alternate.
-    detail::PersistentTileWalk walk{schedule, PINGPONG ? consumer : 0, PINGPONG ? 2 : 1};
-    for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-      const TileCoord t = raster.tile(tile);
-      // Where this consumer's rows and columns of the tile start: computed
-      // now, while the stage loads, not after the mainloop where the
-      // compiler would otherwise put it (two integer divisions ahead of the
-      // epilogue's first store).
-      int m0 = (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M + (PINGPONG ? 0 : consumer * 64);
-      int n0 = t.n_block * BLOCK_N;
-      detail::compute_here(m0);
-      detail::compute_here(n0);
-      Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_blocks);  // k-block 0 of the CTA's j-th tile
-      if (PINGPONG && walk.j > 0)
-        detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
-      int prev_stage = -1;
-      for (int kb = 0; kb < num_k_blocks; ++kb) {
-        detail::wait_barrier(&smem.smem_full()[ring.index], ring.phase, "smem_full", ring.index, "consumer");
-        mma.issue(ring.index, kb);
-        mma.template wait<1>();  // the group before this one has read its stage:
-        if (prev_stage >= 0 && lane0) release(prev_stage);
-        prev_stage = ring.index;
-        ring.advance();
+    // The tile loop, with the epilogue kind as a compile-time constant: a
+    // kernel built with the fused epilogue picks its activation here, once.
+    auto tiles = [&](auto epilogue_kind) {
+      constexpr int kAct = decltype(epilogue_kind)::value;
+      int turns = 0;  // ping-pong: hand-overs this consumer has waited for
+      // Cooperative consumers take every tile of the CTA's sequence; ping-pong ones alternate.
+      detail::PersistentTileWalk walk{schedule, PINGPONG ? consumer : 0, PINGPONG ? 2 : 1};
+      for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
+        const TileCoord t = raster.tile(tile);
+        // Where this consumer's rows and columns of the tile start: computed
+        // now, while the stage loads, not after the mainloop where the
+        // compiler would otherwise put it (two integer divisions ahead of the
+        // epilogue's first store).
+        int m0 = (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M + (PINGPONG ? 0 : consumer * 64);
+        int n0 = t.n_block * BLOCK_N;
+        detail::compute_here(m0);
+        detail::compute_here(n0);
+        Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_blocks);  // k-block 0 of the CTA's j-th tile
+        if (PINGPONG && walk.j > 0)
+          detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
+        int prev_stage = -1;
+        for (int kb = 0; kb < num_k_blocks; ++kb) {
+          detail::wait_barrier(&smem.smem_full()[ring.index], ring.phase, "smem_full", ring.index, "consumer");
+          mma.issue(ring.index, kb);
+          mma.template wait<1>();  // the group before this one has read its stage:
+          if (prev_stage >= 0 && lane0) release(prev_stage);
+          prev_stage = ring.index;
+          ring.advance();
+        }
+        // ping-pong: every full barrier of this tile has been waited for, so the
+        // other consumer's next tile is at most one ring fill ahead: its turn.
+        if (PINGPONG && wg_thread == 0) cuda::ptx::mbarrier_arrive(&smem.math_turn()[consumer ^ 1]);
+        mma.template wait<0>();
+        if (lane0) release(prev_stage);
+        // The tile's batch, from its index (live anyway) rather than held
+        // through the mainloop, where one more live register cost the 64-row
+        // tiles' k-loop an instruction: a plain call pays a compare here, a
+        // batched one a division.
+        const int batch = raster.batch > 1 ? tile / raster.tiles_per_batch() : 0;
+        epilogue.template store_tile<kAct>(mma.acc, epi, m0, n0, batch);
       }
-      // ping-pong: every full barrier of this tile has been waited for, so the
-      // other consumer's next tile is at most one ring fill ahead: its turn.
-      if (PINGPONG && wg_thread == 0) cuda::ptx::mbarrier_arrive(&smem.math_turn()[consumer ^ 1]);
-      mma.template wait<0>();
-      if (lane0) release(prev_stage);
-      // The tile's batch, from its index (live anyway) rather than held
-      // through the mainloop, where one more live register cost the 64-row
-      // tiles' k-loop an instruction: a plain call pays a compare here, a
-      // batched one a division.
-      const int batch = raster.batch > 1 ? tile / raster.tiles_per_batch() : 0;
-      epilogue.store_tile(mma.acc, epi, m0, n0, batch);
-    }
+    };
+    if constexpr (FUSED) detail::with_activation(epi.activation, tiles);
+    else tiles(std::integral_constant<int, detail::kPlainEpilogue>{});
     epilogue.finish();
   }
   // Neither CTA may exit while its peer can still multicast into its ring or

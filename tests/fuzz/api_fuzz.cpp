@@ -1,7 +1,8 @@
 // API fuzzing of validation and dispatch through the C ABI, on the CPU.
 //
-// libFuzzer drives tcgemm_gemm() (and tcgemm_gemm_strided_batched(), with
-// batch counts and strides around the edges) over its whole argument space: dtype and op
+// libFuzzer drives tcgemm_gemm() (and, on some inputs, tcgemm_gemm_strided_batched(),
+// with batch counts and strides around the edges, or tcgemm_gemm_epilogue(), with a
+// bias pointer, bias type and activation drawn alike) over its whole argument space: dtype and op
 // values in and out of range, sizes from 0 to INT64_MAX and negative, leading
 // dimensions around and far from the row length, null, host and (fake)
 // device pointers, aligned or not, NaN/Inf scalars, and the device the call
@@ -23,7 +24,11 @@
 //     sizes that fit its 32-bit coordinates, 16-byte aligned bases and rows,
 //     and a configuration that is built in;
 //   - plan() agrees with gemm() on the status and launches nothing, and its
-//     path, backend and kernel configuration agree with each other.
+//     path, backend and kernel configuration agree with each other;
+//   - a fused epilogue (a bias or an activation) is accepted only with a bias
+//     type and activation the contract names and a bias in device memory,
+//     reaches the launch unchanged, and never runs on cuBLAS (which cannot
+//     fuse it).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -245,7 +250,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   void* c = const_cast<void*>(draw_pointer(in, host_memory));
   const float alpha = in.ConsumeFloatingPoint<float>(), beta = in.ConsumeFloatingPoint<float>();
   void* stream = in.ConsumeBool() ? nullptr : reinterpret_cast<void*>(in.ConsumeIntegral<uintptr_t>());
-  // The batched entry point, half the time (drawn last: the plain draws above keep their meaning).
+  // The batched entry point half the time, else the fused epilogue's on some
+  // inputs (drawn last: the plain draws above keep their meaning).
   const bool batched = in.ConsumeBool();
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
   if (batched) {
@@ -254,11 +260,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     stride_b = draw_stride(in, wrap_mul(op_b == 1 ? n : k, ldb));
     stride_c = draw_stride(in, wrap_mul(m, ldc));
   }
+  const bool epilogue = !batched && in.ConsumeBool();
+  const void* bias = epilogue && in.ConsumeBool() ? draw_pointer(in, host_memory) : nullptr;
+  const int bias_type = epilogue ? draw_enum(in) : 0;
+  const int activation =
+      !epilogue ? 0 : in.ConsumeBool() ? in.ConsumeIntegralInRange<int>(0, 4) : in.ConsumeIntegral<int>();
+  const bool fused = bias != nullptr || activation != 0;
 
   g_rec = Recorder{};
-  const int rc = batched ? tcgemm_gemm_strided_batched(dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
-                                                       stride_b, beta, c, ldc, stride_c, batch, stream)
-                         : tcgemm_gemm(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+  const int rc = batched    ? tcgemm_gemm_strided_batched(dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                                                          stride_b, beta, c, ldc, stride_c, batch, stream)
+                 : epilogue ? tcgemm_gemm_epilogue(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                                   bias, bias_type, activation, stream)
+                            : tcgemm_gemm(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
   const std::string call = "dtype=" + std::to_string(dtype) + " ops=" + std::to_string(op_a) + "," +
                            std::to_string(op_b) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
                            " k=" + std::to_string(k) + " lda=" + std::to_string(lda) + " ldb=" + std::to_string(ldb) +
@@ -266,6 +280,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                            (batched ? " batch=" + std::to_string(batch) + " strides=" + std::to_string(stride_a) +
                                           "," + std::to_string(stride_b) + "," + std::to_string(stride_c)
                                     : std::string()) +
+                           (epilogue ? " bias " + std::string(bias ? "set" : "null") + " bias_type=" +
+                                           std::to_string(bias_type) + " activation=" + std::to_string(activation)
+                                     : std::string()) +
                            " device cc " + std::to_string(g_device.cc_major) + " -> rc " + std::to_string(rc);
   if (rc < 0 || rc > 4) fail("status out of range", call);
   if (rc != 0) {
@@ -291,11 +308,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (k > 0 && (lda < std::max<int64_t>(1, a_row) || ldb < std::max<int64_t>(1, b_row) || !is_device(a) ||
                     !is_device(b)))
         fail("accepted an A or B it cannot read", call);
+      if (r.bias != bias || static_cast<int>(r.activation) != activation ||
+          (bias != nullptr && static_cast<int>(r.bias_type) != bias_type))
+        fail("the launch got another epilogue than the call", call);
+      if (fused && std::strcmp(g_rec.what, "cublas") == 0) fail("a fused epilogue ran on cuBLAS", call);
+      if (bias != nullptr && !is_device(bias)) fail("accepted a bias it cannot read", call);
     }
+    if (activation < 0 || activation > 4 || (bias != nullptr && bias_type != 0 && bias_type != 1))
+      fail("accepted an epilogue outside the contract", call);
   }
   // plan() decides the same and launches nothing.
-  const tcgemm::GemmArgs g = tcgemm::detail::c_abi_strided_batched_args(
+  tcgemm::GemmArgs g = tcgemm::detail::c_abi_strided_batched_args(
       dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch, stream);
+  g.bias = bias;
+  g.bias_type = static_cast<tcgemm::BiasType>(bias_type);
+  g.activation = static_cast<tcgemm::Activation>(activation);
   const int before = g_rec.launches;
   const tcgemm::Plan p = tcgemm::plan(g);
   if (g_rec.launches != before) fail("plan() launched", call);

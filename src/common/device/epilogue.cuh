@@ -146,21 +146,73 @@ __device__ __forceinline__ float activate(float x, int activation) {
       const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
       return 0.5f * x * (1.0f + tanhf(inner));
     }
-    case 4: return x / (1.0f + expf(-x));  // silu
+    // silu: expf is accurate (the error bound allows 8 ulp); the division
+    // need not be IEEE's (whose slow path is a subroutine call): __fdividef
+    // is within 2 ulp for a divisor in [1, 2^126], and beyond (x < -87) gives
+    // 0 for a result below 1e-36.
+    case 4: return __fdividef(x, 1.0f + expf(-x));
     default: return x;
   }
 }
 
-// alpha * acc + bias[col], activated: the fused epilogue's value for column
-// `col` of C, before beta * C (fp32, not yet rounded). Columns past N (whose
-// values are never stored) read no bias.
+// The fused epilogue's bias for column `col` in fp32: 0 without a bias, and
+// for columns past N (whose values are never stored). The epilogues load
+// their columns' bias before they touch the accumulators, all loads at once:
+// one at a time, each behind the shared-memory instructions of the element
+// before it, they made the fused epilogue several times slower than the
+// plain one (docs/PERF.md, "Fused epilogue").
+// Plain loads, not __ldg: the compiler may hoist a non-coherent load above
+// the null check that guards it (it did in the reference GEMM, reading from
+// address 0 when the call had no bias).
+template <typename Element>
+__device__ __forceinline__ float bias_at(const EpilogueParams& epi, int col) {
+  if (epi.bias == nullptr || col >= epi.n) return 0.0f;
+  return epi.bias_f32 ? static_cast<const float*>(epi.bias)[col]
+                      : widen<Element>(static_cast<const Element*>(epi.bias)[col]);
+}
+
+// alpha * acc + bias, each operation rounded on its own (no contraction to
+// an FMA, which the compiler might do in one kernel and not in another):
+// every kernel and the reference compute the same fp32 value.
+__device__ __forceinline__ float pre_activation(float alpha, float acc, float bias) {
+  return __fadd_rn(__fmul_rn(alpha, acc), bias);
+}
+
+// The tiled kernels' epilogue kind as a compile-time constant: kPlainEpilogue
+// (alpha * acc, no fused code at all) or a tcgemm::Activation (0 none, ...,
+// 4 silu) with the bias. A kernel built with the fused epilogue picks its
+// activation once per CTA (with_activation), so that no switch on it is left
+// in the per-element code: a run-time switch there compiled to an indirect
+// branch per 8 elements, and cost the fused epilogue 5-28% even for ReLU
+// (docs/PERF.md, "Fused epilogue").
+inline constexpr int kPlainEpilogue = -1;
+
+// Calls f(std::integral_constant<int, A>{}) for the call's activation A.
+template <typename F>
+__device__ __forceinline__ void with_activation(int activation, F&& f) {
+  switch (activation) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    default: f(std::integral_constant<int, 0>{}); break;
+  }
+}
+
+// The activation ACT applied to every element of v.
+template <int ACT, int N>
+__device__ __forceinline__ void activate_all(float (&v)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) v[i] = activate(v[i], ACT);
+}
+
+// The fused epilogue's value for column `col` of C, before beta * C (fp32,
+// not yet rounded): act(alpha * acc + bias[col]). The reference GEMM and the
+// K == 0 scale call it per element; the tiled kernels compute the same from
+// preloaded bias (bias_at, pre_activation, activate_all).
 template <typename Element>
 __device__ __forceinline__ float epilogue_value(const EpilogueParams& epi, float acc, int col) {
-  float x = epi.alpha * acc;
-  if (epi.bias != nullptr && col < epi.n)
-    x += epi.bias_f32 ? __ldg(static_cast<const float*>(epi.bias) + col)
-                      : widen<Element>(static_cast<const Element*>(epi.bias)[col]);
-  return activate(x, epi.activation);
+  return activate(pre_activation(epi.alpha, acc, bias_at<Element>(epi, col)), epi.activation);
 }
 
 // Stores two adjacent values of a row of C straight from registers (the

@@ -80,9 +80,16 @@ decltype(auto) with_operand_majors(const GemmArgs& args, F&& f) {
 // (the activations inlined per element make a kernel several times larger,
 // and that alone cost the plain kernels 1-2 us a launch when one kernel did
 // both: docs/PERF.md, "Fused epilogue").
+// A build with TCGEMM_NO_FUSED_EPILOGUE (the one-file leaderboard submission,
+// compiled at run time) builds the plain kernels alone; dispatch refuses
+// fused calls there before they reach a launcher.
 template <typename F>
 decltype(auto) with_epilogue_kind(const GemmArgs& args, F&& f) {
+#if !defined(TCGEMM_NO_FUSED_EPILOGUE)
   if (args.fused_epilogue()) return f(std::true_type{});
+#else
+  (void)args;
+#endif
   return f(std::false_type{});
 }
 
