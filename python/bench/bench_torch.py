@@ -2,7 +2,7 @@
 cuBLAS settings (workspace, reduced-precision reductions as torch allows them),
 kernel time per call, interleaved, L2 flushed before each call.
 
-    python3 python/bench/bench_torch.py [--suite decode|llm|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
+    python3 python/bench/bench_torch.py [--suite decode|llm|prefill|bmm|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
                                         [--json RUN.json] [--plot RUN.svg]
 
 Per case: fresh random inputs (uniform(-1, 1); matmul_v2 uniform(0, 1)),
@@ -38,6 +38,11 @@ LAYERS = [(12288, 4096), (4096, 4096), (22016, 4096), (4096, 11008), (6144, 4096
 SUITES = {
     "decode": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64) for n, k in LAYERS],
     "prefill": [(m, n, k, "NT") for m in (512, 2048, 4096) for n, k in LAYERS[:7]],
+    # Attention-like batches (m, n, k, layout, batch): scores = Q K^T (NT) and
+    # out = P V (NN) per head, tcgemm.bmm against torch.bmm.
+    "bmm": [(s, s, d, "NT", batch) for batch in (32, 128) for s, d in ((128, 128), (512, 128), (2048, 128))] +
+           [(s, d, s, "NN", batch) for batch in (32, 128) for s, d in ((128, 128), (512, 128), (2048, 128))] +
+           [(s, s, s, layout, 32) for s in (128, 512, 1024, 2048) for layout in ("NN", "NT")],
     "llm": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64, 128, 512, 4096) for n, k in LAYERS],
     "large": [(8192, 8192, 8192, "NN"), (4096, 5120, 4096, "NN"), (6144, 4096, 12288, "NN"),
               (16384, 8192, 1024, "NN"), (4096, 4096, 4096, "NN")],
@@ -105,6 +110,34 @@ def fused_calls(x: torch.Tensor, w_t: torch.Tensor, activation: str, bias_kind: 
     return [ours, torch_linear, torch_three, ours_plain], Holder("ours"), Holder("torch")
 
 
+def batched_calls(m: int, n: int, k: int, layout: str, batch: int, dtype: torch.dtype, seed: int):
+    """tcgemm.bmm and torch.bmm on one batch (a [batch, m, k], b [batch, k, n];
+    NT: b a transposed view of [batch, n, k]); results kept for the check."""
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    a = torch.empty(batch, m, k, device="cuda", dtype=dtype).uniform_(-1.0, 1.0, generator=gen)
+    if layout == "NT":
+        b = torch.empty(batch, n, k, device="cuda", dtype=dtype).uniform_(-1.0, 1.0, generator=gen).transpose(1, 2)
+    else:
+        b = torch.empty(batch, k, n, device="cuda", dtype=dtype).uniform_(-1.0, 1.0, generator=gen)
+    held = {}
+
+    def ours():
+        held["ours"] = tcgemm.bmm(a, b)
+
+    def theirs():
+        held["torch"] = torch.bmm(a, b)
+
+    class Holder:
+        def __init__(self, key):
+            self.key = key
+
+        def view(self, dtype):
+            return held[self.key].view(dtype)
+
+    return [ours, theirs], Holder("ours"), Holder("torch"), a, b
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", default="decode", choices=sorted(SUITES))
@@ -145,11 +178,16 @@ def main() -> int:
     results: list[dict] = []
     for dtype in dtypes:
         dname = "bf16" if dtype == torch.bfloat16 else "f16"
-        for index, (m, n, k, layout) in enumerate(SUITES[args.suite]):
-            a, b = operands(m, n, k, layout, dtype, lo, seed=1234 + index)
-            c_ours = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
-            c_torch = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
-            calls = [lambda: tcgemm.matmul(a, b, out=c_ours), lambda: torch.matmul(a, b, out=c_torch)]
+        for index, entry in enumerate(SUITES[args.suite]):
+            m, n, k, layout = entry[:4]
+            batch = entry[4] if len(entry) > 4 else 1
+            if batch > 1:
+                calls, c_ours, c_torch, a, b = batched_calls(m, n, k, layout, batch, dtype, seed=1234 + index)
+            else:
+                a, b = operands(m, n, k, layout, dtype, lo, seed=1234 + index)
+                c_ours = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+                c_torch = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+                calls = [lambda: tcgemm.matmul(a, b, out=c_ours), lambda: torch.matmul(a, b, out=c_torch)]
             if args.activation:
                 calls, c_ours, c_torch = fused_calls(a, b, args.activation, args.bias, n, dtype)
             for call in calls:
@@ -172,9 +210,10 @@ def main() -> int:
             for side, start, stop in events:
                 times[side].append(1e3 * start.elapsed_time(stop))
             ours, theirs = statistics.median(times[0]), statistics.median(times[1])
-            kernel = tcgemm.plan(a, b).kernel
+            kernel = tcgemm.plan(a[0], b[0]).kernel if batch > 1 else tcgemm.plan(a, b).kernel
             logs.setdefault(dname, []).append(math.log(theirs / ours))
-            results.append({"source": args.suite, "m": m, "n": n, "k": k, "dtype": dname, "layout": layout,
+            results.append({"source": args.suite, "m": m, "n": n, "k": k, "batch": batch, "dtype": dname,
+                            "layout": layout,
                             "kernel": kernel, "heuristic": True, "ours_us_median": ours, "cublas_us_median": theirs,
                             "speedup": theirs / ours, "identical_fraction_vs_baseline": same,
                             "ours_us": times[0], "cublas_us": times[1]})
@@ -188,7 +227,8 @@ def main() -> int:
                       f"{theirs / ours:.3f}x | {three / ours:.3f}x | {plain:.1f} | {100 * (ours / plain - 1):+.2f}% |",
                       flush=True)
             else:
-                print(f"| {m}x{n}x{k} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
+                shape = f"{batch} x {m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}"
+                print(f"| {shape} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
                       f"{theirs / ours:.3f}x | {100 * same:.1f}% |", flush=True)
     geomeans = {d: math.exp(sum(v) / len(v)) for d, v in logs.items()}
     for dname, values in logs.items():

@@ -5,6 +5,7 @@
 //   tcgemm::mm_out(a, b, out, alpha=1, beta=0)    -> out = alpha * a @ b + beta * out
 //   tcgemm::plan(a, b, out=None, alpha=1, beta=0) -> what mm / mm_out would run
 //   tcgemm::linear(x, weight, bias=None, activation=0) -> act(x @ weight^T + bias), fused
+//   tcgemm::bmm(a, b)                             -> a @ b for [batch, M, K] @ [batch, K, N], one batched call
 //   tcgemm::info()                                -> version and build
 //
 // mm_out returns nothing (the Python wrapper returns `out`): a custom op that
@@ -24,6 +25,7 @@
 
 namespace {
 
+using tcgemm::torch_glue::bmm;
 using tcgemm::torch_glue::linear;
 using tcgemm::torch_glue::mm;
 using tcgemm::torch_glue::mm_out;
@@ -45,10 +47,12 @@ TORCH_LIBRARY(tcgemm, m) {
   m.def("mm_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0, float beta=0.0) -> ()");
   m.def("plan(Tensor a, Tensor b, Tensor? out=None, float alpha=1.0, float beta=0.0) -> str[]");
   m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, int activation=0) -> Tensor");
+  m.def("bmm(Tensor a, Tensor b) -> Tensor");
   m.def("info() -> str[]", &info);
 }
 
 TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) {
+  m.impl("bmm", &bmm);
   m.impl("linear", &linear);
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);
@@ -56,6 +60,7 @@ TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) {
 }
 
 TORCH_LIBRARY_IMPL(tcgemm, CPU, m) {
+  m.impl("bmm", &bmm);
   m.impl("linear", &linear);
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);

@@ -222,6 +222,48 @@ inline at::Tensor mm(const at::Tensor& a, const at::Tensor& b, double alpha) {
   return out;
 }
 
+// a @ b for batches of matrices: a [batch, M, K], b [batch, K, N] (a batch
+// dimension of 1 is broadcast: one matrix for every problem, batch stride 0),
+// into a new [batch, M, N] tensor, by one strided batched tcgemm call. Each
+// operand's matrices are read in place when one op/ld describes them all
+// (operand_layout on dimensions 1 and 2) and its batch stride is stride(0);
+// otherwise the operand is copied to a contiguous tensor first.
+inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
+  auto call = [&] { return " (" + describe_call(a, b, nullptr) + ")"; };
+  TCGEMM_REFUSE(ValueError, a.dim() == 3 && b.dim() == 3,
+                "tcgemm.bmm: a and b must be 3-D [batch, rows, cols]" + call());
+  const int64_t batch = a.size(0) > b.size(0) ? a.size(0) : b.size(0);
+  TCGEMM_REFUSE(ValueError, (a.size(0) == batch || a.size(0) == 1) && (b.size(0) == batch || b.size(0) == 1),
+                "tcgemm.bmm: the batch sizes " + std::to_string(a.size(0)) + " and " + std::to_string(b.size(0)) +
+                    " must be equal, or one of them 1" + call());
+  const int64_t m = a.size(1), k = a.size(2), n = b.size(2);
+  // The checks of one product (dtypes, shapes, devices), on the first
+  // matrices (an empty batch: on one-element stand-ins of their shapes).
+  if (batch > 0)
+    check_tensors(a.select(0, 0), b.select(0, 0), nullptr);
+  else
+    check_tensors(a.new_empty_strided({m, k}, {0, 0}), b.new_empty_strided({b.size(1), n}, {0, 0}), nullptr);
+  at::Tensor out = at::empty({batch, m, n}, a.options());
+  if (batch == 0) return out;
+  auto in_place = [](const at::Tensor& x) {
+    return !operand_layout(x.size(1), x.size(2), x.stride(1), x.stride(2)).copy;
+  };
+  const at::Tensor a3 = in_place(a) ? a : a.contiguous();
+  const at::Tensor b3 = in_place(b) ? b : b.contiguous();
+  Call c = make_call(a3.select(0, 0), b3.select(0, 0), out.select(0, 0), 1.0, 0.0);
+  c.a = a3;  // (the whole batches stay alive until the launch)
+  c.b = b3;
+  c.out = out;
+  c.a_copied = !in_place(a);
+  c.b_copied = !in_place(b);
+  c.args.batch = batch;
+  c.args.stride_a = a3.size(0) == 1 ? 0 : a3.stride(0);
+  c.args.stride_b = b3.size(0) == 1 ? 0 : b3.stride(0);
+  c.args.stride_c = out.stride(0);
+  run(c);
+  return out;
+}
+
 // y = act(x @ weight^T + bias): nn.Linear with the fused epilogue. x is
 // [..., K] (any leading dimensions, viewed as M x K without a copy when its
 // rows are evenly spaced), weight [N, K] (passed transposed, op T, no copy),

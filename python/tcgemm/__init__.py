@@ -6,6 +6,7 @@
     torch.ops.tcgemm.mm(a, b)                        # the operator (torch.compile traces it)
     tcgemm.plan(a, b)                                # which kernel would run, and why
     y = tcgemm.linear(x, w, bias, activation="silu") # act(x @ w^T + bias), fused, any leading dims of x
+    c = tcgemm.bmm(a, b)                             # [batch, M, K] @ [batch, K, N] in one call
     tcgemm.patch_linear(model)                       # a model's nn.Linear layers onto tcgemm (reversible)
 
 Transposed views (a.t(), w.t()) are passed as op T with their leading
@@ -22,7 +23,7 @@ import torch
 
 from . import _ops
 
-__all__ = ["matmul", "linear", "patch_linear", "unpatch_linear", "plan", "Plan", "info", "__version__"]
+__all__ = ["matmul", "bmm", "linear", "patch_linear", "unpatch_linear", "plan", "Plan", "info", "__version__"]
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alpha: float = 1.0,
@@ -50,6 +51,18 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, al
         return _ops.mm(a, b, alpha)
     _ops.mm_out(a, b, out, alpha, beta)
     return out
+
+
+def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b for batches of matrices, as torch.bmm: a [batch, M, K] and b
+    [batch, K, N] (a batch size of 1 broadcasts that operand), float16 or
+    bfloat16 CUDA tensors of one dtype; returns a new [batch, M, N] tensor.
+    One strided batched tcgemm call: the persistent kernel walks every
+    problem's tiles, so small problems still fill the GPU, and each problem's
+    result has the bits of tcgemm.matmul on its own matrices (batch
+    invariant). Transposed views (b.transpose(1, 2)) are read in place.
+    Differentiable, traceable by torch.compile, capturable in CUDA graphs."""
+    return _ops.bmm_op(a, b)
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,

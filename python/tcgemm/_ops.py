@@ -6,6 +6,7 @@ can trace the operators, and the autograd formula of `mm`.
     torch.ops.tcgemm.mm_out(a, b, out, alpha=1.0, beta=0.0) -> None   (writes out)
     torch.ops.tcgemm.plan(a, b, out=None, alpha=1.0, beta=0.0) -> list[str]   (name, value, name, value, ...)
     torch.ops.tcgemm.linear(x, weight, bias=None, activation=0) -> Tensor   (act(x @ weight^T + bias), fused)
+    torch.ops.tcgemm.bmm(a, b) -> Tensor   ([batch, M, K] @ [batch, K, N], one strided batched call)
     torch.ops.tcgemm.info() -> list[str]
 """
 
@@ -137,7 +138,44 @@ def _linear_backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tenso
 
 torch.library.register_autograd("tcgemm::linear", _linear_backward, setup_context=_linear_setup_context)
 
+@torch.library.register_fake("tcgemm::bmm")
+def _bmm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    torch._check_value(a.dim() == 3 and b.dim() == 3, lambda: "tcgemm.bmm: a and b must be 3-D [batch, rows, cols]")
+    batch = max(a.shape[0], b.shape[0])
+    torch._check_value(a.shape[0] in (batch, 1) and b.shape[0] in (batch, 1),
+                       lambda: f"tcgemm.bmm: the batch sizes {a.shape[0]} and {b.shape[0]} must be equal, or one 1")
+    torch._check_value(a.shape[2] == b.shape[1],
+                       lambda: f"tcgemm: shapes do not match for a @ b: a is {list(a.shape)}, b is {list(b.shape)}")
+    torch._check_type(a.dtype in (torch.float16, torch.bfloat16) and b.dtype == a.dtype,
+                      lambda: f"tcgemm: a and b must be both float16 or both bfloat16, got {a.dtype} and {b.dtype}")
+    return a.new_empty((batch, a.shape[1], b.shape[2]))
+
+
+def _bmm_setup_context(ctx: torch.autograd.function.FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:
+    a, b = inputs
+    ctx.save_for_backward(a, b)
+
+
+def _bmm_backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> tuple:
+    # da = dC B^T, dB = A^T dC, batch by batch on tcgemm (transposed views, no
+    # copies); an operand broadcast over the batch gets the sum over it.
+    a, b = ctx.saved_tensors
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = torch.ops.tcgemm.bmm(grad, b.transpose(1, 2))
+        if a.shape[0] == 1 and grad_a.shape[0] != 1:
+            grad_a = grad_a.sum(0, keepdim=True, dtype=torch.float32).to(a.dtype)
+    if ctx.needs_input_grad[1]:
+        grad_b = torch.ops.tcgemm.bmm(a.transpose(1, 2), grad)
+        if b.shape[0] == 1 and grad_b.shape[0] != 1:
+            grad_b = grad_b.sum(0, keepdim=True, dtype=torch.float32).to(b.dtype)
+    return grad_a, grad_b
+
+
+torch.library.register_autograd("tcgemm::bmm", _bmm_backward, setup_context=_bmm_setup_context)
+
 mm = torch.ops.tcgemm.mm.default
+bmm_op = torch.ops.tcgemm.bmm.default
 mm_out = torch.ops.tcgemm.mm_out.default
 plan_op = torch.ops.tcgemm.plan.default
 linear_op = torch.ops.tcgemm.linear.default

@@ -94,7 +94,8 @@ class _Panel:
             y = body0 + ROW_H * i
             if i % 2 == 1:
                 out.append(f'<rect x="0" y="{y:.1f}" width="{WIDTH}" height="{ROW_H}" fill="#f7fafc"/>')
-            name = f'{row["m"]}x{row["n"]}x{row["k"]} {row["dtype"]} {row["layout"]}'
+            batch = f'{row["batch"]} x ' if row.get("batch", 1) > 1 else ""
+            name = f'{batch}{row["m"]}x{row["n"]}x{row["k"]} {row["dtype"]} {row["layout"]}'
             out.append(_text(LABEL_X, y + ROW_H / 2 + 4, name, 11))
             for j, (value, colour) in enumerate(((ours, OURS), (theirs, THEIRS))):
                 by = y + 3 + j * (BAR_H + 1)
@@ -117,8 +118,9 @@ def render(record: dict, title: str | None = None) -> str:
     hbm = record.get("hbm_read_gbps")
     compute, memory = [], []
     for r in rows:
-        flops = 2.0 * r["m"] * r["n"] * r["k"]
-        moved = 2.0 * (r["m"] * r["k"] + r["k"] * r["n"] + r["m"] * r["n"])
+        batch = r.get("batch", 1)  # a strided batch: every problem counts
+        flops = 2.0 * r["m"] * r["n"] * r["k"] * batch
+        moved = 2.0 * (r["m"] * r["k"] + r["k"] * r["n"] + r["m"] * r["n"]) * batch
         peak = peaks.get(r["dtype"])
         balance = peak * 1e12 / (hbm * 1e9) if peak and hbm else DEFAULT_BALANCE
         if flops / moved >= balance:
