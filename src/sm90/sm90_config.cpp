@@ -170,14 +170,19 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
     const Config c = small_m_config(m, n, num_sms, narrow);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
   }
-  // One block-row (64 < M <= 128) where the 128-row choice is 64 wide: two
-  // block-rows of 64-row tiles 96 or 128 wide, whichever fills its waves
-  // better (a tie to the wider). Measured on the H200 at M = 128 (llm
-  // shapes, bf16 NT, `bench --configs all`, docs/PERF.md): 64x128 beat
-  // 128x64 with the same tile count by 1-5% (N = 8192, 28672 x K 8192),
-  // 64x96 beat it by 3-10% where it fills more SMs (N = 6144, 4608). B
-  // K-major only (the layout measured; nn.Linear's).
-  if (automatic && request.b_k_major && m_blocks == 1 && m > kSmallBlockM && block_n == 64 && !pingpong) {
+  // One block-row (64 < M <= 128) where the 128-row choice is 64 wide, or
+  // 128 wide in two waves or more: two block-rows of 64-row tiles 96 or 128
+  // wide, whichever fills its waves better (a tie to the wider). Measured on
+  // the H200 at M = 128 (llm shapes, bf16 NT, `bench --configs all`,
+  // docs/PERF.md): 64x128 beat 128x64 with the same tile count by 1-5% (N =
+  // 8192, 28672 x K 8192), 64x96 beat it by 3-10% where it fills more SMs
+  // (N = 6144, 4608); against 128x128 in 2.2-3.4 waves, 64x96 by 8.6% (N =
+  // 37888, 6 waves 99.7% full) and 64x128 by 3% (N = 57344, 6.8 waves 97%).
+  // Not where the 128-wide tiles make one wave (N = 12288, 10240: 0.96x and
+  // 0.88x). B K-major only (the layout measured; nn.Linear's).
+  const bool narrow_128 = block_n == 64 && !pingpong;
+  const bool many_128 = block_n == 128 && m_blocks * static_cast<int64_t>(ceil_div(n, 128)) >= 2 * num_sms;
+  if (automatic && request.b_k_major && m_blocks == 1 && m > kSmallBlockM && (narrow_128 || many_128)) {
     int width = 0;
     double fill = -1.0;
     for (const int w : {128, 96}) {

@@ -137,16 +137,21 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   }
   // One block-row (64 < M <= 128) where the 128-row choice is 64 wide: 64-row
   // tiles 128 wide (the same tile count) or 96 wide where they fill more SMs.
+  // And where the 128-row tiles are 128 wide in two waves or more: 37888
+  // (790 tiles of 64x96, 99.7% full), 57344 (896 of 64x128, 97%).
   for (const Pick& p : {Pick{128, 8192, 8192, 128}, Pick{128, 8192, 28672, 128}, Pick{128, 6144, 4096, 96},
-                        Pick{128, 4608, 3584, 96}, Pick{100, 8192, 8192, 128}}) {
+                        Pick{128, 4608, 3584, 96}, Pick{100, 8192, 8192, 128}, Pick{128, 37888, 3584, 96},
+                        Pick{128, 57344, 8192, 128}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_m, 64) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
   }
-  // ... but not where the 128-row choice is wider (12288: 96 tiles 128 wide).
+  // ... but not where the 128-row choice is wider, or 128 wide in one wave
+  // (12288: 96 tiles 128 wide; 10240).
   EXPECT_EQ(select_config(128, 12288, 4096, 132).block_m, 128);
   EXPECT_EQ(select_config(128, 12288, 4096, 132).block_n, 128);
   EXPECT_EQ(select_config(128, 28672, 4096, 132).block_n, 256);
+  EXPECT_EQ(select_config(128, 10240, 8192, 132).block_m, 128);
   // Past 64 rows: the 128-row tiles, where they take more than half the SMs.
   EXPECT_EQ(select_config(65, 16384, 4096, 132).block_m, 128);
   EXPECT_EQ(select_config(1024, 1024, 1024, 132).block_m, 128) << "128 tiles of 128x64";
