@@ -12,7 +12,10 @@ namespace tcgemm::detail {
 
 namespace {
 template <typename T>
-__global__ void scale_kernel(int64_t m, int64_t n, float beta, T* c, int64_t ldc, EpilogueParams epi) {
+__global__ void scale_kernel(int64_t m, int64_t n, EpilogueParams epi) {
+  T* const c = static_cast<T*>(epi.c);
+  const int64_t ldc = epi.ldc;
+  const float beta = epi.beta;
   const int64_t col = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (col >= n) return;
   // With a fused epilogue: act(bias[col]) + beta * C (alpha * the empty sum is 0).
@@ -32,9 +35,9 @@ cudaError_t launch_scale(const GemmArgs& g) {
   const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)));
   const EpilogueParams epi = epilogue_params(g);
   if (g.dtype == DType::f16)
-    scale_kernel<<<grid, block, 0, g.stream>>>(g.m, g.n, g.beta, static_cast<__half*>(g.c), g.ldc, epi);
+    scale_kernel<__half><<<grid, block, 0, g.stream>>>(g.m, g.n, epi);
   else
-    scale_kernel<<<grid, block, 0, g.stream>>>(g.m, g.n, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc, epi);
+    scale_kernel<__nv_bfloat16><<<grid, block, 0, g.stream>>>(g.m, g.n, epi);
   return cudaGetLastError();
 }
 
