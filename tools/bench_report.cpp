@@ -167,7 +167,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
   j.member("l2_flush_bytes", static_cast<uint64_t>(flush_bytes));
   j.member("seed", settings.seed).member("statistic", "median");
   j.member("activation", to_string(settings.fused.activation));
-  j.member("bias", settings.fused.bias == 1 ? "same" : settings.fused.bias == 2 ? "f32" : "none");
+  j.member("bias", settings.fused.bias_name());
   j.member("baseline", "cublasGemmEx configured as PyTorch configures it (its own workspace, reduced-precision "
                        "reductions allowed); strict: as tcgemm's fallback calls it (disallowed)");
   j.end_object();

@@ -138,9 +138,26 @@ support::CompareStats compare_batch(DType dtype, const uint16_t* x, const uint16
   return all;
 }
 
+const char* FusedEpilogue::bias_name() const { return bias == 1 ? "same" : bias == 2 ? "f32" : "none"; }
+
 std::string FusedEpilogue::str() const {
-  return std::string("activation ") + to_string(activation) + ", bias " +
-         (bias == 1 ? "same" : bias == 2 ? "f32" : "none");
+  return std::string("activation ") + to_string(activation) + ", bias " + bias_name();
+}
+
+bool FusedEpilogue::set_activation(const std::string& name) {
+  for (const Activation a : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                             Activation::silu})
+    if (name == to_string(a)) {
+      activation = a;
+      return true;
+    }
+  return false;
+}
+
+bool FusedEpilogue::set_bias(const std::string& name) {
+  if (name != "none" && name != "same" && name != "f32") return false;
+  bias = name == "same" ? 1 : name == "f32" ? 2 : 0;
+  return true;
 }
 
 void add_fused_epilogue_options(ArgParser& parser, const std::string& what) {
@@ -149,18 +166,9 @@ void add_fused_epilogue_options(ArgParser& parser, const std::string& what) {
 }
 
 std::string parse_fused_epilogue(const ArgParser& parser, FusedEpilogue* out) {
-  const std::string act = parser.get("activation", "none");
-  bool found = false;
-  for (const Activation a : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
-                             Activation::silu})
-    if (act == to_string(a)) {
-      out->activation = a;
-      found = true;
-    }
-  if (!found) return "--activation must be none, relu, gelu, gelu_tanh or silu";
-  const std::string bias = parser.get("bias", "none");
-  if (bias != "none" && bias != "same" && bias != "f32") return "--bias must be none, same or f32";
-  out->bias = bias == "same" ? 1 : bias == "f32" ? 2 : 0;
+  if (!out->set_activation(parser.get("activation", "none")))
+    return "--activation must be none, relu, gelu, gelu_tanh or silu";
+  if (!out->set_bias(parser.get("bias", "none"))) return "--bias must be none, same or f32";
   return {};
 }
 

@@ -84,8 +84,14 @@ struct FusedEpilogue {
   Activation activation = Activation::none;
   int bias = 0;  // 0 none, 1 the output's type, 2 fp32
   bool any() const { return activation != Activation::none || bias != 0; }
+  // "none", "same" or "f32", as --bias and the fuzzer's cases spell it
+  const char* bias_name() const;
   // "activation gelu, bias f32"
   std::string str() const;
+  // Sets the activation from its name (to_string(Activation)) or the bias
+  // from its name (bias_name); false for a name that is neither.
+  bool set_activation(const std::string& name);
+  bool set_bias(const std::string& name);
 };
 // Declares --activation and --bias; `what` says what they apply to.
 void add_fused_epilogue_options(ArgParser& parser, const std::string& what);

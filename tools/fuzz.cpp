@@ -174,17 +174,9 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
       c.off_b = b;
       c.off_c = cc;
     } else if (key == "activation") {
-      bool known = false;
-      for (const Activation a : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
-                                 Activation::silu})
-        if (value == to_string(a)) {
-          c.fused.activation = a;
-          known = true;
-        }
-      if (!known) return std::nullopt;
+      if (!c.fused.set_activation(value)) return std::nullopt;
     } else if (key == "bias") {
-      if (value != "none" && value != "same" && value != "f32") return std::nullopt;
-      c.fused.bias = value == "same" ? 1 : value == "f32" ? 2 : 0;
+      if (!c.fused.set_bias(value)) return std::nullopt;
     } else if (key == "alpha" || key == "beta") {
       char* rest = nullptr;
       const float v = std::strtof(value.c_str(), &rest);
@@ -215,8 +207,7 @@ std::string describe(const FuzzCase& c) {
                 static_cast<long long>(c.lda), static_cast<long long>(c.ldb), static_cast<long long>(c.ldc),
                 static_cast<long long>(c.off_a), static_cast<long long>(c.off_b), static_cast<long long>(c.off_c),
                 c.alpha, c.beta) +
-         (c.fused.any() ? format(" activation=%s bias=%s", to_string(c.fused.activation),
-                                 c.fused.bias == 1 ? "same" : c.fused.bias == 2 ? "f32" : "none")
+         (c.fused.any() ? format(" activation=%s bias=%s", to_string(c.fused.activation), c.fused.bias_name())
                         : std::string());
 }
 

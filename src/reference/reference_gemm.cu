@@ -15,24 +15,15 @@ namespace tcgemm::detail {
 
 namespace {
 
-template <typename T>
-__device__ float load(const T* p, int64_t i) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(p[i]);
-  else return __bfloat162float(p[i]);
-}
-template <typename T>
-__device__ T store(float v) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
-  else return __float2bfloat16_rn(v);
-}
-
 // A strided batch: the grid's z index strides over the problems (gridDim.z
 // is capped at 65535), each with its own A, B and C.
 template <typename T>
-__global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const T* a0,
-                                      int64_t lda, const T* b0, int64_t ldb, float beta, T* c0, int64_t ldc,
-                                      EpilogueParams epi, int64_t batch, int64_t stride_a, int64_t stride_b,
-                                      int64_t stride_c) {
+__global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, int64_t k, const T* a0, int64_t lda,
+                                      const T* b0, int64_t ldb, EpilogueParams epi, int64_t batch, int64_t stride_a,
+                                      int64_t stride_b, int64_t stride_c) {
+  // (alpha, beta, C and ldc: the epilogue's.)
+  T* const c0 = static_cast<T*>(epi.c);
+  const int64_t ldc = epi.ldc;
   const int64_t col = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (col >= n) return;
   for (int64_t i = blockIdx.z; i < batch; i += gridDim.z) {
@@ -44,14 +35,14 @@ __global__ void reference_gemm_kernel(int op_a, int op_b, int64_t m, int64_t n, 
          row += static_cast<int64_t>(gridDim.y) * blockDim.y) {
       float acc = 0.0f;
       for (int64_t kk = 0; kk < k; ++kk) {
-        const float x = load(a, op_a == 0 ? row * lda + kk : kk * lda + row);
-        const float y = load(b, op_b == 0 ? kk * ldb + col : col * ldb + kk);
+        const float x = widen(a[op_a == 0 ? row * lda + kk : kk * lda + row]);
+        const float y = widen(b[op_b == 0 ? kk * ldb + col : col * ldb + kk]);
         acc = fmaf(x, y, acc);
       }
       // The fused epilogue (bias, activation), as the kernels apply it.
-      float out = fused_epilogue(epi) ? epilogue_value<T>(epi, acc, static_cast<int>(col)) : alpha * acc;
-      if (beta != 0.0f) out = fmaf(beta, load(c, row * ldc + col), out);
-      c[row * ldc + col] = store<T>(out);
+      float out = fused_epilogue(epi) ? epilogue_value<T>(epi, acc, static_cast<int>(col)) : epi.alpha * acc;
+      if (epi.beta != 0.0f) out = fmaf(epi.beta, widen(c[row * ldc + col]), out);
+      c[row * ldc + col] = round_to<T>(out);
     }
   }
 }
@@ -65,15 +56,13 @@ cudaError_t launch_reference_gemm(const GemmArgs& g) {
   const int oa = static_cast<int>(g.op_a), ob = static_cast<int>(g.op_b);
   const EpilogueParams epi = epilogue_params(g);
   if (g.dtype == DType::f16)
-    reference_gemm_kernel<<<grid, block, 0, g.stream>>>(oa, ob, g.m, g.n, g.k, g.alpha, static_cast<const __half*>(g.a),
-                                                        g.lda, static_cast<const __half*>(g.b), g.ldb, g.beta,
-                                                        static_cast<__half*>(g.c), g.ldc, epi, g.batch, g.stride_a,
-                                                        g.stride_b, g.stride_c);
+    reference_gemm_kernel<<<grid, block, 0, g.stream>>>(oa, ob, g.m, g.n, g.k, static_cast<const __half*>(g.a), g.lda,
+                                                        static_cast<const __half*>(g.b), g.ldb, epi, g.batch,
+                                                        g.stride_a, g.stride_b, g.stride_c);
   else
-    reference_gemm_kernel<<<grid, block, 0, g.stream>>>(
-        oa, ob, g.m, g.n, g.k, g.alpha, static_cast<const __nv_bfloat16*>(g.a), g.lda,
-        static_cast<const __nv_bfloat16*>(g.b), g.ldb, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc, epi, g.batch,
-        g.stride_a, g.stride_b, g.stride_c);
+    reference_gemm_kernel<<<grid, block, 0, g.stream>>>(oa, ob, g.m, g.n, g.k, static_cast<const __nv_bfloat16*>(g.a),
+                                                        g.lda, static_cast<const __nv_bfloat16*>(g.b), g.ldb, epi,
+                                                        g.batch, g.stride_a, g.stride_b, g.stride_c);
   return cudaGetLastError();
 }
 

@@ -14,8 +14,10 @@ namespace {
 // A strided batch: the grid's z index strides over the C matrices (gridDim.z
 // is capped at 65535), stride_c elements apart.
 template <typename T>
-__global__ void scale_kernel(int64_t m, int64_t n, float beta, T* c0, int64_t ldc, EpilogueParams epi, int64_t batch,
-                             int64_t stride_c) {
+__global__ void scale_kernel(int64_t m, int64_t n, EpilogueParams epi, int64_t batch, int64_t stride_c) {
+  T* const c0 = static_cast<T*>(epi.c);
+  const int64_t ldc = epi.ldc;
+  const float beta = epi.beta;
   const int64_t col = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (col >= n) return;
   // With a fused epilogue: act(bias[col]) + beta * C (alpha * the empty sum is 0).
@@ -39,11 +41,9 @@ cudaError_t launch_scale(const GemmArgs& g) {
                   static_cast<unsigned>(std::min<int64_t>(g.batch, 65535)));
   const EpilogueParams epi = epilogue_params(g);
   if (g.dtype == DType::f16)
-    scale_kernel<<<grid, block, 0, g.stream>>>(g.m, g.n, g.beta, static_cast<__half*>(g.c), g.ldc, epi, g.batch,
-                                               g.stride_c);
+    scale_kernel<__half><<<grid, block, 0, g.stream>>>(g.m, g.n, epi, g.batch, g.stride_c);
   else
-    scale_kernel<<<grid, block, 0, g.stream>>>(g.m, g.n, g.beta, static_cast<__nv_bfloat16*>(g.c), g.ldc, epi,
-                                               g.batch, g.stride_c);
+    scale_kernel<__nv_bfloat16><<<grid, block, 0, g.stream>>>(g.m, g.n, epi, g.batch, g.stride_c);
   return cudaGetLastError();
 }
 
