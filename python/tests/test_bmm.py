@@ -141,11 +141,15 @@ def test_torch_compile_fullgraph_and_cuda_graph() -> None:
     a, b = operands(8, 128, 128, 64, "NT", torch.bfloat16, seed=17)
 
     def f(x, y):
-        return tcgemm.bmm(x, y).float().softmax(-1)
+        scores = tcgemm.bmm(x, y)
+        return scores, scores.float().softmax(-1)
 
-    eager = f(a, b)
-    compiled = torch.compile(f, fullgraph=True)
-    assert torch.equal(compiled(a, b), eager)
+    eager_scores, eager_probs = f(a, b)
+    compiled_scores, compiled_probs = torch.compile(f, fullgraph=True)(a, b)
+    # The GEMM is the same kernel either way: bit for bit. The softmax is
+    # torch's own (a fused Triton kernel when compiled), equal to rounding.
+    assert torch.equal(compiled_scores, eager_scores)
+    torch.testing.assert_close(compiled_probs, eager_probs, rtol=1e-5, atol=1e-7)
     graph_out = torch.empty(8, 128, 128, device="cuda", dtype=torch.bfloat16)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
