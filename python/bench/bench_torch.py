@@ -210,7 +210,9 @@ def main() -> int:
             for side, start, stop in events:
                 times[side].append(1e3 * start.elapsed_time(stop))
             ours, theirs = statistics.median(times[0]), statistics.median(times[1])
-            kernel = tcgemm.plan(a[0], b[0]).kernel if batch > 1 else tcgemm.plan(a, b).kernel
+            # (A batch's kernel is chosen for all its tiles, which tcgemm.plan
+            # of one problem does not see: `tcgemm bench --batch N` names it.)
+            kernel = "batched" if batch > 1 else tcgemm.plan(a, b).kernel
             logs.setdefault(dname, []).append(math.log(theirs / ours))
             results.append({"source": args.suite, "m": m, "n": n, "k": k, "batch": batch, "dtype": dname,
                             "layout": layout,

@@ -78,15 +78,14 @@ struct Epilogue {
         // Nothing of this panel is inside C (the tile hangs over M or N).
         if (row0 >= epi.m || panel_n0 >= epi.n) continue;
         // The bias of this thread's 16 columns of the panel, loaded before
-        // anything waits: 4 per 16-column step jj (8-column group 2jj or
-        // 2jj+1, then the pair's first or second element).
-        float bias[kEpiPanel / 16][4];
+        // anything waits: a pair per 8-column group (2jj or 2jj + 1). (Loaded
+        // again for each m64 accumulator: held across both, the 128x128
+        // ping-pong kernels spill.)
+        float2 bias[kEpiPanel / 8];
         if constexpr (ACT != detail::kPlainEpilogue) {
 #pragma unroll
-          for (int jj = 0; jj < kEpiPanel / 16; ++jj)
-#pragma unroll
-            for (int q = 0; q < 4; ++q)
-              bias[jj][q] = detail::bias_at<Element>(epi, panel_n0 + 8 * (2 * jj + q / 2) + 2 * (wg_thread % 4) + q % 2);
+          for (int g = 0; g < kEpiPanel / 8; ++g)
+            bias[g] = detail::bias_pair_at<Element>(epi, panel_n0 + 8 * g + 2 * (wg_thread % 4));
         }
         const int buf = panel_use % kEpiBuffers;
         const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
@@ -108,8 +107,10 @@ struct Epilogue {
           if constexpr (ACT != detail::kPlainEpilogue) {
             // v[i]'s column: 8-column group jc + i / 4, pair 2 * (lane % 4), element i % 2.
 #pragma unroll
-            for (int i = 0; i < 8; ++i)
-              v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i], bias[jj][2 * (i / 4) + i % 2]);
+            for (int i = 0; i < 8; ++i) {
+              const float2 b = bias[2 * jj + i / 4];
+              v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i], i % 2 == 0 ? b.x : b.y);
+            }
             detail::activate_all<ACT>(v);
           } else {
 #pragma unroll
@@ -173,14 +174,14 @@ struct RegisterEpilogue {
       for (int j0 = 0; j0 < kGroups; j0 += kStep) {
         float v[2][2 * kStep];  // [row h][2 * group + element]
 #pragma unroll
-        for (int j = 0; j < kStep; ++j)
+        for (int j = 0; j < kStep; ++j) {
+          const float2 b = detail::bias_pair_at<Element>(epi, n0 + 8 * (j0 + j) + col);
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float b = detail::bias_at<Element>(epi, n0 + 8 * (j0 + j) + col + e);
+          for (int e = 0; e < 2; ++e)
 #pragma unroll
             for (int h = 0; h < 2; ++h)
-              v[h][2 * j + e] = detail::pre_activation(epi.alpha, acc[0][4 * (j0 + j) + 2 * h + e], b);
-          }
+              v[h][2 * j + e] = detail::pre_activation(epi.alpha, acc[0][4 * (j0 + j) + 2 * h + e], e == 0 ? b.x : b.y);
+        }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int r = m0 + row + 8 * h;

@@ -171,6 +171,19 @@ __device__ __forceinline__ float bias_at(const EpilogueParams& epi, int col) {
                       : widen<Element>(static_cast<const Element*>(epi.bias)[col]);
 }
 
+// The bias of columns col and col + 1 (col even) as bias_at gives them, in
+// one 4- or 8-byte load where the pair is inside N and the bias aligned for
+// it (no alignment is asked of the bias: a misaligned one is read one
+// element at a time).
+template <typename Element>
+__device__ __forceinline__ float2 bias_pair_at(const EpilogueParams& epi, int col) {
+  const auto address = reinterpret_cast<uintptr_t>(epi.bias);
+  if (epi.bias == nullptr || col + 1 >= epi.n || address % (epi.bias_f32 ? 8 : 4) != 0)
+    return make_float2(bias_at<Element>(epi, col), bias_at<Element>(epi, col + 1));
+  if (epi.bias_f32) return static_cast<const float2*>(epi.bias)[col / 2];
+  return unpack2<Element>(static_cast<const uint32_t*>(epi.bias)[col / 2]);
+}
+
 // alpha * acc + bias, each operation rounded on its own (no contraction to
 // an FMA, which the compiler might do in one kernel and not in another):
 // every kernel and the reference compute the same fp32 value.
