@@ -138,36 +138,39 @@ def main() -> int:
           f"{args.layers} layers, batch {args.batch}, prompt {args.prompt_len}, {args.new_tokens} new tokens")
 
     modes = ["eager"] + (["compiled"] if args.compile else [])
-    eager_forward = model.forward
     for mode in modes:
         if mode == "compiled":
-            # One compiled forward for both variants: swapping the modules
-            # fails its guards once per variant, and the compiled code (and
-            # the CUDA graphs) of each stays cached for the timed rounds.
-            model.generation_config.cache_implementation = "static"
+            # transformers compiles the decode steps itself when the cache is
+            # static (generation_config.compile_config; its default mode is
+            # "reduce-overhead"), and keeps the prefill eager: the static
+            # cache's tensors are created there and marked as static
+            # addresses for the CUDA graphs. Compiling model.forward by hand
+            # instead also compiles the prefill, where the cache is created
+            # inside the graph and never marked: the decode graphs are
+            # skipped ("mutated inputs") and the next step reads freed
+            # memory (a segfault in inductor's launcher; PyTorch issue
+            # 192748). One compiled call for both variants: swapping the
+            # modules fails its guards once per variant, and the compiled
+            # code of each stays cached for the timed rounds.
+            from transformers import CompileConfig
+
             torch._dynamo.reset()
-            compiled = torch.compile(eager_forward, mode="reduce-overhead")
-
-            def forward(*call_args, **call_kwargs):
-                # Each call is a new step for the CUDA graphs: the static KV
-                # cache is updated in place by every call, and the graphs'
-                # outputs of the last step are not read again.
-                torch.compiler.cudagraph_mark_step_begin()
-                return compiled(*call_args, **call_kwargs)
-
-            model.forward = forward
+            model.generation_config.cache_implementation = "static"
+            model.generation_config.compile_config = CompileConfig(mode="reduce-overhead")
         results: dict[bool, list[float]] = {False: [], True: []}
         for patched in (False, True):  # warm-up at the full length, each variant (compiled: compiles it)
             set_variant(model, patched)
             for _ in range(2):
                 generate(model, prompts, args.new_tokens)
+        if mode == "compiled" and getattr(model, "_compiled_call", None) is None:
+            # (What generate() compiled, transformers keeps there.)
+            raise RuntimeError("transformers did not compile the decode steps: the 'compiled' figures would be eager")
         for r in range(args.rounds):
             for patched in ((False, True) if r % 2 == 0 else (True, False)):
                 set_variant(model, patched)
                 results[patched].append(tokens_per_s(model, prompts, args.new_tokens))
         ours, theirs = statistics.median(results[True]), statistics.median(results[False])
         print(f"{mode}: tcgemm {ours:.0f} tokens/s, cuBLAS {theirs:.0f} tokens/s ({ours / theirs:.3f}x)")
-        model.forward = eager_forward
         model.generation_config.cache_implementation = None
 
     compare_runs(model, prompts, args.new_tokens)
