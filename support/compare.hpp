@@ -24,6 +24,17 @@ struct CompareStats {
 
   bool finite() const { return nonfinite_x == 0 && nonfinite_ref == 0; }
   double identical_fraction() const { return count ? static_cast<double>(identical) / count : 1.0; }
+  // Adds another window's figures (one problem of a batch): counts summed,
+  // the maxima kept. (norm_rel: the worst window's, not the whole's norm.)
+  void merge(const CompareStats& o) {
+    count += o.count;
+    nonfinite_x += o.nonfinite_x;
+    nonfinite_ref += o.nonfinite_ref;
+    identical += o.identical;
+    norm_rel = norm_rel > o.norm_rel ? norm_rel : o.norm_rel;
+    max_elem_rel = max_elem_rel > o.max_elem_rel ? max_elem_rel : o.max_elem_rel;
+    max_abs = max_abs > o.max_abs ? max_abs : o.max_abs;
+  }
 };
 // The floor under |ref| in the elementwise ratio, relative to ref's RMS: with
 // random signs some outputs land near zero, and a ratio against ~0 says

@@ -42,6 +42,20 @@ struct ElementwiseStats {
   double worst_rounded_twice = 0.0;
   // The first element (lowest row, then column) beyond each bound.
   BoundViolation first, first_rounded_twice;
+
+  // Adds the figures of a later problem of a batch: counts summed, the
+  // worst ratios kept, the first violations kept from the earliest problem
+  // that has one.
+  void merge(const ElementwiseStats& o) {
+    if (!first.any() && o.first.any()) first = o.first;
+    if (!first_rounded_twice.any() && o.first_rounded_twice.any()) first_rounded_twice = o.first_rounded_twice;
+    count += o.count;
+    nonfinite += o.nonfinite;
+    beyond += o.beyond;
+    beyond_rounded_twice += o.beyond_rounded_twice;
+    worst = worst > o.worst ? worst : o.worst;
+    worst_rounded_twice = worst_rounded_twice > o.worst_rounded_twice ? worst_rounded_twice : o.worst_rounded_twice;
+  }
 };
 
 // Checks the output of the call `args` describes (its C pointer and ldc hold

@@ -73,15 +73,7 @@ support::ElementwiseStats elementwise_batch(const GemmArgs& g, const uint16_t* c
     one.b = static_cast<const uint16_t*>(g.b) + i * g.stride_b;
     one.c = static_cast<uint16_t*>(g.c) + i * g.stride_c;
     one.batch = 1;
-    const support::ElementwiseStats st = support::check_elementwise(one, c0 ? c0 + i * g.stride_c : nullptr);
-    if (!all.first.any() && st.first.any()) all.first = st.first;
-    if (!all.first_rounded_twice.any() && st.first_rounded_twice.any()) all.first_rounded_twice = st.first_rounded_twice;
-    all.count += st.count;
-    all.nonfinite += st.nonfinite;
-    all.beyond += st.beyond;
-    all.beyond_rounded_twice += st.beyond_rounded_twice;
-    all.worst = std::max(all.worst, st.worst);
-    all.worst_rounded_twice = std::max(all.worst_rounded_twice, st.worst_rounded_twice);
+    all.merge(support::check_elementwise(one, c0 ? c0 + i * g.stride_c : nullptr));
   }
   return all;
 }

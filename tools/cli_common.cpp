@@ -125,15 +125,8 @@ support::CompareStats compare_batch(DType dtype, const uint16_t* x, const uint16
                                     const Shape& s, const BatchLayout& batch, cudaStream_t stream) {
   support::CompareStats all;
   for (int64_t i = 0; i < batch.count; ++i) {
-    const support::CompareStats st = support::compare(dtype, x + i * batch.stride_c, ops.ldc,
-                                                      ref + i * batch.stride_c, ops.ldc, s.m, s.n, stream);
-    all.count += st.count;
-    all.nonfinite_x += st.nonfinite_x;
-    all.nonfinite_ref += st.nonfinite_ref;
-    all.identical += st.identical;
-    all.norm_rel = std::max(all.norm_rel, st.norm_rel);
-    all.max_elem_rel = std::max(all.max_elem_rel, st.max_elem_rel);
-    all.max_abs = std::max(all.max_abs, st.max_abs);
+    all.merge(support::compare(dtype, x + i * batch.stride_c, ops.ldc, ref + i * batch.stride_c, ops.ldc, s.m, s.n,
+                               stream));
   }
   return all;
 }
