@@ -134,7 +134,7 @@ struct GemmArgs {
   // matrices must not overlap (stacked: stride_c >= (M - 1) * ldc + N, or
   // side by side in C's rows: N <= stride_c and (batch - 1) * stride_c + N <=
   // ldc). One launch covers the whole batch. batch = 1 ignores the strides:
-  // the plain call.
+  // the plain call; batch = 0 writes nothing (as M or N = 0).
   int64_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 

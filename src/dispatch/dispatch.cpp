@@ -78,7 +78,7 @@ std::string check_options(const Options& options) {
 Admission admit(const GemmArgs& args, const Options& options) {
   if (std::string why = check_args(args); !why.empty()) return {Status::invalid_argument, why};
   if (std::string why = check_options(options); !why.empty()) return {Status::invalid_argument, why};
-  if (args.m == 0 || args.n == 0) return {};
+  if (args.m == 0 || args.n == 0 || args.batch == 0) return {};  // nothing to write
   std::string error;
   const DeviceInfo* dev = current_device(&error);
   if (dev == nullptr) return {Status::no_device, error};
@@ -160,7 +160,9 @@ Decision make_plan(const GemmArgs& args, const Options& options) {
   const Admission admitted = admit(args, options);
   if (admitted.status != Status::ok) return reject(admitted.status, admitted.reason);
   if (admitted.device == nullptr)
-    return run_without_kernel(Path::none, Backend::none, "none", "M or N is 0: nothing to compute, C is untouched");
+    return run_without_kernel(Path::none, Backend::none, "none",
+                              args.batch == 0 ? "the batch is empty: nothing to compute, C is untouched"
+                                              : "M or N is 0: nothing to compute, C is untouched");
   return decide(args, options, *admitted.device);
 }
 

@@ -49,13 +49,17 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
     const bool small_m = m <= kBlockM && schedule != Schedule::cluster_launch_control && width_has_single;
     single = single_only || small_m;
   }
-  if (single && detail::tile_count_fits_int32(m, n, kBlockM, 64, batch)) {
+  const int single_block_n = !single ? 0
+                             : is_tile_config(block_n_override, Schedule::persistent, 1) &&
+                                       builds_for_b(block_n_override, 1, b_k_major)
+                                 ? block_n_override
+                                 : single_width(m, n, num_sms, b_k_major, batch);
+  // (The tile count at the width chosen: a narrow width over a large batch
+  // can pass 2^31 tiles where 64-wide tiles would not.)
+  if (single && detail::tile_count_fits_int32(m, n, kBlockM, single_block_n, batch)) {
     Config c{};
     c.block_m = kBlockM;
-    c.block_n = is_tile_config(block_n_override, Schedule::persistent, 1) &&
-                        builds_for_b(block_n_override, 1, b_k_major)
-                    ? block_n_override
-                    : single_width(m, n, num_sms, b_k_major, batch);
+    c.block_n = single_block_n;
     c.block_k = kBlockK;
     c.stages = stages_for(c.block_n, 1);
     c.cluster_m = 1;

@@ -291,9 +291,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     // Accepted: the contract's arguments only.
     if ((dtype != 0 && dtype != 1) || (op_a != 0 && op_a != 1) || (op_b != 0 && op_b != 1) || m < 0 || n < 0 ||
-        k < 0 || batch < 1 || stride_a < 0 || stride_b < 0 || stride_c < 0)
+        k < 0 || batch < 0 || (batch > 1 && (stride_a < 0 || stride_b < 0 || stride_c < 0)))
       fail("accepted arguments outside the contract", call);
-    if (m == 0 || n == 0) {
+    if (m == 0 || n == 0 || batch == 0) {
       if (g_rec.launches != 0) fail("launched for an empty product", call);
     } else {
       if (g_rec.launches != 1) fail("an accepted call did not launch exactly once", call);
@@ -335,7 +335,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if ((p.path == tcgemm::Path::kernel) != own) fail("plan path and backend disagree", call + " " + p.kernel);
     if ((p.path == tcgemm::Path::kernel) != (p.config.block_n > 0 && p.config.stages > 0))
       fail("a plan configuration without the kernel path, or the reverse", call + " " + p.kernel);
-    if ((p.path == tcgemm::Path::scale) != (m > 0 && n > 0 && k == 0)) fail("the scale path off K == 0", call);
+    if ((p.path == tcgemm::Path::scale) != (m > 0 && n > 0 && batch > 0 && k == 0))
+      fail("the scale path off K == 0", call);
     if ((p.path == tcgemm::Path::cublas) != (p.backend == tcgemm::Backend::cublas))
       fail("plan path and backend disagree", call + " " + p.kernel);
     if (p.path == tcgemm::Path::cublas &&

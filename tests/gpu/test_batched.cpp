@@ -411,6 +411,21 @@ TEST_F(Batched, KZeroScalesEveryProblem) {
   EXPECT_EQ(outside, 0) << "written between the C_i: " << prob.describe();
 }
 
+// More problems than a grid's z dimension holds (65535): the reference GEMM
+// and the K == 0 scale stride over the batch in z, the kernels' raster walks
+// batch x tiles in one index. Every problem and the guard rows between them
+// are compared bit for bit with the reference.
+TEST_F(Batched, MoreProblemsThanAGridDimensionHolds) {
+  for (const int64_t k : {int64_t{16}, int64_t{0}}) {
+    BatchedProblem prob(make_batched(DType::bf16, kLayouts[0], 8, 8, k, 70000, Fill::small_int, 70100 + k, 1.0f));
+    prob.reset_outputs();
+    const std::string what = prob.describe();
+    TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
+    TCGEMM_ASSERT_OK(run_gemm(prob.args(prob.c())), what);
+    EXPECT_EQ(differences(prob.download_all(prob.c()), prob.download_all(prob.c_ref())), 0) << what;
+  }
+}
+
 // What tcgemm's kernel cannot take: a stride TMA cannot describe falls back
 // to cuBLAS's strided batched GEMM (exact here, so equal to the reference),
 // is refused under Prefer::tcgemm_only and with a fused epilogue; C matrices
@@ -464,10 +479,14 @@ TEST_F(Batched, UnalignedStridesFallBackOrAreRefusedAndRefusalsWriteNothing) {
   expect_untouched("overlapping C");
 
   GemmArgs no_batch = prob.args(prob.c());
-  no_batch.batch = 0;
+  no_batch.batch = 0;  // an empty batch: nothing to write, as BLAS's batchCount = 0
   const Plan zero = run_gemm(no_batch);
-  EXPECT_EQ(zero.status, Status::invalid_argument) << zero.reason;
+  EXPECT_EQ(zero.status, Status::ok) << zero.reason;
   expect_untouched("batch 0");
+  no_batch.batch = -2;
+  const Plan negative = run_gemm(no_batch);
+  EXPECT_EQ(negative.status, Status::invalid_argument) << negative.reason;
+  expect_untouched("batch -2");
 }
 
 // The C ABI entry point runs the same batch as GemmArgs.

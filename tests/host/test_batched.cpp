@@ -103,10 +103,8 @@ TEST(BatchValidation, AcceptsStackedSideBySideAndRepeatedOperands) {
 
 TEST(BatchValidation, RejectsABadCountOrNegativeStrides) {
   GemmArgs g = batched_args();
-  g.batch = 0;
-  expect_rejected(g, {"batch must be at least 1, not 0"});
   g.batch = -3;
-  expect_rejected(g, {"batch must be at least 1, not -3"});
+  expect_rejected(g, {"batch must not be negative, not -3"});
   g.batch = int64_t{1} << 31;
   expect_rejected(g, {"batch above 2^31-1"});
   for (int which = 0; which < 3; ++which) {
@@ -114,10 +112,16 @@ TEST(BatchValidation, RejectsABadCountOrNegativeStrides) {
     (which == 0 ? g.stride_a : which == 1 ? g.stride_b : g.stride_c) = -8;
     expect_rejected(g, {"batch strides must not be negative"});
   }
-  g = batched_args();
-  g.batch = 1;
-  g.stride_a = -1;
-  expect_rejected(g, {"batch strides must not be negative"});
+}
+
+TEST(BatchValidation, AnEmptyBatchOrABatchOfOneIgnoresTheStrides) {
+  for (const int64_t batch : {0, 1}) {
+    GemmArgs g = batched_args();
+    g.batch = batch;
+    g.stride_a = -1;  // neither is used
+    g.stride_c = 0;
+    EXPECT_EQ(check_args(g), "") << "batch " << batch;
+  }
 }
 
 TEST(BatchValidation, RejectsOverlappingCMatrices) {
@@ -285,21 +289,6 @@ TEST(BatchedConfig, Sm90CountsBatchTimesTiles) {
   }
 }
 
-TEST(BatchedConfig, Sm90BatchOfOneIsThePlainChoice) {
-  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {8, 4096, 4096}, {129, 257, 65},
-                                {1024, 1024, 1024}, {8192, 8192, 8192}, {100000, 64, 64}})
-    for (bool b_k_major : {false, true}) {
-      sm90::ConfigRequest request;
-      request.b_k_major = b_k_major;
-      const sm90::Config plain = sm90::select_config(m, n, k, 132, request);
-      request.batch = 1;
-      const sm90::Config one = sm90::select_config(m, n, k, 132, request);
-      EXPECT_EQ(sm90::describe(one), sm90::describe(plain)) << m << "x" << n << "x" << k;
-      EXPECT_EQ(one.num_ctas, plain.num_ctas);
-      EXPECT_EQ(one.group_m, plain.group_m);
-    }
-}
-
 // Small problems in numbers (the reason batches exist): one 64 x 64 x 64
 // problem takes one CTA, 128 of them take 128 of the 132 SMs in one launch.
 TEST(BatchedConfig, SmallProblemsFillTheGpuTogether) {
@@ -323,6 +312,20 @@ TEST(BatchedConfig, SmallProblemsFillTheGpuTogether) {
   EXPECT_EQ(b200.grid_clusters, 128);
 }
 
+TEST(BatchedConfig, Sm100NarrowForcedWidthNeverOverflowsTheTileCount) {
+  // M = 1, N = 65536: 2^19 problems of 16-wide single-CTA tiles, or 2^20 of
+  // 32-wide ones, would be 2^31 tiles (64-wide ones a quarter or half of
+  // that): the 2-CTA tiles take them.
+  for (const int width : {16, 32}) {
+    const int64_t batch = (int64_t{1} << 31) / (65536 / width);
+    const sm100::Config c = sm100::select_config(1, 65536, 64, 148, width, Schedule::automatic, 0, true, batch);
+    EXPECT_GT(c.num_tiles, 0) << "width " << width;
+    EXPECT_NE(c.block_n, width) << "width " << width;
+    // Half that batch fits: the forced width stays.
+    EXPECT_EQ(sm100::select_config(1, 65536, 64, 148, width, Schedule::automatic, 0, true, batch / 2).block_n, width);
+  }
+}
+
 TEST(BatchedConfig, Sm100CountsBatchTimesTilesAndKeepsTheClcLimit) {
   // 8 problems of 2048 x 2048: as many tiles as one 16384 x 2048.
   const sm100::Config c = sm100::select_config(2048, 2048, 1024, 148, 0, Schedule::automatic, 0, true, 8);
@@ -331,8 +334,6 @@ TEST(BatchedConfig, Sm100CountsBatchTimesTilesAndKeepsTheClcLimit) {
   EXPECT_EQ(c.num_tiles, tall.num_tiles);
   EXPECT_EQ(c.schedule, Schedule::cluster_launch_control);
   EXPECT_EQ(c.grid_clusters, c.num_tiles) << "CLC: one cluster per tile of every problem";
-  EXPECT_EQ(sm100::select_config(2048, 2048, 1024, 148, 0, Schedule::automatic, 0, true, 1).num_tiles,
-            sm100::select_config(2048, 2048, 1024, 148).num_tiles);
   // One 256 x 256 tile per problem: 2^30 - 1 problems still fit CLC's grid
   // (2 CTAs a tile), 2^30 do not: persistent there.
   const sm100::Config fits =
@@ -434,9 +435,9 @@ int call(const GemmArgs& g, int dtype = 0) {
 
 TEST(CApiStridedBatched, ArgumentErrorsAreNamed) {
   GemmArgs g = batched_args();
-  g.batch = 0;
+  g.batch = -1;
   EXPECT_EQ(call(g), static_cast<int>(Status::invalid_argument));
-  EXPECT_TRUE(contains(tcgemm_last_error(), "batch must be at least 1, not 0")) << tcgemm_last_error();
+  EXPECT_TRUE(contains(tcgemm_last_error(), "batch must not be negative, not -1")) << tcgemm_last_error();
   g = batched_args();
   g.stride_c = 8;
   EXPECT_EQ(call(g), static_cast<int>(Status::invalid_argument));

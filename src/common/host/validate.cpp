@@ -64,11 +64,13 @@ std::string check_ld(const char* name, int64_t ld, StoredShape s, const char* sh
 // leading dimensions are known to be valid.
 std::string check_batch(const GemmArgs& a) {
   constexpr int64_t kMaxBatch = (int64_t{1} << 31) - 1;  // the kernels' batch index is 32-bit
-  if (a.batch < 1) return fail("batch must be at least 1, not " + std::to_string(a.batch), a);
+  if (a.batch < 0) return fail("batch must not be negative, not " + std::to_string(a.batch), a);
   if (a.batch > kMaxBatch) return fail("batch above 2^31-1 is not supported", a);
+  // An empty batch writes nothing (as M or N = 0); a batch of one is the
+  // plain call: neither uses the strides.
+  if (a.batch <= 1) return {};
   if (a.stride_a < 0 || a.stride_b < 0 || a.stride_c < 0)
     return fail("batch strides must not be negative (0 repeats A or B for every batch)", a);
-  if (a.batch == 1) return {};
   // The last matrix of each operand must be addressable: (batch - 1) * stride
   // plus the matrix's own span in 64-bit element offsets.
   const struct {
