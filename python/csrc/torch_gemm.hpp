@@ -17,6 +17,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
@@ -222,6 +223,17 @@ inline at::Tensor mm(const at::Tensor& a, const at::Tensor& b, double alpha) {
   return out;
 }
 
+// The strides of bmm's [batch, M, N] result: contiguous, except for one row
+// of N not a multiple of 8, whose problems then start 8-element aligned (N
+// rounded up; the result is a view of that storage): TMA, and so tcgemm's
+// kernels, need a batch stride of whole 16-byte units, and a decoding step's
+// scores (q of one row against keys of any length) would otherwise all go
+// to cuBLAS. (The fake implementation gives the same strides.)
+inline std::vector<int64_t> bmm_output_strides(int64_t m, int64_t n) {
+  if (m == 1 && n % 8 != 0) return {round_up_8(n), round_up_8(n), 1};
+  return {m * n, n, 1};
+}
+
 // a @ b for batches of matrices: a [batch, M, K], b [batch, K, N] (a batch
 // dimension of 1 is broadcast: one matrix for every problem, batch stride 0),
 // into a new [batch, M, N] tensor, by one strided batched tcgemm call. Each
@@ -243,13 +255,20 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
     check_tensors(a.select(0, 0), b.select(0, 0), nullptr);
   else
     check_tensors(a.new_empty_strided({m, k}, {0, 0}), b.new_empty_strided({b.size(1), n}, {0, 0}), nullptr);
-  at::Tensor out = at::empty({batch, m, n}, a.options());
-  if (batch == 0) return out;
+  if (batch == 0) return at::empty({batch, m, n}, a.options());
+  at::Tensor out = at::empty_strided({batch, m, n}, bmm_output_strides(m, n), a.options());
   auto in_place = [](const at::Tensor& x) {
     return !operand_layout(x.size(1), x.size(2), x.stride(1), x.stride(2)).copy;
   };
-  const at::Tensor a3 = in_place(a) ? a : a.contiguous();
-  const at::Tensor b3 = in_place(b) ? b : b.contiguous();
+  // An operand that needs a copy is copied once per distinct matrix: an
+  // expanded one (batch stride 0) as its one matrix, broadcast.
+  auto prepared = [&](const at::Tensor& x) {
+    if (in_place(x)) return x;
+    if (x.size(0) > 1 && x.stride(0) == 0) return x.select(0, 0).contiguous().unsqueeze(0);
+    return x.contiguous();
+  };
+  const at::Tensor a3 = prepared(a);
+  const at::Tensor b3 = prepared(b);
   Call c = make_call(a3.select(0, 0), b3.select(0, 0), out.select(0, 0), 1.0, 0.0);
   c.a = a3;  // (the whole batches stay alive until the launch)
   c.b = b3;

@@ -61,6 +61,9 @@ def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     problem's tiles, so small problems still fill the GPU, and each problem's
     result has the bits of tcgemm.matmul on its own matrices (batch
     invariant). Transposed views (b.transpose(1, 2)) are read in place.
+    The result is contiguous, except where M is 1 and N not a multiple of
+    8: each problem's row then starts 8 elements apart (N rounded up), the
+    alignment tcgemm's kernels store at (contiguous rows would go to cuBLAS).
     Differentiable, traceable by torch.compile, capturable in CUDA graphs."""
     return _ops.bmm_op(a, b)
 

@@ -148,7 +148,13 @@ def _bmm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
                        lambda: f"tcgemm: shapes do not match for a @ b: a is {list(a.shape)}, b is {list(b.shape)}")
     torch._check_type(a.dtype in (torch.float16, torch.bfloat16) and b.dtype == a.dtype,
                       lambda: f"tcgemm: a and b must be both float16 or both bfloat16, got {a.dtype} and {b.dtype}")
-    return a.new_empty((batch, a.shape[1], b.shape[2]))
+    m, n = a.shape[1], b.shape[2]
+    if batch == 0:
+        return a.new_empty((batch, m, n))
+    # The strides the real op gives (bmm_output_strides in csrc/torch_gemm.hpp).
+    n8 = (n + 7) // 8 * 8
+    strides = (n8, n8, 1) if m == 1 and n % 8 != 0 else (m * n, n, 1)
+    return a.new_empty_strided((batch, m, n), strides)
 
 
 def _bmm_setup_context(ctx: torch.autograd.function.FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:

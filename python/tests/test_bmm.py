@@ -97,6 +97,24 @@ def test_strided_views_are_copied_or_read_and_give_the_same_bits() -> None:
     assert torch.equal(tcgemm.bmm(cols[:, :, ::2], b), tcgemm.bmm(a, b))  # copied first
 
 
+@pytest.mark.parametrize("n", [1001, 4093])
+def test_one_row_against_any_length_runs_tcgemm_batch_invariant(n) -> None:
+    # A decoding step's attention scores: q [batch, 1, d] against keys of any
+    # length. The problems start 8 elements apart (N rounded up), so
+    # tcgemm's kernel stores them (a contiguous batch stride of N would go to
+    # cuBLAS); on random inputs every row has the bits of tcgemm.matmul.
+    a, b = operands(16, 1, n, 128, "NT", torch.bfloat16, seed=n)
+    c = tcgemm.bmm(a, b)
+    n8 = (n + 7) // 8 * 8
+    assert c.shape == (16, 1, n) and c.stride() == (n8, n8, 1)
+    for i in range(16):
+        assert torch.equal(c[i], tcgemm.matmul(a[i], b[i])), i
+    torch.testing.assert_close(c.float(), torch.bmm(a.float(), b.float()), atol=3e-2, rtol=2e-2)
+    # The fake implementation (torch.compile) gives the same strides.
+    compiled = torch.compile(lambda x, y: tcgemm.bmm(x, y) * 2, fullgraph=True)
+    assert torch.equal(compiled(a, b), c * 2)
+
+
 def test_empty_and_zero_k() -> None:
     a = torch.empty(0, 8, 16, device="cuda", dtype=torch.float16)
     b = torch.empty(0, 16, 24, device="cuda", dtype=torch.float16)
@@ -132,9 +150,23 @@ def test_gradients_match_torch() -> None:
     torch.testing.assert_close(gb.float(), b.grad.float(), atol=2e-2, rtol=2e-2)
 
 
+def test_a_broadcast_operand_gets_the_sum_of_its_gradients() -> None:
+    a = rand(1, 64, 32, dtype=torch.bfloat16, seed=21).requires_grad_()  # one matrix for all 6 problems
+    b = rand(6, 32, 48, dtype=torch.bfloat16, seed=22).requires_grad_()
+    grad = rand(6, 64, 48, dtype=torch.bfloat16, seed=23)
+    tcgemm.bmm(a, b).backward(grad)
+    assert a.grad.shape == (1, 64, 32)
+    want = torch.einsum("bmn,bkn->mk", grad.double(), b.detach().double()).unsqueeze(0)
+    torch.testing.assert_close(a.grad.double(), want, atol=5e-2, rtol=2e-2)
+    want_b = torch.bmm(a.detach().double().expand(6, -1, -1).transpose(1, 2), grad.double())
+    torch.testing.assert_close(b.grad.double(), want_b, atol=5e-2, rtol=2e-2)
+
+
 def test_opcheck() -> None:
     a, b = operands(3, 32, 40, 16, "NT", torch.float16, seed=13)
     torch.library.opcheck(torch.ops.tcgemm.bmm.default, (a, b))
+    # With gradients (the autograd registration), and a broadcast operand.
+    torch.library.opcheck(torch.ops.tcgemm.bmm.default, (a[:1].clone().requires_grad_(), b.requires_grad_()))
 
 
 def test_torch_compile_fullgraph_and_cuda_graph() -> None:
