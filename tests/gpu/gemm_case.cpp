@@ -180,25 +180,27 @@ void Problem::refill_inputs(uint64_t seed) const {
   wait_for_fills("filling A and B");
 }
 
-GemmArgs Problem::args(uint16_t* c, cudaStream_t stream) const {
+GemmArgs GemmCase::args(const void* a, const void* b, void* c, cudaStream_t stream) const {
   GemmArgs g;
-  g.dtype = case_.dtype;
-  g.op_a = case_.op_a;
-  g.op_b = case_.op_b;
-  g.m = case_.m;
-  g.n = case_.n;
-  g.k = case_.k;
-  g.alpha = case_.alpha;
-  g.a = a();
-  g.lda = case_.lda;
-  g.b = b();
-  g.ldb = case_.ldb;
-  g.beta = case_.beta;
+  g.dtype = dtype;
+  g.op_a = op_a;
+  g.op_b = op_b;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.alpha = alpha;
+  g.a = a;
+  g.lda = lda;
+  g.b = b;
+  g.ldb = ldb;
+  g.beta = beta;
   g.c = c;
-  g.ldc = case_.ldc;
+  g.ldc = ldc;
   g.stream = stream;
   return g;
 }
+
+GemmArgs Problem::args(uint16_t* c, cudaStream_t stream) const { return case_.args(a(), b(), c, stream); }
 
 void Problem::poison_outputs() const {
   fill_bits(c_.data(), c_.size(), poison_bits(case_.dtype));

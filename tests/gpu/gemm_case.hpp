@@ -73,6 +73,8 @@ struct GemmCase {
 
   // "m=129 n=257 k=65 dtype=f16 layout=NT lda=72 ldb=72 ldc=264 fill=int[-2,2] seed=17 ..."
   std::string describe() const;
+  // The call of this case on the given operands (a plain call, no epilogue).
+  GemmArgs args(const void* a, const void* b, void* c, cudaStream_t stream = nullptr) const;
 };
 
 inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }

@@ -115,22 +115,7 @@ class BatchedProblem {
 
   // The batched call writing into `c` (c(), c_ref()).
   GemmArgs args(uint16_t* c) const {
-    const GemmCase& g = case_.base;
-    GemmArgs a;
-    a.dtype = g.dtype;
-    a.op_a = g.op_a;
-    a.op_b = g.op_b;
-    a.m = g.m;
-    a.n = g.n;
-    a.k = g.k;
-    a.alpha = g.alpha;
-    a.a = a_.data();
-    a.lda = g.lda;
-    a.b = b_.data();
-    a.ldb = g.ldb;
-    a.beta = g.beta;
-    a.c = c;
-    a.ldc = g.ldc;
+    GemmArgs a = case_.base.args(a_.data(), b_.data(), c);
     a.batch = case_.batch;
     a.stride_a = stride_a_;
     a.stride_b = stride_b_;
