@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "tcgemm/tcgemm.hpp"
@@ -31,9 +32,9 @@ struct CompareStats {
     nonfinite_x += o.nonfinite_x;
     nonfinite_ref += o.nonfinite_ref;
     identical += o.identical;
-    norm_rel = norm_rel > o.norm_rel ? norm_rel : o.norm_rel;
-    max_elem_rel = max_elem_rel > o.max_elem_rel ? max_elem_rel : o.max_elem_rel;
-    max_abs = max_abs > o.max_abs ? max_abs : o.max_abs;
+    norm_rel = std::max(norm_rel, o.norm_rel);
+    max_elem_rel = std::max(max_elem_rel, o.max_elem_rel);
+    max_abs = std::max(max_abs, o.max_abs);
   }
 };
 // The floor under |ref| in the elementwise ratio, relative to ref's RMS: with

@@ -6,6 +6,7 @@
 // to the host. Waits for the call's stream; failures throw CudaError.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -53,8 +54,8 @@ struct ElementwiseStats {
     nonfinite += o.nonfinite;
     beyond += o.beyond;
     beyond_rounded_twice += o.beyond_rounded_twice;
-    worst = worst > o.worst ? worst : o.worst;
-    worst_rounded_twice = worst_rounded_twice > o.worst_rounded_twice ? worst_rounded_twice : o.worst_rounded_twice;
+    worst = std::max(worst, o.worst);
+    worst_rounded_twice = std::max(worst_rounded_twice, o.worst_rounded_twice);
   }
 };
 
