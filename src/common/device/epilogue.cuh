@@ -12,6 +12,8 @@
 #include <cuda_fp16.h>
 
 #include "common/device/barrier.cuh"
+#include "common/device/ptx_wrappers.cuh"
+#include "common/gelu.hpp"
 #include "common/smem_layout.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -141,7 +143,7 @@ __device__ __forceinline__ bool fused_epilogue(const EpilogueParams& epi) {
 __device__ __forceinline__ float activate(float x, int activation) {
   switch (activation) {
     case 1: return x < 0.0f ? 0.0f : x;  // relu (NaN stays NaN)
-    case 2: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));  // gelu
+    case 2: return gelu_from_tail(x, ex2_approx(gelu_log2_tail(gelu_tail_argument(x))));  // gelu: common/gelu.hpp
     case 3: {  // gelu, tanh approximation
       const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
       return 0.5f * x * (1.0f + tanhf(inner));

@@ -1,8 +1,9 @@
 // Thin wrappers for instructions every kernel family needs and CCCL's
 // cuda::ptx (CUDA 13.0) does not provide in the form used here: elect.sync
 // (PTX ISA 9.7.13.11), prefetch.tensormap (9.7.9.15), mapa (9.7.9.19) with a
-// remote mbarrier arrivals on shared::cluster addresses, and named barriers
-// (bar.sync).
+// remote mbarrier arrivals on shared::cluster addresses, named barriers
+// (bar.sync), and ex2.approx (the floating-point instructions: the fused
+// epilogue's gelu).
 // One function per instruction; nothing here decides anything.
 #pragma once
 
@@ -38,6 +39,15 @@ __device__ __forceinline__ void prefetch_tensormaps(const Maps*... tmaps) {
 // under a wait (a tile's coordinates, while the ring fills) onto a critical
 // path (after the mainloop, before the epilogue's first store).
 __device__ __forceinline__ void compute_here(int& value) { asm volatile("" : "+r"(value)); }
+
+// ex2.approx.ftz.f32: 2^x in one instruction, within 2 ulp; subnormal
+// results flush to zero. (exp2f is the same instruction plus a scaling for
+// subnormal results, which the fused epilogue's gelu never produces.)
+__device__ __forceinline__ float ex2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
 
 // mapa: the shared::cluster address of the same variable in CTA `rank` of
 // the cluster (PTX ISA 9.7.9.19).
