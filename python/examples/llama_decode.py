@@ -11,8 +11,11 @@ nn.Linear is moved onto tcgemm with `tcgemm.patch_linear`.
 
 Reported: tokens/s of each variant (warmed up at the full generation length,
 then timed in alternating rounds, so that neither side profits from caches
-the other warmed), the largest logit difference per decode step between
-tcgemm and cuBLAS, whether the greedy tokens agree, and, with
+the other warmed), whether the greedy tokens agree, the largest logit
+difference per decode step between tcgemm and cuBLAS on the same tokens, and
+each one's against an fp32 copy of the model (bf16 rounds every layer's
+output: both are off from fp32 by about the same, and from each other by
+about as much), and, with
 --check-invariance, for every linear layer whether a prompt's output rows are
 bit-identical alone and inside a batch of different prompts (for layers whose
 inputs are identical too: the GEMM's own batch invariance).
@@ -61,15 +64,54 @@ def set_variant(model, patched: bool) -> None:
         tcgemm.unpatch_linear(model)
 
 
+def forced_logits(model, tokens: torch.Tensor, prompt_len: int) -> list[torch.Tensor]:
+    """The last position's logits (fp32) after the prompt and after each next token of `tokens`, one decode
+    step at a time with a KV cache: the same inputs at every step whatever the model would have picked."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    out = []
+    with torch.no_grad():
+        ids = tokens[:, :prompt_len]
+        for step in range(tokens.shape[1] - prompt_len):
+            out.append(model(input_ids=ids, past_key_values=cache, use_cache=True).logits[:, -1].float())
+            ids = tokens[:, prompt_len + step:prompt_len + step + 1]
+    return out
+
+
 def compare_runs(model, prompts: torch.Tensor, new_tokens: int) -> None:
+    """Free-running greedy tokens of both variants, then their logits at every step on the same tokens
+    (cuBLAS's), each against an fp32 copy of the model: how far tcgemm and cuBLAS are from each other
+    beside how far each is from the fp32 result (the numerics predict the same order for both)."""
+    import copy
+
     outs = {}
     for patched in (False, True):
         set_variant(model, patched)
-        outs[patched] = generate(model, prompts, new_tokens, logits=True)
-    diffs = [(a.float() - b.float()).abs().max().item() for a, b in zip(outs[False].logits, outs[True].logits)]
-    same = torch.equal(outs[False].sequences, outs[True].sequences)
-    print(f"logits, max |tcgemm - cuBLAS| per step: first {diffs[0]:.3g}, median {statistics.median(diffs):.3g}, "
-          f"max {max(diffs):.3g}; greedy tokens {'identical' if same else 'differ'}")
+        outs[patched] = generate(model, prompts, new_tokens).sequences
+    same = torch.equal(outs[False], outs[True])
+    tokens, prompt_len = outs[False], prompts.shape[1]
+    logits = {}
+    for patched in (False, True):
+        set_variant(model, patched)
+        logits[patched] = forced_logits(model, tokens, prompt_len)
+    set_variant(model, False)
+    reference = copy.deepcopy(model).float()
+    exact = forced_logits(reference, tokens, prompt_len)
+    del reference
+
+    def per_step(a: list[torch.Tensor], b: list[torch.Tensor]) -> list[float]:
+        return [(x - y).abs().max().item() for x, y in zip(a, b)]
+
+    def summary(d: list[float]) -> str:
+        return f"median {statistics.median(d):.3g}, max {max(d):.3g}"
+
+    print(f"greedy tokens of the two variants: {'identical' if same else 'differ'}")
+    print(f"logits on cuBLAS's tokens, max |tcgemm - cuBLAS| per step: {summary(per_step(logits[True], logits[False]))}")
+    for patched in (True, False):
+        label = "tcgemm" if patched else "cuBLAS"
+        print(f"logits on cuBLAS's tokens, max |{label} - fp32 model| per step: "
+              f"{summary(per_step(logits[patched], exact))}")
 
 
 def check_invariance(model, prompts: torch.Tensor, steps: int, row: int) -> None:
@@ -172,6 +214,7 @@ def main() -> int:
         ours, theirs = statistics.median(results[True]), statistics.median(results[False])
         print(f"{mode}: tcgemm {ours:.0f} tokens/s, cuBLAS {theirs:.0f} tokens/s ({ours / theirs:.3f}x)")
         model.generation_config.cache_implementation = None
+        model.generation_config.compile_config = None
 
     compare_runs(model, prompts, args.new_tokens)
     if args.check_invariance:
