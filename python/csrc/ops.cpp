@@ -10,8 +10,12 @@
 //
 // mm_out returns nothing (the Python wrapper returns `out`): a custom op that
 // returned an alias of its input could not be functionalized by
-// torch.compile. The fake (meta) implementations and autograd formulas are
-// registered in Python (tcgemm/_ops.py).
+// torch.compile. The fake (meta) implementations are registered in Python
+// (tcgemm/_ops.py); the autograd formulas of mm, linear and bmm are here, as
+// C++ autograd Functions on the Autograd key: a formula registered from
+// Python (torch.library.register_autograd) runs Python on every call, with
+// or without gradients, which a decoding step's many small linear layers pay
+// for in host time.
 //
 // The CUDA kernels are also registered for CPU: a call with only CPU tensors
 // then gets tcgemm's message naming the CPU tensor, not the dispatcher's
@@ -19,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include "torch_gemm.hpp"
@@ -39,6 +45,130 @@ std::vector<std::string> info() {
   const tcgemm::BuildInfo i = tcgemm::build_info();
   return {i.version, i.cuda_archs, i.kernel_families, std::to_string(i.cuda_runtime_version)};
 }
+
+// The operators through the dispatcher, so that the autograd Functions reach
+// the kernels below the Autograd key and their backward passes trace under
+// torch.compile (fake tensors dispatch to the fake implementations).
+at::Tensor call_mm(const at::Tensor& a, const at::Tensor& b, double alpha) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("tcgemm::mm", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double)>();
+  return op.call(a, b, alpha);
+}
+at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                       int64_t activation) {
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("tcgemm::linear", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, int64_t)>();
+  return op.call(x, weight, bias, activation);
+}
+at::Tensor call_bmm(const at::Tensor& a, const at::Tensor& b) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("tcgemm::bmm", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
+  return op.call(a, b);
+}
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// d(alpha a @ b)/da = alpha grad @ b^T, d/db = alpha a^T @ grad: both on
+// tcgemm through transposed views (op T), without copies of a or b.
+struct MmFunction : torch::autograd::Function<MmFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b, double alpha) {
+    ctx->save_for_backward({a, b});
+    ctx->saved_data["alpha"] = alpha;
+    at::AutoDispatchBelowADInplaceOrView below;
+    return call_mm(a, b, alpha);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const double alpha = ctx->saved_data["alpha"].toDouble();
+    at::Tensor grad_a, grad_b;
+    if (ctx->needs_input_grad(0)) grad_a = call_mm(grads[0], saved[1].t(), alpha);
+    if (ctx->needs_input_grad(1)) grad_b = call_mm(saved[0].t(), grads[0], alpha);
+    return {grad_a, grad_b, at::Tensor()};
+  }
+};
+
+// d act(z)/dz times grad, by torch's own backward formulas
+// (tcgemm::Activation: 1 relu, 2 gelu, 3 gelu_tanh, 4 silu).
+at::Tensor activation_backward(const at::Tensor& grad, const at::Tensor& z, int64_t activation) {
+  switch (activation) {
+    case 1: return at::threshold_backward(grad, z, 0.0);
+    case 2: return at::gelu_backward(grad, z, "none");
+    case 3: return at::gelu_backward(grad, z, "tanh");
+    case 4: return at::silu_backward(grad, z);
+    default: return grad;
+  }
+}
+
+// y = act(z), z = x W^T + b. The pre-activation z is not kept by the fused
+// forward: it is recomputed (one more GEMM, on tcgemm, bias fused) when there
+// is an activation. Every product runs on tcgemm: dx = dz W, dW = dz^T x
+// (transposed views, op T, no copies), db = the sum of dz's rows (in fp32).
+struct LinearFunction : torch::autograd::Function<LinearFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias, int64_t activation) {
+    ctx->save_for_backward({x, weight, bias.has_value() ? *bias : at::Tensor()});
+    ctx->saved_data["activation"] = activation;
+    at::AutoDispatchBelowADInplaceOrView below;
+    return call_linear(x, weight, bias, activation);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const at::Tensor& weight = saved[1];
+    const at::Tensor& bias = saved[2];
+    const int64_t activation = ctx->saved_data["activation"].toInt();
+    const int64_t n = weight.size(0), k = weight.size(1);
+    at::Tensor grad_z = grads[0];
+    if (activation != 0) {
+      const std::optional<at::Tensor> b = bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
+      grad_z = activation_backward(grad_z, call_linear(x, weight, b, 0), activation);
+    }
+    const at::Tensor g2 = grad_z.reshape({-1, n});
+    at::Tensor grad_x, grad_w, grad_b;
+    if (ctx->needs_input_grad(0)) grad_x = call_mm(g2, weight, 1.0).view(x.sizes());
+    if (ctx->needs_input_grad(1)) grad_w = call_mm(g2.t(), x.reshape({-1, k}), 1.0);
+    if (bias.defined() && ctx->needs_input_grad(2)) grad_b = g2.sum({0}, false, at::kFloat).to(bias.scalar_type());
+    return {grad_x, grad_w, grad_b, at::Tensor()};
+  }
+};
+
+// dA = dC B^T, dB = A^T dC, batch by batch on tcgemm (transposed views, no
+// copies); an operand broadcast over the batch (batch 1) gets the sum over
+// the batch, in fp32.
+struct BmmFunction : torch::autograd::Function<BmmFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
+    ctx->save_for_backward({a, b});
+    at::AutoDispatchBelowADInplaceOrView below;
+    return call_bmm(a, b);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor& a = saved[0];
+    const at::Tensor& b = saved[1];
+    const auto summed_if_broadcast = [](at::Tensor g, const at::Tensor& operand) {
+      if (operand.size(0) == 1 && g.size(0) != 1) return g.sum({0}, true, at::kFloat).to(operand.scalar_type());
+      return g;
+    };
+    at::Tensor grad_a, grad_b;
+    if (ctx->needs_input_grad(0)) grad_a = summed_if_broadcast(call_bmm(grads[0], b.transpose(1, 2)), a);
+    if (ctx->needs_input_grad(1)) grad_b = summed_if_broadcast(call_bmm(a.transpose(1, 2), grads[0]), b);
+    return {grad_a, grad_b};
+  }
+};
+
+at::Tensor mm_autograd(const at::Tensor& a, const at::Tensor& b, double alpha) {
+  return MmFunction::apply(a, b, alpha);
+}
+at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                           int64_t activation) {
+  return LinearFunction::apply(x, weight, bias, activation);
+}
+at::Tensor bmm_autograd(const at::Tensor& a, const at::Tensor& b) { return BmmFunction::apply(a, b); }
 
 }  // namespace
 
@@ -65,4 +195,10 @@ TORCH_LIBRARY_IMPL(tcgemm, CPU, m) {
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);
   m.impl("plan", &plan);
+}
+
+TORCH_LIBRARY_IMPL(tcgemm, Autograd, m) {
+  m.impl("bmm", &bmm_autograd);
+  m.impl("linear", &linear_autograd);
+  m.impl("mm", &mm_autograd);
 }

@@ -1,6 +1,6 @@
 """Loads the tcgemm operators (libtcgemm_torch.so) and registers what torch
-needs beyond the CUDA kernels: fake (meta) implementations, so torch.compile
-can trace the operators, and the autograd formula of `mm`.
+needs beyond them: fake (meta) implementations, so torch.compile can trace the
+operators. (Their autograd formulas are in the library, csrc/ops.cpp.)
 
     torch.ops.tcgemm.mm(a, b, alpha=1.0) -> Tensor
     torch.ops.tcgemm.mm_out(a, b, out, alpha=1.0, beta=0.0) -> None   (writes out)
@@ -58,23 +58,6 @@ def _mm_out_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha: flo
     torch._check_type(out.dtype == a.dtype, lambda: f"tcgemm: out must have the dtype of a and b ({a.dtype}), got {out.dtype}")
 
 
-def _mm_setup_context(ctx: torch.autograd.function.FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:
-    a, b, alpha = inputs  # defaults filled in by torch
-    ctx.save_for_backward(a, b)
-    ctx.alpha = alpha
-
-
-def _mm_backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> tuple:
-    # d(alpha a @ b)/da = alpha grad @ b^T, d/db = alpha a^T @ grad: both run on
-    # tcgemm through transposed views (op T), without copies of a or b.
-    a, b = ctx.saved_tensors
-    grad_a = torch.ops.tcgemm.mm(grad, b.t(), ctx.alpha) if ctx.needs_input_grad[0] else None
-    grad_b = torch.ops.tcgemm.mm(a.t(), grad, ctx.alpha) if ctx.needs_input_grad[1] else None
-    return grad_a, grad_b, None
-
-
-torch.library.register_autograd("tcgemm::mm", _mm_backward, setup_context=_mm_setup_context)
-
 # tcgemm::Activation, by the names tcgemm.linear takes.
 ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
 
@@ -97,47 +80,6 @@ def _linear_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
 
-def _linear_setup_context(ctx: torch.autograd.function.FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:
-    x, weight, bias, activation = inputs
-    ctx.save_for_backward(x, weight, bias)
-    ctx.activation = activation
-
-
-def _activation_backward(grad: torch.Tensor, z: torch.Tensor, activation: int) -> torch.Tensor:
-    # d act(z) / dz times grad, by torch's own backward formulas.
-    if activation == 1:
-        return torch.ops.aten.threshold_backward(grad, z, 0.0)
-    if activation in (2, 3):
-        return torch.ops.aten.gelu_backward(grad, z, approximate="none" if activation == 2 else "tanh")
-    if activation == 4:
-        return torch.ops.aten.silu_backward(grad, z)
-    return grad
-
-
-def _linear_backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> tuple:
-    # y = act(z), z = x W^T + b. The pre-activation z is not kept by the fused
-    # forward: it is recomputed (one more GEMM, on tcgemm, bias fused) when
-    # there is an activation. Every product runs on tcgemm: dx = dz W,
-    # dW = dz^T x (transposed views, op T, no copies), db = sum of dz's rows.
-    x, weight, bias = ctx.saved_tensors
-    n, k = weight.shape
-    grad_z = grad
-    if ctx.activation != 0:
-        z = torch.ops.tcgemm.linear(x, weight, bias, 0)
-        grad_z = _activation_backward(grad, z, ctx.activation)
-    g2 = grad_z.reshape(-1, n)
-    grad_x = grad_w = grad_b = None
-    if ctx.needs_input_grad[0]:
-        grad_x = torch.ops.tcgemm.mm(g2, weight, 1.0).view(x.shape)
-    if ctx.needs_input_grad[1]:
-        grad_w = torch.ops.tcgemm.mm(g2.t(), x.reshape(-1, k), 1.0)
-    if bias is not None and ctx.needs_input_grad[2]:
-        grad_b = g2.sum(0, dtype=torch.float32).to(bias.dtype)
-    return grad_x, grad_w, grad_b, None
-
-
-torch.library.register_autograd("tcgemm::linear", _linear_backward, setup_context=_linear_setup_context)
-
 @torch.library.register_fake("tcgemm::bmm")
 def _bmm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     torch._check_value(a.dim() == 3 and b.dim() == 3, lambda: "tcgemm.bmm: a and b must be 3-D [batch, rows, cols]")
@@ -156,29 +98,6 @@ def _bmm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     strides = (n8, n8, 1) if m == 1 and n % 8 != 0 else (m * n, n, 1)
     return a.new_empty_strided((batch, m, n), strides)
 
-
-def _bmm_setup_context(ctx: torch.autograd.function.FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:
-    a, b = inputs
-    ctx.save_for_backward(a, b)
-
-
-def _bmm_backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> tuple:
-    # da = dC B^T, dB = A^T dC, batch by batch on tcgemm (transposed views, no
-    # copies); an operand broadcast over the batch gets the sum over it.
-    a, b = ctx.saved_tensors
-    grad_a = grad_b = None
-    if ctx.needs_input_grad[0]:
-        grad_a = torch.ops.tcgemm.bmm(grad, b.transpose(1, 2))
-        if a.shape[0] == 1 and grad_a.shape[0] != 1:
-            grad_a = grad_a.sum(0, keepdim=True, dtype=torch.float32).to(a.dtype)
-    if ctx.needs_input_grad[1]:
-        grad_b = torch.ops.tcgemm.bmm(a.transpose(1, 2), grad)
-        if b.shape[0] == 1 and grad_b.shape[0] != 1:
-            grad_b = grad_b.sum(0, keepdim=True, dtype=torch.float32).to(b.dtype)
-    return grad_a, grad_b
-
-
-torch.library.register_autograd("tcgemm::bmm", _bmm_backward, setup_context=_bmm_setup_context)
 
 mm = torch.ops.tcgemm.mm.default
 bmm_op = torch.ops.tcgemm.bmm.default
