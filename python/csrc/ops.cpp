@@ -24,7 +24,7 @@
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <torch/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include "torch_gemm.hpp"
