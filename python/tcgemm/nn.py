@@ -25,6 +25,8 @@ __all__ = ["Linear", "patch_linear", "unpatch_linear"]
 # the name tcgemm.linear takes (gelu: by its `approximate` argument).
 _FUSIBLE = {torch.nn.ReLU: "relu", torch.nn.SiLU: "silu", torch.nn.GELU: "gelu"}
 
+_HALF = (torch.float16, torch.bfloat16)  # the dtypes tcgemm computes in
+
 
 def _activation_name(module: torch.nn.Module) -> str | None:
     for kind, name in _FUSIBLE.items():
@@ -68,21 +70,20 @@ class Linear(torch.nn.Linear):
         new.fallbacks = 0
         return new
 
-    def _tcgemm_takes(self, x: torch.Tensor) -> bool:
-        w = self.weight
-        return (x.is_cuda and w.is_cuda and x.device == w.device and x.dtype == w.dtype
-                and x.dtype in (torch.float16, torch.bfloat16)
-                and (self.bias is None or self.bias.dtype in (x.dtype, torch.float32)))
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self._tcgemm_takes(x):
-            return _ops.linear_op(x, self.weight, self.bias, _ops.ACTIVATIONS[self.activation])
+        # The parameters read once (each read goes through nn.Module.__getattr__) and the cheapest
+        # checks first: a decoding step calls this for every layer, and pays its host time.
+        weight, bias = self.weight, self.bias
+        dtype = x.dtype
+        if (dtype == weight.dtype and dtype in _HALF and x.is_cuda and x.device == weight.device
+                and (bias is None or bias.dtype in (dtype, torch.float32))):
+            return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[self.activation])
         if self.fallbacks == 0:
-            warnings.warn(f"tcgemm.nn.Linear: {x.dtype} {x.device} input (weight {self.weight.dtype} "
-                          f"{self.weight.device}) is not for tcgemm; running torch.nn.functional.linear",
+            warnings.warn(f"tcgemm.nn.Linear: {x.dtype} {x.device} input (weight {weight.dtype} "
+                          f"{weight.device}) is not for tcgemm; running torch.nn.functional.linear",
                           stacklevel=2)
         self.fallbacks += 1
-        return _reference_activation(torch.nn.functional.linear(x, self.weight, self.bias), self.activation)
+        return _reference_activation(torch.nn.functional.linear(x, weight, bias), self.activation)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + (f", activation={self.activation}" if self.activation else "")
