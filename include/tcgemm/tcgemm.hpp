@@ -45,7 +45,7 @@ enum class Op : int { N = 0, T = 1 };
 enum class Activation : int {
   none = 0,
   relu = 1,       // max(x, 0); NaN stays NaN
-  gelu = 2,       // x / 2 * (1 + erf(x / sqrt(2))), evaluated within 4.2 * 2^-24 * (|x| + |gelu(x)|)
+  gelu = 2,       // x / 2 * (1 + erf(x / sqrt(2))), within 4.2 * 2^-24 * (|x| + |gelu(x)|) for finite x
   gelu_tanh = 3,  // x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): gelu(approximate="tanh")
   silu = 4,       // x / (1 + exp(-x))
 };

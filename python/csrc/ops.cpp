@@ -15,11 +15,13 @@
 // C++ autograd Functions on the Autograd key: a formula registered from
 // Python (torch.library.register_autograd) runs Python on every call, with
 // or without gradients, which a decoding step's many small linear layers pay
-// for in host time.
+// for in host time. (C++ autograd Functions do not compose with torch.func's
+// transforms, grad and vmap; torch.autograd and torch.compile work.)
 //
 // The CUDA kernels are also registered for CPU: a call with only CPU tensors
 // then gets tcgemm's message naming the CPU tensor, not the dispatcher's
 // "could not run with arguments from the CPU backend".
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -161,14 +163,39 @@ struct BmmFunction : torch::autograd::Function<BmmFunction> {
   }
 };
 
+// Whether a call records anything for backward: grad mode on and an input
+// that requires grad. When not (inference, the common case for a decoding
+// step), the wrappers below call the kernel directly, without the autograd
+// Function's node and saved state.
+bool records_grad(std::initializer_list<const at::Tensor*> inputs) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const at::Tensor* t : inputs)
+    if (t != nullptr && t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
 at::Tensor mm_autograd(const at::Tensor& a, const at::Tensor& b, double alpha) {
+  if (!records_grad({&a, &b})) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return call_mm(a, b, alpha);
+  }
   return MmFunction::apply(a, b, alpha);
 }
 at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                            int64_t activation) {
+  if (!records_grad({&x, &weight, bias.has_value() ? &*bias : nullptr})) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return call_linear(x, weight, bias, activation);
+  }
   return LinearFunction::apply(x, weight, bias, activation);
 }
-at::Tensor bmm_autograd(const at::Tensor& a, const at::Tensor& b) { return BmmFunction::apply(a, b); }
+at::Tensor bmm_autograd(const at::Tensor& a, const at::Tensor& b) {
+  if (!records_grad({&a, &b})) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return call_bmm(a, b);
+  }
+  return BmmFunction::apply(a, b);
+}
 
 }  // namespace
 

@@ -42,10 +42,9 @@ def build_model(layers: int, seed: int) -> torch.nn.Module:
     return LlamaForCausalLM(config).to("cuda", torch.bfloat16).eval()
 
 
-def generate(model, prompts: torch.Tensor, new_tokens: int, logits: bool = False):
+def generate(model, prompts: torch.Tensor, new_tokens: int):
     out = model.generate(prompts, attention_mask=torch.ones_like(prompts), max_new_tokens=new_tokens,
-                         min_new_tokens=new_tokens, do_sample=False, output_logits=logits,
-                         return_dict_in_generate=True)
+                         min_new_tokens=new_tokens, do_sample=False, return_dict_in_generate=True)
     return out
 
 

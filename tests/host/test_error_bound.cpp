@@ -300,9 +300,10 @@ const Activation kFusedActivations[] = {Activation::none, Activation::relu, Acti
 
 // The kernels' gelu (common/gelu.hpp) against float64 at every 16th float
 // of [-12, 12] down to |x| = 2^-31 (every one of them was checked when the
-// polynomial was fitted: 2.2 at most): within 2.3 u (|x| + |gelu(x)|) with
-// the host's exp2; the device's ex2.approx (2 ulp) may add 2 u |x|, and the
-// fused bound allows 8 (activation_eval_ulps).
+// polynomial was fitted: 2.2 at most, exp2 correctly rounded): within 2.6 u
+// (|x| + |gelu(x)|) with the host's exp2 (room for a libm's exp2f off by an
+// ulp); the device's ex2.approx (2 ulp) may add 2 u |x|, and the fused bound
+// allows 8 (activation_eval_ulps).
 TEST(ErrorBound, GeluPolynomialWithinItsEvaluationError) {
   const double u = 0x1p-24;
   double worst = 0.0;
@@ -317,13 +318,18 @@ TEST(ErrorBound, GeluPolynomialWithinItsEvaluationError) {
       const double ratio = std::fabs(got - exact) / (u * (std::fabs(static_cast<double>(x)) + std::fabs(exact)));
       if (ratio > worst) worst = ratio, worst_x = x;
     }
-  EXPECT_LE(worst, 2.3) << "at x = " << worst_x;
+  EXPECT_LE(worst, 2.6) << "at x = " << worst_x;
   EXPECT_LE(worst + 2.0, activation_eval_ulps(Activation::gelu));
   // Special values.
   EXPECT_TRUE(std::isnan(activate_f32(Activation::gelu, NAN)));
   EXPECT_EQ(activate_f32(Activation::gelu, INFINITY), INFINITY);
   EXPECT_EQ(activate_f32(Activation::gelu, 100.0f), 100.0f);
   EXPECT_EQ(activate_f32(Activation::gelu, 0.0f), 0.0f);
+  EXPECT_TRUE(std::signbit(activate_f32(Activation::gelu, -0.0f)));
+  // Past -6 the tail is Phi(-6) (1e-9): x * Phi(-6) stands within 1e-9 |x| of the exact value, far
+  // inside the bound, and -inf stays -inf (torch's formula: NaN).
+  EXPECT_LE(std::fabs(activate_f32(Activation::gelu, -100.0f)), 1e-7f);
+  EXPECT_EQ(activate_f32(Activation::gelu, -INFINITY), -INFINITY);
 }
 
 // Random elements of every K size class, with and without bias and beta,
