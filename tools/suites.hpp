@@ -88,12 +88,32 @@ inline const std::vector<Projection>& llm_projections() {
   return p;
 }
 
+// A small model's layers, as HF transformers' Llama runs them (q, k, v,
+// gate and up as separate projections): hidden 2048, MLP 5632, vocabulary
+// 32000, the shapes of TinyLlama-1.1B with 32 heads of 64 and of the model
+// python/examples/llama_decode.py builds (16 heads of 128, no GQA): the
+// latency regime, where a weight is 8-23 MB.
+inline const std::vector<Projection>& small_model_projections() {
+  static const std::vector<Projection> p = {
+      {2048, 2048},   // q, k, v (without GQA), o
+      {256, 2048},    // k, v with TinyLlama's 4 KV heads of 64
+      {5632, 2048},   // gate, up
+      {2048, 5632},   // down
+      {32000, 2048},  // lm_head
+  };
+  return p;
+}
+
 // Every projection at each of `tokens` (M: tokens in flight).
-inline std::vector<Shape> llm_shapes(const std::vector<int64_t>& tokens) {
+inline std::vector<Shape> projection_shapes(const std::vector<Projection>& projections,
+                                            const std::vector<int64_t>& tokens) {
   std::vector<Shape> out;
   for (const int64_t m : tokens)
-    for (const Projection& p : llm_projections()) out.push_back({m, p.n, p.k});
+    for (const Projection& p : projections) out.push_back({m, p.n, p.k});
   return out;
+}
+inline std::vector<Shape> llm_shapes(const std::vector<int64_t>& tokens) {
+  return projection_shapes(llm_projections(), tokens);
 }
 
 inline const std::vector<BenchSuite>& bench_suites() {
@@ -148,6 +168,14 @@ inline const std::vector<BenchSuite>& bench_suites() {
       {"decode",
        "model linear layers at M = 1..64 (decoding), NT (inputs uniform(-1,1))",
        llm_shapes({1, 2, 4, 8, 16, 32, 64}),
+       -1.0f,
+       1.0f,
+       "NT"},
+      // A small model (small_model_projections) decoding: M = 1..64.
+      {"small",
+       "small-model linear layers (hidden 2048: TinyLlama-1.1B, the Llama example) at M = 1..64, NT "
+       "(inputs uniform(-1,1))",
+       projection_shapes(small_model_projections(), {1, 2, 4, 8, 16, 32, 64}),
        -1.0f,
        1.0f,
        "NT"},

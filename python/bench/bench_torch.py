@@ -2,7 +2,7 @@
 cuBLAS settings (workspace, reduced-precision reductions as torch allows them),
 kernel time per call, interleaved, L2 flushed before each call.
 
-    python3 python/bench/bench_torch.py [--suite decode|llm|prefill|bmm|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
+    python3 python/bench/bench_torch.py [--suite decode|small|llm|prefill|bmm|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
                                         [--json RUN.json] [--plot RUN.svg]
 
 Per case: fresh random inputs (uniform(-1, 1); matmul_v2 uniform(0, 1)),
@@ -35,8 +35,12 @@ from tcgemm import bench_plot
 LAYERS = [(12288, 4096), (4096, 4096), (22016, 4096), (4096, 11008), (6144, 4096), (28672, 4096), (4096, 14336),
           (10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672), (4608, 3584), (3584, 3584), (37888, 3584),
           (3584, 18944)]  # (N, K): Llama 2/3 7-8B and 70B, Mistral 7B, Qwen2 7B
+# A small model's layers as transformers' Llama runs them (separate q, k, v, gate, up): hidden 2048,
+# MLP 5632, vocabulary 32000 (TinyLlama-1.1B's k/v with 4 KV heads of 64: 256; python/examples/llama_decode.py).
+SMALL_LAYERS = [(2048, 2048), (256, 2048), (5632, 2048), (2048, 5632), (32000, 2048)]
 SUITES = {
     "decode": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64) for n, k in LAYERS],
+    "small": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64) for n, k in SMALL_LAYERS],
     "prefill": [(m, n, k, "NT") for m in (512, 2048, 4096) for n, k in LAYERS[:7]],
     # Attention-like batches (m, n, k, layout, batch): scores = Q K^T (NT) and
     # out = P V (NN) per head, tcgemm.bmm against torch.bmm.
@@ -153,8 +157,8 @@ def main() -> int:
     parser.add_argument("--bias", default="same", choices=["none", "same", "f32"],
                         help="with --activation: no bias, one of x's dtype, or float32 (default same)")
     args = parser.parse_args()
-    if args.activation and args.suite not in ("decode", "llm", "prefill"):
-        parser.error("--activation times nn.Linear layers: use --suite decode, llm or prefill")
+    if args.activation and args.suite not in ("decode", "small", "llm", "prefill"):
+        parser.error("--activation times nn.Linear layers: use --suite decode, small, llm or prefill")
     dtypes = {"bf16": [torch.bfloat16], "f16": [torch.float16], "both": [torch.bfloat16, torch.float16]}[args.dtype]
     lo = 0.0 if args.suite == "matmul_v2" else -1.0
 
