@@ -92,7 +92,7 @@ inline const std::vector<Projection>& llm_projections() {
 // gate and up as separate projections): hidden 2048, MLP 5632, vocabulary
 // 32000, the shapes of TinyLlama-1.1B with 32 heads of 64 and of the model
 // python/examples/llama_decode.py builds (16 heads of 128, no GQA): the
-// latency regime, where a weight is 8-23 MB.
+// latency regime, weights of 1-23 MB (the lm_head's 131 MB aside).
 inline const std::vector<Projection>& small_model_projections() {
   static const std::vector<Projection> p = {
       {2048, 2048},   // q, k, v (without GQA), o

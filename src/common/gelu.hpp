@@ -27,10 +27,12 @@
 
 #include <cmath>
 
+#ifndef TCGEMM_HOST_DEVICE
 #if defined(__CUDACC__)
 #define TCGEMM_HOST_DEVICE __host__ __device__
 #else
 #define TCGEMM_HOST_DEVICE
+#endif
 #endif
 
 namespace tcgemm::detail {
