@@ -38,6 +38,7 @@ struct Epilogue {
   const CUtensorMap* tmap_c;
   uint8_t* panels;      // every consumer's panel buffers
   uint64_t* c_loaded;   // every consumer's c_loaded barriers
+  float* bias_stage;    // this consumer's staged bias: one panel's 64 columns in fp32
   uint32_t panel_addr;  // shared address of this consumer's first buffer
   int consumer;
   int wg_thread;        // this thread's index in the warpgroup
@@ -49,11 +50,12 @@ struct Epilogue {
   // of panels, and a run-time-indexed array would live in local memory.
   uint32_t c_phases = 0;
 
-  __device__ __forceinline__ Epilogue(const CUtensorMap* tmap, uint8_t* all_panels, uint64_t* all_c_loaded, int consumer_,
-                                      int wg_thread_)
+  __device__ __forceinline__ Epilogue(const CUtensorMap* tmap, uint8_t* all_panels, uint64_t* all_c_loaded,
+                                      float* all_bias_stages, int consumer_, int wg_thread_)
       : tmap_c(tmap),
         panels(all_panels),
         c_loaded(all_c_loaded),
+        bias_stage(all_bias_stages + consumer_ * kEpiPanel),
         panel_addr(static_cast<uint32_t>(__cvta_generic_to_shared(all_panels)) +
                    consumer_ * kEpiBuffers * kPanelBytes),
         consumer(consumer_),
@@ -69,6 +71,21 @@ struct Epilogue {
   template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[MMA_ROWS][kAccRegs], const detail::EpilogueParams& epi,
                                              int m0, int n0, int batch) {
+    // The fused epilogue's bias goes through shared memory, a panel's 64
+    // columns at a time: threads 0-63 each load one element (bounds- and
+    // null-checked, widened to fp32: detail::bias_at) and store it to
+    // bias_stage before the panel's barrier; after it every thread reads its
+    // columns as fp32 pairs. Per thread that is one load a panel instead of
+    // eight bounds-checked pair loads with their addresses (about 20
+    // instructions a pair). The element of the next panel is loaded while this
+    // one is computed and stored (`staged`, for panel column `staged_p`).
+    float staged = 0.0f;
+    int staged_p = -1;
+    const auto load_staged = [&](int p) {
+      if (wg_thread < kEpiPanel) staged = detail::bias_at<Element>(epi, n0 + p * kEpiPanel + wg_thread);
+      staged_p = p;
+    };
+    if constexpr (ACT != detail::kPlainEpilogue) load_staged(0);
 #pragma unroll
     for (int r = 0; r < MMA_ROWS; ++r)
 #pragma unroll
@@ -77,15 +94,14 @@ struct Epilogue {
         const int panel_n0 = n0 + p * kEpiPanel;
         // Nothing of this panel is inside C (the tile hangs over M or N).
         if (row0 >= epi.m || panel_n0 >= epi.n) continue;
-        // The bias of this thread's 16 columns of the panel, loaded before
-        // anything waits: a pair per 8-column group (2jj or 2jj + 1). (Loaded
-        // again for each m64 accumulator: held across both, the 128x128
-        // ping-pong kernels spill.)
-        float2 bias[kEpiPanel / 8];
         if constexpr (ACT != detail::kPlainEpilogue) {
-#pragma unroll
-          for (int g = 0; g < kEpiPanel / 8; ++g)
-            bias[g] = detail::bias_pair_at<Element>(epi, panel_n0 + 8 * g + 2 * (wg_thread % 4));
+          // (The prefetch after the last panel guessed the next column
+          // panel; after a panel skipped at the ragged right edge it was
+          // the wrong one.)
+          if (staged_p != p) load_staged(p);
+          // Every reader of the previous panel's bias has passed that
+          // panel's store barrier (store_panel) before this thread got here.
+          if (wg_thread < kEpiPanel) bias_stage[wg_thread] = staged;
         }
         const int buf = panel_use % kEpiBuffers;
         const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
@@ -93,6 +109,15 @@ struct Epilogue {
         // (bulk groups complete in order; allow the other buffer's store).
         if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
         detail::named_barrier_sync(barrier_id, 128);
+        // This thread's 16 columns of the panel: a pair per 8-column group
+        // (2jj or 2jj + 1).
+        float2 bias[kEpiPanel / 8];
+        if constexpr (ACT != detail::kPlainEpilogue) {
+#pragma unroll
+          for (int g = 0; g < kEpiPanel / 8; ++g)
+            bias[g] = reinterpret_cast<const float2*>(bias_stage)[4 * g + wg_thread % 4];
+          load_staged((p + 1) % kPanelsPerTile);  // the next panel's, while this one is computed
+        }
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = epi.beta != 0.0f;
@@ -157,7 +182,7 @@ struct RegisterEpilogue {
 
   // The same arguments as Epilogue's, of which it needs the thread's index
   // in the warpgroup (the wgmma accumulator layout: sm90/wgmma.cuh).
-  __device__ __forceinline__ RegisterEpilogue(const CUtensorMap*, uint8_t*, uint64_t*, int, int wg_thread)
+  __device__ __forceinline__ RegisterEpilogue(const CUtensorMap*, uint8_t*, uint64_t*, float*, int, int wg_thread)
       : row((wg_thread / 32) * 16 + (wg_thread % 32) / 4), col(2 * (wg_thread % 4)) {}
 
   template <int ACT>

@@ -3,7 +3,7 @@
 // arithmetic in sm90_config.hpp; this is the same layout seen from the kernel.
 //
 //   [ring: NUM_STAGES x (A k-block | B k-block)]  1 KiB aligned (128B swizzle)
-//   [epilogue panels: consumer x kEpiBuffers x 64x64]   (BLOCK_M = 128 only)
+//   [epilogue panels: consumer x kEpiBuffers x 64x64][bias: consumer x 64 fp32]   (BLOCK_M = 128 only)
 //   [smem_full[stage]][smem_empty[stage]][c_loaded[consumer][buffer]][math_turn[consumer]]
 #pragma once
 
@@ -44,6 +44,9 @@ struct SharedStorage {
   }
   __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
   __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }  // [consumer][buffer]
+  __device__ __forceinline__ float* bias_stage() const {  // [consumer][64]
+    return reinterpret_cast<float*>(panels() + kNumConsumers * kEpiBuffers * kPanelBytes);
+  }
   __device__ __forceinline__ uint64_t* smem_full() const {
     return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes(BLOCK_M));
   }

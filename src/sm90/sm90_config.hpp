@@ -35,8 +35,11 @@ constexpr int threads_for(int block_m) { return 128 * (1 + consumers_for(block_m
 // operand ring, the epilogue panels (BLOCK_M = 128 only: the 64-row tiles
 // store from registers), barriers, and 1 KiB to align the base.
 constexpr int stage_bytes(int block_n, int block_m = kBlockM) { return (block_m + block_n) * kBlockK * 2; }
+// Per consumer: kEpiBuffers 64x64 panels, and one panel's bias in fp32 (the
+// fused epilogue stages it there: sm90/epilogue.cuh).
+inline constexpr int kBiasStageBytes = kEpiPanel * 4;
 constexpr int epilogue_bytes(int block_m = kBlockM) {
-  return block_m == kBlockM ? kNumConsumers * kEpiBuffers * kEpiPanel * kEpiPanel * 2 : 0;
+  return block_m == kBlockM ? kNumConsumers * (kEpiBuffers * kEpiPanel * kEpiPanel * 2 + kBiasStageBytes) : 0;
 }
 // smem_full + smem_empty per stage, c_loaded per consumer buffer, and one
 // math_turn per consumer (the ping-pong hand-over).

@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     const int consumer = warpgroup - 1;
     const bool lane0 = wg_thread % 32 == 0;
     Mma mma(smem.ring, consumer);
-    TileEpilogue epilogue(&tmap_c, smem.panels(), smem.c_loaded(), consumer, wg_thread);
+    TileEpilogue epilogue(&tmap_c, smem.panels(), smem.c_loaded(), smem.bias_stage(), consumer, wg_thread);
     const Release release(smem.smem_empty(), cta_rank);
     // The tile loop, with the epilogue kind as a compile-time constant: a
     // kernel built with the fused epilogue picks its activation here, once.
