@@ -64,6 +64,22 @@ struct Epilogue {
         frag_row((wg_thread_ / 32) * 16 + (wg_thread_ % 32 % 8) + 8 * ((wg_thread_ % 32 / 8) % 2)),
         frag_col(8 * (wg_thread_ % 32 / 16)) {}
 
+  // The fused epilogue's staged bias element of this thread (threads 0-63)
+  // for column panel `staged_p` of the tile being stored (store_tile).
+  float staged = 0.0f;
+  int staged_p = -1;
+  __device__ __forceinline__ void load_staged(const detail::EpilogueParams& epi, int n0, int p) {
+    if (wg_thread < kEpiPanel) staged = detail::bias_at<Element>(epi, n0 + p * kEpiPanel + wg_thread);
+    staged_p = p;
+  }
+
+  // Called with the tile's first column before its mainloop: the first
+  // panel's bias element is loaded while the tile's k-blocks run.
+  template <int ACT>
+  __device__ __forceinline__ void prefetch_bias(const detail::EpilogueParams& epi, int n0) {
+    if constexpr (ACT != detail::kPlainEpilogue) load_staged(epi, n0, 0);
+  }
+
   // Stores the tile whose first row (of this consumer's accumulators) is m0
   // and first column n0, of batch `batch` (0 for a plain call). ACT:
   // detail::kPlainEpilogue, or the fused epilogue's activation
@@ -78,14 +94,8 @@ struct Epilogue {
     // columns as fp32 pairs. Per thread that is one load a panel instead of
     // eight bounds-checked pair loads with their addresses (about 20
     // instructions a pair). The element of the next panel is loaded while this
-    // one is computed and stored (`staged`, for panel column `staged_p`).
-    float staged = 0.0f;
-    int staged_p = -1;
-    const auto load_staged = [&](int p) {
-      if (wg_thread < kEpiPanel) staged = detail::bias_at<Element>(epi, n0 + p * kEpiPanel + wg_thread);
-      staged_p = p;
-    };
-    if constexpr (ACT != detail::kPlainEpilogue) load_staged(0);
+    // one is computed and stored, the first panel's before the tile's
+    // mainloop (prefetch_bias): `staged`, for column panel `staged_p`.
 #pragma unroll
     for (int r = 0; r < MMA_ROWS; ++r)
 #pragma unroll
@@ -94,20 +104,17 @@ struct Epilogue {
         const int panel_n0 = n0 + p * kEpiPanel;
         // Nothing of this panel is inside C (the tile hangs over M or N).
         if (row0 >= epi.m || panel_n0 >= epi.n) continue;
-        if constexpr (ACT != detail::kPlainEpilogue) {
-          // (The prefetch after the last panel guessed the next column
-          // panel; after a panel skipped at the ragged right edge it was
-          // the wrong one.)
-          if (staged_p != p) load_staged(p);
-          // Every reader of the previous panel's bias has passed that
-          // panel's store barrier (store_panel) before this thread got here.
-          if (wg_thread < kEpiPanel) bias_stage[wg_thread] = staged;
-        }
         const int buf = panel_use % kEpiBuffers;
         const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
         // The store that last used this buffer must have finished reading it
         // (bulk groups complete in order; allow the other buffer's store).
         if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
+        if constexpr (ACT != detail::kPlainEpilogue) {
+          if (staged_p != p) load_staged(epi, n0, p);  // (not prefetched: a call without prefetch_bias)
+          // Every reader of the previous panel's bias has passed that
+          // panel's store barrier (store_panel) before this thread got here.
+          if (wg_thread < kEpiPanel) bias_stage[wg_thread] = staged;
+        }
         detail::named_barrier_sync(barrier_id, 128);
         // This thread's 16 columns of the panel: a pair per 8-column group
         // (2jj or 2jj + 1).
@@ -116,7 +123,12 @@ struct Epilogue {
 #pragma unroll
           for (int g = 0; g < kEpiPanel / 8; ++g)
             bias[g] = reinterpret_cast<const float2*>(bias_stage)[4 * g + wg_thread % 4];
-          load_staged((p + 1) % kPanelsPerTile);  // the next panel's, while this one is computed
+          // The next panel's, while this one is computed: the next column
+          // panel of this row if it is inside N, else the first of the next
+          // row (none after the tile's last panel: prefetch_bias loads the
+          // next tile's).
+          if (r + 1 < MMA_ROWS || p + 1 < kPanelsPerTile)
+            load_staged(epi, n0, p + 1 < kPanelsPerTile && panel_n0 + kEpiPanel < epi.n ? p + 1 : 0);
         }
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
@@ -184,6 +196,9 @@ struct RegisterEpilogue {
   // in the warpgroup (the wgmma accumulator layout: sm90/wgmma.cuh).
   __device__ __forceinline__ RegisterEpilogue(const CUtensorMap*, uint8_t*, uint64_t*, float*, int, int wg_thread)
       : row((wg_thread / 32) * 16 + (wg_thread % 32) / 4), col(2 * (wg_thread % 4)) {}
+
+  template <int ACT>
+  __device__ __forceinline__ void prefetch_bias(const detail::EpilogueParams&, int) {}  // (loads its own)
 
   template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[1][kAccRegs], const detail::EpilogueParams& epi,

@@ -28,6 +28,8 @@ struct StageLayout {
 };
 
 inline constexpr int kPanelBytes = kEpiPanel * kEpiPanel * 2;  // 8 KiB: one 64x64 output panel
+static_assert(epilogue_bytes(kBlockM) == kNumConsumers * (kEpiBuffers * kPanelBytes + kBiasStageBytes),
+              "the epilogue's bytes: every consumer's panel buffers, then every consumer's staged bias");
 
 // A view of the dynamic shared memory: one pointer, the rest computed from
 // it where it is used (as the compiler would rematerialize them anyway).
@@ -44,8 +46,9 @@ struct SharedStorage {
   }
   __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
   __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }  // [consumer][buffer]
-  __device__ __forceinline__ float* bias_stage() const {  // [consumer][64]
-    return reinterpret_cast<float*>(panels() + kNumConsumers * kEpiBuffers * kPanelBytes);
+  __device__ __forceinline__ float* bias_stage() const {  // [consumer][64]; 128-row tiles only
+    if constexpr (BLOCK_M != kBlockM) return nullptr;
+    else return reinterpret_cast<float*>(panels() + kNumConsumers * kEpiBuffers * kPanelBytes);
   }
   __device__ __forceinline__ uint64_t* smem_full() const {
     return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes(BLOCK_M));

@@ -182,6 +182,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         int n0 = t.n_block * BLOCK_N;
         detail::compute_here(m0);
         detail::compute_here(n0);
+        epilogue.template prefetch_bias<kAct>(epi, n0);
         Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_blocks);  // k-block 0 of the CTA's j-th tile
         if (PINGPONG && walk.j > 0)
           detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
