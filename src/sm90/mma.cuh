@@ -36,13 +36,24 @@ struct MainloopMma {
   static constexpr int kAccRegs = BLOCK_N / 2;       // per m64 accumulator and thread
 
   float acc[kMmaRows][kAccRegs];
-  uint32_t ring_addr;  // shared address of the ring
-  uint32_t a_offset;   // this consumer's first row block of A in a stage
+  // The low words of the descriptors of stage 0's operands: this consumer's
+  // first row block of A, and B. Every other descriptor of the ring is one of
+  // these moved by a constant (desc_lo_moved): one add per wgmma operand.
+  uint32_t a_lo;
+  uint32_t b_lo;
+  static constexpr uint32_t kHiA = desc_hi(operand_desc(A_MAJOR, 0, kBlockK));
+  static constexpr uint32_t kHiB = desc_hi(operand_desc(B_MAJOR, 0, kBlockK));
+  static_assert(kSmemLimit <= (1 << 18), "desc_lo_moved is exact below 256 KiB");
 
   // `consumer`: 0 or 1. Its rows of A: its half of the tile, or (ping-pong) row 0.
-  __device__ __forceinline__ MainloopMma(const uint8_t* ring, int consumer)
-      : ring_addr(static_cast<uint32_t>(__cvta_generic_to_shared(ring))),
-        a_offset(PINGPONG ? 0 : consumer * Stage::kRowBlockBytes) {
+  __device__ __forceinline__ MainloopMma(const uint8_t* ring, int consumer) {
+    const uint32_t ring_addr = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
+    a_lo = desc_lo(operand_desc(A_MAJOR, ring_addr + (PINGPONG ? 0 : consumer * Stage::kRowBlockBytes), kBlockK));
+    b_lo = desc_lo(operand_desc(B_MAJOR, ring_addr + Stage::kABytes, kBlockK));
+    // Held in registers from here on: computed again in the k-loop, they cost
+    // a special-register read and a dependent chain on every k-block.
+    detail::compute_here(a_lo);
+    detail::compute_here(b_lo);
 #pragma unroll
     for (int r = 0; r < kMmaRows; ++r)
 #pragma unroll
@@ -52,18 +63,18 @@ struct MainloopMma {
   // Issues the wgmmas of k-block kb (in `stage`) as one group: the first
   // k-block of a tile overwrites the accumulators, later ones add to them.
   __device__ __forceinline__ void issue(int stage, int kb) {
-    const uint32_t a_base = ring_addr + stage * Stage::kStageBytes + a_offset;
-    const uint32_t b_base = ring_addr + stage * Stage::kStageBytes + Stage::kABytes;
+    const uint32_t stage_a = desc_lo_moved(a_lo, stage * Stage::kStageBytes);
+    const uint32_t stage_b = desc_lo_moved(b_lo, stage * Stage::kStageBytes);
 #pragma unroll
     for (int r = 0; r < kMmaRows; ++r) fence_accumulators(acc[r]);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kBlockK / 16; ++ks) {
-      const uint64_t db = operand_desc(B_MAJOR, b_base + ks * k_step_bytes(B_MAJOR), kBlockK);
+      const uint64_t db = desc_from_words(kHiB, desc_lo_moved(stage_b, ks * k_step_bytes(B_MAJOR)));
 #pragma unroll
       for (int r = 0; r < kMmaRows; ++r) {
-        const uint64_t da =
-            operand_desc(A_MAJOR, a_base + r * Stage::kRowBlockBytes + ks * k_step_bytes(A_MAJOR), kBlockK);
+        const uint64_t da = desc_from_words(
+            kHiA, desc_lo_moved(stage_a, r * Stage::kRowBlockBytes + ks * k_step_bytes(A_MAJOR)));
         wgmma_m64nNk16<Element, BLOCK_N, A_MAJOR == Major::MN, B_MAJOR == Major::MN>(acc[r], da, db,
                                                                                     (kb > 0 || ks > 0) ? 1 : 0);
       }
@@ -94,14 +105,16 @@ struct StageRelease {
   // consumers that read it, in every CTA of the cluster.
   static constexpr int kArrivals = READERS * 4 * CLUSTER_M;
 
-  uint64_t* smem_empty;
+  uint32_t local_empty;      // this CTA's smem_empty[0], a shared::cta address (held: see MainloopMma)
   uint32_t peer_empty = 0;  // the peer CTA's smem_empty[0], a shared::cluster address
 
-  __device__ __forceinline__ StageRelease(uint64_t* empty, uint32_t cta_rank) : smem_empty(empty) {
-    if constexpr (CLUSTER_M > 1) peer_empty = detail::map_to_cta(smem_empty, cta_rank ^ 1);
+  __device__ __forceinline__ StageRelease(uint64_t* empty, uint32_t cta_rank)
+      : local_empty(static_cast<uint32_t>(__cvta_generic_to_shared(empty))) {
+    detail::compute_here(local_empty);
+    if constexpr (CLUSTER_M > 1) peer_empty = detail::map_to_cta(empty, cta_rank ^ 1);
   }
   __device__ __forceinline__ void operator()(int stage) const {
-    cuda::ptx::mbarrier_arrive(&smem_empty[stage]);
+    detail::mbarrier_arrive_shared(local_empty + stage * sizeof(uint64_t));
     if constexpr (CLUSTER_M > 1) detail::mbarrier_arrive_remote(peer_empty + stage * sizeof(uint64_t));
   }
 };

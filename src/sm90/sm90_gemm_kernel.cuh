@@ -165,6 +165,9 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     Mma mma(smem.ring, consumer);
     TileEpilogue epilogue(&tmap_c, smem.panels(), smem.c_loaded(), smem.bias_stage(), consumer, wg_thread);
     const Release release(smem.smem_empty(), cta_rank);
+    // smem_full[0]'s shared address, held (see MainloopMma): the k-loop waits on smem_full[s] at + 8 s.
+    uint32_t full_bars = static_cast<uint32_t>(__cvta_generic_to_shared(smem.smem_full()));
+    detail::compute_here(full_bars);
     // The tile loop, with the epilogue kind as a compile-time constant: a
     // kernel built with the fused epilogue picks its activation here, once.
     auto tiles = [&](auto epilogue_kind) {
@@ -188,7 +191,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
         int prev_stage = -1;
         for (int kb = 0; kb < num_k_blocks; ++kb) {
-          detail::wait_barrier(&smem.smem_full()[ring.index], ring.phase, "smem_full", ring.index, "consumer");
+          detail::wait_barrier(full_bars + ring.index * static_cast<uint32_t>(sizeof(uint64_t)), ring.phase,
+                               "smem_full", ring.index, "consumer");
           mma.issue(ring.index, kb);
           mma.template wait<1>();  // the group before this one has read its stage:
           if (prev_stage >= 0 && lane0) release(prev_stage);

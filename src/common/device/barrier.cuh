@@ -14,6 +14,8 @@
 
 #include <cuda/ptx>
 
+#include "common/device/ptx_wrappers.cuh"
+
 namespace tcgemm::detail {
 
 // Acquire at CTA scope (arrivals from this CTA, TMA completions) or, with
@@ -26,16 +28,23 @@ __device__ __forceinline__ bool try_wait_barrier(uint64_t* bar, uint32_t phase) 
     return cuda::ptx::mbarrier_try_wait_parity(bar, phase);
   }
 }
+// The same at CTA scope for a barrier named by its shared::cta address.
+template <bool CLUSTER = false>
+__device__ __forceinline__ bool try_wait_barrier(uint32_t bar, uint32_t phase) {
+  static_assert(!CLUSTER, "a 32-bit shared::cta address names a barrier of this CTA: CTA scope");
+  return mbarrier_try_wait_parity_shared(bar, phase);
+}
 
 #if !defined(TCGEMM_HANG_TIMEOUT_MS)
 #define TCGEMM_HANG_TIMEOUT_MS 10000
 #endif
 
-// Waits until the barrier's phase with parity `phase` has completed. `role`
-// (the waiting warp's part: "producer", "MMA", ...), `name` and `index` (the
-// barrier and its stage or slot) only serve the hang report.
-template <bool CLUSTER = false>
-__device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase, const char* name, int index,
+// Waits until the barrier's phase with parity `phase` has completed. `bar`:
+// a pointer, or a 32-bit shared::cta address (CTA scope). `role` (the waiting
+// warp's part: "producer", "MMA", ...), `name` and `index` (the barrier and
+// its stage or slot) only serve the hang report.
+template <bool CLUSTER = false, typename Barrier>
+__device__ __forceinline__ void wait_barrier(Barrier bar, uint32_t phase, const char* name, int index,
                                              const char* role) {
 #if defined(TCGEMM_DEBUG_HANGS)
   // Bounded by wall time (the global nanosecond timer), checked every 1024

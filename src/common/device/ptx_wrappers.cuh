@@ -2,8 +2,8 @@
 // cuda::ptx (CUDA 13.0) does not provide in the form used here: elect.sync
 // (PTX ISA 9.7.13.11), prefetch.tensormap (9.7.9.15), mapa (9.7.9.19) with a
 // remote mbarrier arrivals on shared::cluster addresses, named barriers
-// (bar.sync), and ex2.approx (the floating-point instructions: the fused
-// epilogue's gelu).
+// (bar.sync), mbarrier waits and arrivals on 32-bit shared addresses, and
+// ex2.approx (the floating-point instructions: the fused epilogue's gelu).
 // One function per instruction; nothing here decides anything.
 #pragma once
 
@@ -39,6 +39,26 @@ __device__ __forceinline__ void prefetch_tensormaps(const Maps*... tmaps) {
 // under a wait (a tile's coordinates, while the ring fills) onto a critical
 // path (after the mainloop, before the epilogue's first store).
 __device__ __forceinline__ void compute_here(int& value) { asm volatile("" : "+r"(value)); }
+__device__ __forceinline__ void compute_here(uint32_t& value) { asm volatile("" : "+r"(value)); }
+
+// mbarrier.try_wait.parity and mbarrier.arrive (.release.cta, the defaults)
+// on a barrier named by its 32-bit shared::cta address. cuda::ptx takes
+// generic pointers and converts each to a shared address where it is used;
+// in a k-loop the compiler recomputed that conversion, a special-register
+// read and five dependent instructions, on every k-block. A consumer that
+// holds its barriers' shared addresses in registers waits with these.
+__device__ __forceinline__ bool mbarrier_try_wait_parity_shared(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+__device__ __forceinline__ void mbarrier_arrive_shared(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
 
 // ex2.approx.ftz.f32: 2^x in one instruction, within 2 ulp; subnormal
 // results flush to zero. (exp2f is the same instruction plus a scaling for
