@@ -38,6 +38,19 @@ TCGEMM_HD constexpr uint32_t operand_lbo(Major major, uint32_t block_k) {
 }
 TCGEMM_HD constexpr uint32_t operand_sbo(Major) { return kPatternBytes; }
 
+// Moving a matrix descriptor (either architecture's: both keep the start
+// address >> 4 in bits 0-13 and LBO in bits 16-29 of the low word, and only
+// constants in the high word) `byte_offset` bytes further: the low word plus
+// byte_offset >> 4, the high word as it was. So a k-loop moves a descriptor
+// with one 32-bit add of a constant. Exact while the moved address stays below
+// 256 KiB (shared memory ends at 227 KiB), so the add cannot carry out of the
+// address field (tests/host/test_smem_desc.cpp checks every offset of the window).
+TCGEMM_HD constexpr uint32_t desc_lo(uint64_t desc) { return static_cast<uint32_t>(desc); }
+TCGEMM_HD constexpr uint32_t desc_hi(uint64_t desc) { return static_cast<uint32_t>(desc >> 32); }
+TCGEMM_HD constexpr uint64_t desc_from_words(uint32_t hi, uint32_t lo) { return (uint64_t{hi} << 32) | lo; }
+TCGEMM_HD constexpr uint32_t desc_lo_moved(uint32_t lo, uint32_t byte_offset) { return lo + (byte_offset >> 4); }
+inline constexpr int kDescAddressLimit = 1 << 18;  // bytes: where desc_lo_moved stops being exact
+
 // Bytes the start address moves per k16 step.
 TCGEMM_HD constexpr uint32_t k_step_bytes(Major major) {
   return major == Major::K ? 16 * 2 : 16 * kSwizzleBytes;

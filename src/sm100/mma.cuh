@@ -32,17 +32,33 @@ struct MainloopMma {
       instr_desc_f16(std::is_same_v<Element, __nv_bfloat16>, A_MAJOR, B_MAJOR, kM, BLOCK_N);
   static constexpr uint16_t kBothCtas = 0b11;
 
-  uint32_t ring_addr;  // shared address of the ring (the same offsets in both CTAs)
+  // The low words of the descriptors of stage 0's A and B (the same offsets
+  // in both CTAs); every other descriptor of the ring is one of them moved by
+  // a constant (detail::desc_lo_moved), and the high words are compile-time
+  // constants: the issuer's k-loop does one add per operand instead of
+  // building each MMA's descriptors afresh (shift, mask, or).
+  uint32_t a_lo;
+  uint32_t b_lo;
+  static constexpr uint32_t kHiA = detail::desc_hi(operand_desc(A_MAJOR, 0, kBlockK));
+  static constexpr uint32_t kHiB = detail::desc_hi(operand_desc(B_MAJOR, 0, kBlockK));
+  static_assert(kSmemLimit <= detail::kDescAddressLimit, "desc_lo_moved is exact below 256 KiB");
+
+  // ring_addr: the shared address of the ring.
+  __device__ __forceinline__ explicit MainloopMma(uint32_t ring_addr)
+      : a_lo(detail::desc_lo(operand_desc(A_MAJOR, ring_addr, kBlockK))),
+        b_lo(detail::desc_lo(operand_desc(B_MAJOR, ring_addr + Stage::kABytes, kBlockK))) {}
 
   // The MMAs of k-block kb (in `stage`) into the accumulator at `d_tmem`: the
   // first k-block of a tile overwrites it, later ones add to it.
   __device__ __forceinline__ void issue(int stage, uint32_t d_tmem, int kb) const {
-    const uint32_t a_base = ring_addr + stage * Stage::kStageBytes;
-    const uint32_t b_base = a_base + Stage::kABytes;
+    const uint32_t stage_a = detail::desc_lo_moved(a_lo, stage * Stage::kStageBytes);
+    const uint32_t stage_b = detail::desc_lo_moved(b_lo, stage * Stage::kStageBytes);
 #pragma unroll
     for (int ks = 0; ks < kBlockK / kMmaK; ++ks) {
-      const uint64_t da = operand_desc(A_MAJOR, a_base + ks * detail::k_step_bytes(A_MAJOR), kBlockK);
-      const uint64_t db = operand_desc(B_MAJOR, b_base + ks * detail::k_step_bytes(B_MAJOR), kBlockK);
+      const uint64_t da =
+          detail::desc_from_words(kHiA, detail::desc_lo_moved(stage_a, ks * detail::k_step_bytes(A_MAJOR)));
+      const uint64_t db =
+          detail::desc_from_words(kHiB, detail::desc_lo_moved(stage_b, ks * detail::k_step_bytes(B_MAJOR)));
       if constexpr (CTA_GROUP == 2) {
         cuda::ptx::tcgen05_mma(cuda::ptx::kind_f16, cuda::ptx::cta_group_2, d_tmem, da, db, kIdesc, kb > 0 || ks > 0);
       } else {

@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else if (warp == kMmaWarp) {
     // ======================= MMA issuer (leader CTA): one lane for the pair =======================
     if (leader && detail::elect_one()) {
-      const Mma mma{static_cast<uint32_t>(__cvta_generic_to_shared(smem.ring))};
+      const Mma mma(static_cast<uint32_t>(__cvta_generic_to_shared(smem.ring)));
       auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "MMA", true, false);
       Ring ring;
       AccRing acc;

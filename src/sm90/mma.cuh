@@ -43,7 +43,7 @@ struct MainloopMma {
   uint32_t b_lo;
   static constexpr uint32_t kHiA = desc_hi(operand_desc(A_MAJOR, 0, kBlockK));
   static constexpr uint32_t kHiB = desc_hi(operand_desc(B_MAJOR, 0, kBlockK));
-  static_assert(kSmemLimit <= (1 << 18), "desc_lo_moved is exact below 256 KiB");
+  static_assert(kSmemLimit <= detail::kDescAddressLimit, "desc_lo_moved is exact below 256 KiB");
 
   // `consumer`: 0 or 1. Its rows of A: its half of the tile, or (ping-pong) row 0.
   __device__ __forceinline__ MainloopMma(const uint8_t* ring, int consumer) {

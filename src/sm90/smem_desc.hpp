@@ -14,6 +14,10 @@
 
 namespace tcgemm::sm90 {
 
+using detail::desc_from_words;
+using detail::desc_hi;
+using detail::desc_lo;
+using detail::desc_lo_moved;
 using detail::k_step_bytes;
 using detail::kPatternBytes;
 using detail::kSwizzleBytes;
@@ -32,16 +36,5 @@ TCGEMM_HD constexpr uint64_t make_smem_desc(uint32_t smem_addr, uint32_t lbo_byt
 TCGEMM_HD constexpr uint64_t operand_desc(Major major, uint32_t smem_addr, uint32_t block_k) {
   return make_smem_desc(smem_addr, detail::operand_lbo(major, block_k), detail::operand_sbo(major));
 }
-
-// A descriptor moved `byte_offset` bytes further: the start address field
-// (bits 0-13, the low word) plus byte_offset >> 4, the other fields as they
-// were. Computed on the low word alone, so that a k-loop moves a descriptor
-// with one 32-bit add of a constant (the high word, SBO and the swizzle mode,
-// stays a constant). Exact while the moved address stays below 256 KiB:
-// shared memory ends at 227 KiB, so it cannot carry out of the field.
-TCGEMM_HD constexpr uint32_t desc_lo(uint64_t desc) { return static_cast<uint32_t>(desc); }
-TCGEMM_HD constexpr uint32_t desc_hi(uint64_t desc) { return static_cast<uint32_t>(desc >> 32); }
-TCGEMM_HD constexpr uint64_t desc_from_words(uint32_t hi, uint32_t lo) { return (uint64_t{hi} << 32) | lo; }
-TCGEMM_HD constexpr uint32_t desc_lo_moved(uint32_t lo, uint32_t byte_offset) { return lo + (byte_offset >> 4); }
 
 }  // namespace tcgemm::sm90

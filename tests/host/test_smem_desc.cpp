@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <set>
 
+#include "sm100/umma_desc.hpp"
 #include "sm90/smem_desc.hpp"
 
 namespace tcgemm::sm90 {
@@ -76,22 +77,30 @@ TEST(SmemDesc, AdvancingTheStartAddressIsAddition) {
   }
 }
 
-// The k-loop keeps the high word of a descriptor constant and moves the low
-// word (desc_lo_moved): for every 1 KiB-aligned ring base in the 227 KiB
-// window (with a CTA's bits above bit 24, as a shared::cluster-style address
-// carries them) and every 16-byte offset that stays in the window, the
-// result must be the descriptor built afresh at the moved address.
+// The k-loops (the sm90 consumers', the sm100 MMA issuer's) keep the high
+// word of a descriptor constant and move the low word (desc_lo_moved): for
+// both architectures' descriptors, every 1 KiB-aligned ring base in the
+// 227 KiB window (with a CTA's bits above bit 24, as a shared::cluster-style
+// address carries them) and every 16-byte offset that stays in the window,
+// the result must be the descriptor built afresh at the moved address.
 TEST(SmemDesc, MovingTheLowWordIsExactOverTheWindow) {
   constexpr uint32_t kWindow = 227 * 1024;
-  for (Major major : {Major::K, Major::MN})
-    for (uint32_t cta_bits : {0u, 3u << 24})
-      for (uint32_t base = 0; base < kWindow; base += 1024) {
-        const uint64_t d0 = operand_desc(major, cta_bits | base, 64);
-        for (uint32_t offset = 0; base + offset < kWindow; offset += 16)
-          ASSERT_EQ(desc_from_words(desc_hi(d0), desc_lo_moved(desc_lo(d0), offset)),
-                    operand_desc(major, cta_bits | (base + offset), 64))
-              << "major=" << static_cast<int>(major) << " base=" << base << " offset=" << offset;
-      }
+  static_assert(kWindow <= detail::kDescAddressLimit);
+  using Build = uint64_t (*)(Major, uint32_t, uint32_t);
+  const struct {
+    const char* arch;
+    Build build;
+  } builders[] = {{"sm90", &operand_desc}, {"sm100", &sm100::operand_desc}};
+  for (const auto& b : builders)
+    for (Major major : {Major::K, Major::MN})
+      for (uint32_t cta_bits : {0u, 3u << 24})
+        for (uint32_t base = 0; base < kWindow; base += 1024) {
+          const uint64_t d0 = b.build(major, cta_bits | base, 64);
+          for (uint32_t offset = 0; base + offset < kWindow; offset += 16)
+            ASSERT_EQ(desc_from_words(desc_hi(d0), desc_lo_moved(desc_lo(d0), offset)),
+                      b.build(major, cta_bits | (base + offset), 64))
+                << b.arch << " major=" << static_cast<int>(major) << " base=" << base << " offset=" << offset;
+        }
 }
 
 // CUTLASS Swizzle<3,4,3> on byte offsets: bits 4-6 ^= bits 7-9.
