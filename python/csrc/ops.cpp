@@ -21,12 +21,12 @@
 // The CUDA kernels are also registered for CPU: a call with only CPU tensors
 // then gets tcgemm's message naming the CPU tensor, not the dispatcher's
 // "could not run with arguments from the CPU backend".
-#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include "torch_gemm.hpp"
@@ -163,19 +163,13 @@ struct BmmFunction : torch::autograd::Function<BmmFunction> {
   }
 };
 
-// Whether a call records anything for backward: grad mode on and an input
-// that requires grad. When not (inference, the common case for a decoding
-// step), the wrappers below call the kernel directly, without the autograd
-// Function's node and saved state.
-bool records_grad(std::initializer_list<const at::Tensor*> inputs) {
-  if (!at::GradMode::is_enabled()) return false;
-  for (const at::Tensor* t : inputs)
-    if (t != nullptr && t->defined() && t->requires_grad()) return true;
-  return false;
-}
-
+// A call records nothing for backward unless grad mode is on and an input
+// requires grad (torch::autograd::compute_requires_grad). When it records
+// nothing (inference, the common case for a decoding step), the wrappers
+// below call the kernel directly, without the autograd Function's node and
+// saved state.
 at::Tensor mm_autograd(const at::Tensor& a, const at::Tensor& b, double alpha) {
-  if (!records_grad({&a, &b})) {
+  if (!torch::autograd::compute_requires_grad(a, b)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return call_mm(a, b, alpha);
   }
@@ -183,14 +177,14 @@ at::Tensor mm_autograd(const at::Tensor& a, const at::Tensor& b, double alpha) {
 }
 at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                            int64_t activation) {
-  if (!records_grad({&x, &weight, bias.has_value() ? &*bias : nullptr})) {
+  if (!torch::autograd::compute_requires_grad(x, weight, bias)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return call_linear(x, weight, bias, activation);
   }
   return LinearFunction::apply(x, weight, bias, activation);
 }
 at::Tensor bmm_autograd(const at::Tensor& a, const at::Tensor& b) {
-  if (!records_grad({&a, &b})) {
+  if (!torch::autograd::compute_requires_grad(a, b)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return call_bmm(a, b);
   }

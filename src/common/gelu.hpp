@@ -27,13 +27,7 @@
 
 #include <cmath>
 
-#ifndef TCGEMM_HOST_DEVICE
-#if defined(__CUDACC__)
-#define TCGEMM_HOST_DEVICE __host__ __device__
-#else
-#define TCGEMM_HOST_DEVICE
-#endif
-#endif
+#include "common/tile_order.hpp"  // TCGEMM_HD
 
 namespace tcgemm::detail {
 
@@ -41,7 +35,7 @@ namespace tcgemm::detail {
 inline constexpr float kGeluTailEnd = 6.0f;
 
 // log2(Phi(-s)) for s in [0, kGeluTailEnd] (Horner, one fma a term).
-TCGEMM_HOST_DEVICE inline float gelu_log2_tail(float s) {
+TCGEMM_HD float gelu_log2_tail(float s) {
   float p = 1.917179226e-05f;
   p = fmaf(p, s, -6.585781805e-04f);
   p = fmaf(p, s, 7.754321344e-03f);
@@ -52,9 +46,9 @@ TCGEMM_HOST_DEVICE inline float gelu_log2_tail(float s) {
 }
 
 // The argument of gelu_log2_tail for x.
-TCGEMM_HOST_DEVICE inline float gelu_tail_argument(float x) { return fminf(fabsf(x), kGeluTailEnd); }
+TCGEMM_HD float gelu_tail_argument(float x) { return fminf(fabsf(x), kGeluTailEnd); }
 
 // gelu(x) from tail = Phi(-min(|x|, kGeluTailEnd)).
-TCGEMM_HOST_DEVICE inline float gelu_from_tail(float x, float tail) { return x * (x >= 0.0f ? 1.0f - tail : tail); }
+TCGEMM_HD float gelu_from_tail(float x, float tail) { return x * (x >= 0.0f ? 1.0f - tail : tail); }
 
 }  // namespace tcgemm::detail
