@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP>::at(smem_raw);
   const TmemAllocator<tmem_columns(BLOCK_N), CTA_GROUP> tmem{smem.tmem_base_slot()};
-  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int warp = detail::warp_uniform(static_cast<int>(threadIdx.x) / 32);  // (keeps roles' loops uniform)
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int rank = kPair ? static_cast<int>(cuda::ptx::get_sreg_cluster_ctarank()) : 0;
   const bool leader = rank == 0;

@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
                                           Epilogue<Element, BLOCK_N, Mma::kMmaRows>>;
   extern __shared__ uint8_t smem_raw[];
   const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, BLOCK_M>::at(smem_raw);
-  const int warpgroup = threadIdx.x / 128;
+  const int warpgroup = detail::warp_uniform(static_cast<int>(threadIdx.x) / 128);  // (keeps roles' loops uniform)
   const int wg_thread = threadIdx.x % 128;
   // This CTA takes row `cta_rank` of the cluster's CLUSTER_M block-rows; the
   // cluster's tiles come in the same order in both CTAs.

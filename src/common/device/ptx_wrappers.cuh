@@ -41,6 +41,15 @@ __device__ __forceinline__ void prefetch_tensormaps(const Maps*... tmaps) {
 __device__ __forceinline__ void compute_here(int& value) { asm volatile("" : "+r"(value)); }
 __device__ __forceinline__ void compute_here(uint32_t& value) { asm volatile("" : "+r"(value)); }
 
+// `value` (the same in every lane of the warp: a warp's or warpgroup's
+// index) as lane 0's, which tells the compiler it is warp-uniform. A role
+// branch on threadIdx.x / 128 is divergent as far as the compiler knows, and
+// everything computed under it lives in per-thread registers: a k-loop's
+// wgmma descriptors were then built in vector registers and copied to
+// uniform ones (R2UR) before every wgmma. Branching on the broadcast value
+// instead keeps the ring index and the descriptors in the uniform datapath.
+__device__ __forceinline__ int warp_uniform(int value) { return __shfl_sync(0xffffffffu, value, 0); }
+
 // mbarrier.try_wait.parity and mbarrier.arrive (.release.cta, the defaults)
 // on a barrier named by its 32-bit shared::cta address. cuda::ptx takes
 // generic pointers and converts each to a shared address where it is used;
