@@ -87,6 +87,23 @@ struct Epilogue {
   template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[MMA_ROWS][kAccRegs], const detail::EpilogueParams& epi,
                                              int m0, int n0, int batch) {
+    // A plain epilogue with alpha = 1, beta = 0 (a plain product, bmm): no
+    // multiply by alpha (exact: 1 * x is x) and no code for C's load in the
+    // panel loop. Where a tile is mostly its epilogue (a short K) that is a
+    // third of the per-panel instructions. One uniform branch per tile. (Not
+    // for the fused epilogue: a second copy of its panel loop for every
+    // activation makes the ping-pong kernels spill.)
+    if constexpr (ACT == detail::kPlainEpilogue) {
+      if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_panels<ACT, true>(acc, epi, m0, n0, batch);
+    }
+    store_panels<ACT, false>(acc, epi, m0, n0, batch);
+  }
+
+ private:
+  // UNIT_SCALE: alpha = 1 and beta = 0 (plain epilogue only).
+  template <int ACT, bool UNIT_SCALE>
+  __device__ __forceinline__ void store_panels(const float (&acc)[MMA_ROWS][kAccRegs],
+                                               const detail::EpilogueParams& epi, int m0, int n0, int batch) {
     // The fused epilogue's bias goes through shared memory, a panel's 64
     // columns at a time: threads 0-63 each load one element (bounds- and
     // null-checked, widened to fp32: detail::bias_at) and store it to
@@ -132,7 +149,7 @@ struct Epilogue {
         }
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
-        const bool read_c = epi.beta != 0.0f;
+        const bool read_c = !UNIT_SCALE && epi.beta != 0.0f;
         if (read_c)
           detail::load_c_panel(tmap_c, epi, panel_n0, row0, batch, buf_ptr, kPanelBytes, loaded, wg_thread == 0,
                                c_phases, buf);
@@ -151,7 +168,7 @@ struct Epilogue {
             detail::activate_all<ACT>(v);
           } else {
 #pragma unroll
-            for (int i = 0; i < 8; ++i) v[i] = epi.alpha * acc[r][4 * jc + i];
+            for (int i = 0; i < 8; ++i) v[i] = UNIT_SCALE ? acc[r][4 * jc + i] : epi.alpha * acc[r][4 * jc + i];
           }
           const uint32_t addr = buf_addr + swizzled_offset(frag_row, 16 * jj + frag_col);
           if (read_c) {
@@ -169,6 +186,7 @@ struct Epilogue {
       }
   }
 
+ public:
   // Shared memory must outlive the reads of the last stores; the writes
   // themselves complete before the grid does.
   __device__ __forceinline__ void finish() const {
