@@ -58,14 +58,19 @@ struct GroupedRaster {
   }
 
   // The tile at `index` of one problem's grid (batch 0), in grouped order.
+  // Its two divisions are unsigned (every index and count here is >= 0): on
+  // the GPU an unsigned division is about 17 instructions, a signed one 25,
+  // and every role of a kernel decodes every tile it takes.
   TCGEMM_HD TileCoord in_batch(int index) const {
-    const int tiles_per_group = group_m * num_n_blocks;
-    const int group = index / tiles_per_group;
-    const int first_m = group * group_m;
+    const unsigned tiles_per_group = static_cast<unsigned>(group_m * num_n_blocks);
+    const unsigned group = static_cast<unsigned>(index) / tiles_per_group;
+    const int first_m = static_cast<int>(group) * group_m;
     // The last group may have fewer block-rows.
-    const int rows_here = num_m_blocks - first_m < group_m ? num_m_blocks - first_m : group_m;
-    const int in_group = index - group * tiles_per_group;
-    return TileCoord{first_m + in_group % rows_here, in_group / rows_here};
+    const unsigned rows_here =
+        static_cast<unsigned>(num_m_blocks - first_m < group_m ? num_m_blocks - first_m : group_m);
+    const unsigned in_group = static_cast<unsigned>(index) - group * tiles_per_group;
+    const unsigned column = in_group / rows_here;
+    return TileCoord{first_m + static_cast<int>(in_group - column * rows_here), static_cast<int>(column)};
   }
 };
 
