@@ -73,4 +73,11 @@ TCGEMM_HD constexpr uint32_t swizzled_offset(uint32_t row, uint32_t col) {
   return row * kSwizzleBytes + ((chunk ^ (row % 8)) * 16) + (col * 2) % 16;
 }
 
+// swizzled_offset(row, col + 16 j) from swizzled_offset(row, col), for col <
+// 16 and j < 4: the 16-column step adds 2 j to the chunk index, bits the
+// chunk's own bit 0 does not touch, so it commutes with the XOR by the line:
+// one XOR of 32 j. Also exact on a shared address `base + offset` when base
+// is a multiple of 128 (the epilogue's panels are 1 KiB aligned).
+TCGEMM_HD constexpr uint32_t swizzled_step16(uint32_t offset, uint32_t j) { return offset ^ (j * 32); }
+
 }  // namespace tcgemm::detail

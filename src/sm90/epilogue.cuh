@@ -43,7 +43,9 @@ struct Epilogue {
   int consumer;
   int wg_thread;        // this thread's index in the warpgroup
   int barrier_id;       // named barrier over this warpgroup
-  int frag_row, frag_col;  // where this lane's stmatrix/ldmatrix row lives in a 64x64 panel
+  // Where this lane's stmatrix/ldmatrix row of 16-column group 0 lives in a
+  // 64x64 panel (swizzled_offset; group jj is swizzled_step16 of it).
+  uint32_t frag_offset;
   int panel_use = 0;       // panels stored so far by this consumer
   // Bit b: phase of c_loaded[consumer][b]. A bitmask, not an array: the
   // buffer index is only known at run time when a tile has an odd number
@@ -61,8 +63,9 @@ struct Epilogue {
         consumer(consumer_),
         wg_thread(wg_thread_),
         barrier_id(1 + consumer_),
-        frag_row((wg_thread_ / 32) * 16 + (wg_thread_ % 32 % 8) + 8 * ((wg_thread_ % 32 / 8) % 2)),
-        frag_col(8 * (wg_thread_ % 32 / 16)) {}
+        frag_offset(detail::swizzled_offset((wg_thread_ / 32) * 16 + (wg_thread_ % 32 % 8) +
+                                                8 * ((wg_thread_ % 32 / 8) % 2),
+                                            8 * (wg_thread_ % 32 / 16))) {}
 
   // The fused epilogue's staged bias element of this thread (threads 0-63)
   // for column panel `staged_p` of the tile being stored (store_tile).
@@ -170,7 +173,7 @@ struct Epilogue {
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = UNIT_SCALE ? acc[r][4 * jc + i] : epi.alpha * acc[r][4 * jc + i];
           }
-          const uint32_t addr = buf_addr + swizzled_offset(frag_row, 16 * jj + frag_col);
+          const uint32_t addr = detail::swizzled_step16(buf_addr + frag_offset, jj);
           if (read_c) {
             uint32_t c[4];
             ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);

@@ -112,6 +112,18 @@ TEST(Swizzle, MatchesSwizzle343) {
       ASSERT_EQ(swizzled_offset(row, col), swizzle_343(row * 128 + col * 2)) << "row=" << row << " col=" << col;
 }
 
+// The epilogue's 16-column steps: an XOR of the first group's offset, also
+// on an address whose base is a multiple of 128 (the panels are 1 KiB aligned).
+TEST(Swizzle, SixteenColumnStepIsAnXor) {
+  for (uint32_t base : {0u, 128u, 1024u, 0x30000u, 0x37f80u})
+    for (uint32_t row = 0; row < 64; ++row)
+      for (uint32_t col = 0; col < 16; ++col)
+        for (uint32_t j = 0; j < 4; ++j)
+          ASSERT_EQ(detail::swizzled_step16(base + swizzled_offset(row, col), j),
+                    base + swizzled_offset(row, col + 16 * j))
+              << "base=" << base << " row=" << row << " col=" << col << " j=" << j;
+}
+
 TEST(Swizzle, KnownValues) {
   EXPECT_EQ(swizzled_offset(0, 0), 0u);
   EXPECT_EQ(swizzled_offset(0, 8), 16u);                  // chunk 1 of line 0 stays
