@@ -105,14 +105,14 @@ def test_gradients_match_torch(activation) -> None:
     # by at most 2^-8 * (0.6 + 1.13 + 2^-8) |grad| |other operand|, and the sum
     # once more by 2^-8 of itself. Bounded with 2 * 2^-8 per term.
     u = 2.0 ** -8
-    g = grad.float().abs()
-    terms = {
-        0: g.reshape(-1, 192) @ w.float().abs(),  # dx = dz @ W
-        1: g.reshape(-1, 192).t() @ x.float().abs().reshape(-1, 256),  # dW = dz^T @ x
-        2: g.reshape(-1, 192).sum(0),  # db = sum of dz over rows
-    }
-    for i, (got, want) in enumerate(zip(xt, xs)):
-        bound = 2 * u * terms[i].reshape(want.grad.shape) + u * want.grad.abs() + 1e-6
+    g = grad.float().abs().reshape(-1, 192)
+    terms = (
+        g @ w.float().abs(),  # dx = dz @ W
+        g.t() @ x.float().abs().reshape(-1, 256),  # dW = dz^T @ x
+        g.sum(0),  # db = sum of dz over rows
+    )
+    for i, (got, want, term) in enumerate(zip(xt, xs, terms)):
+        bound = 2 * u * term.reshape(want.grad.shape) + u * want.grad.abs() + 1e-6
         err = (got.grad.float() - want.grad).abs()
         worst = int((err - bound).argmax())
         assert bool((err <= bound).all()), (
