@@ -153,15 +153,20 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 128, 192, 256};
 // other's mainloop), and the tile height: 128 rows (two consumer warpgroups)
 // or 64 (one; the small-M configurations: many narrow tiles over a deep ring,
 // so that a few rows of A against a large B still keep every SM streaming B).
-// The 64-row tiles whose width is not a multiple of 64 columns are built for
-// B stored K-major only (op_b = T: the nn.Linear layout `x @ W^T`); 40, 48
-// and 96 split N = 4608, 6144 and 12288 over one wave of 116-128 SMs.
+// Widths of whole 16-column panels are built for both layouts of B; 8 and 40
+// for B stored K-major only (op_b = T: the nn.Linear layout `x @ W^T`):
+// tile_width_builds_mn_major_b. 40, 48 and 96 split N = 4608, 6144 and
+// 12288 over one wave of 116-128 SMs.
 struct TileConfig {
   int block_n;
   int cluster_m;
   bool pingpong = false;
   int block_m = 128;
 };
+// Whether tiles `block_n` wide are built for B stored MN-major (op_b = N):
+// B's k-block is then loaded in panels of 64, 32 or 16 columns, so the width
+// must be whole 16-column panels.
+constexpr bool tile_width_builds_mn_major_b(int block_n) { return block_n % 16 == 0; }
 inline constexpr TileConfig kTileConfigs[] = {
     {64, 1},           {128, 1},           {128, 1, true},     {128, 2},           {192, 1},
     {256, 1},          {256, 2},           {8, 1, false, 64},  {16, 1, false, 64}, {32, 1, false, 64},

@@ -17,7 +17,11 @@
 // elements each span all BLOCK_K lines. LBO = distance between panels
 // (BLOCK_K * 128 bytes), SBO = 1024 (next 8 lines of K). Each k16 step moves
 // the start 16 lines = 2048 bytes. The instruction's transpose (major) flag
-// is set.
+// is set. A tile narrower than 64 (or not a multiple of 64: the small-M
+// tiles) uses narrower panels with a narrower swizzle, the same formulas
+// with the swizzle's line length S in place of 128: panels of 32 elements
+// (S = 64 bytes) or 16 (S = 32), LBO = BLOCK_K * S, SBO = 8 * S, a k16 step
+// 16 * S bytes (mn_panel_cols).
 #pragma once
 
 #include <cstdint>
@@ -31,12 +35,26 @@ enum class Major : int { K = 0, MN = 1 };
 inline constexpr uint32_t kSwizzleBytes = 128;
 inline constexpr uint32_t kPatternBytes = 8 * kSwizzleBytes;  // 8 lines
 
-// Leading- and stride-dimension byte offsets of an operand tile of
-// `block_k` lines (MN-major) starting at a 1024-byte aligned address.
-TCGEMM_HD constexpr uint32_t operand_lbo(Major major, uint32_t block_k) {
-  return major == Major::K ? 16 : block_k * kSwizzleBytes;
+// The panel width, in elements, of an MN-major operand tile `cols` wide
+// (cols of M or N): 64 (128-byte swizzle) where 64 divides it, else 32
+// (64-byte swizzle) or 16 (32-byte); 0 where 16 does not divide it (not
+// built MN-major). Its swizzle is one panel line: 2 * panel bytes.
+TCGEMM_HD constexpr uint32_t mn_panel_cols(int cols) {
+  return cols % 64 == 0 ? 64 : cols % 32 == 0 ? 32 : cols % 16 == 0 ? 16 : 0;
 }
-TCGEMM_HD constexpr uint32_t operand_sbo(Major) { return kPatternBytes; }
+// The swizzle (line length, bytes) of an operand tile `cols` wide: 128 for
+// K-major (one 64-element k-block per line), the panel's for MN-major.
+TCGEMM_HD constexpr uint32_t operand_swizzle_bytes(Major major, int cols) {
+  return major == Major::K ? kSwizzleBytes : 2 * mn_panel_cols(cols);
+}
+
+// Leading- and stride-dimension byte offsets of an operand tile of
+// `block_k` lines (MN-major) with `swizzle`-byte lines, starting at an
+// address aligned to its 8-line pattern.
+TCGEMM_HD constexpr uint32_t operand_lbo(Major major, uint32_t block_k, uint32_t swizzle = kSwizzleBytes) {
+  return major == Major::K ? 16 : block_k * swizzle;
+}
+TCGEMM_HD constexpr uint32_t operand_sbo(Major, uint32_t swizzle = kSwizzleBytes) { return 8 * swizzle; }
 
 // Moving a matrix descriptor (either architecture's: both keep the start
 // address >> 4 in bits 0-13 and LBO in bits 16-29 of the low word, and only
@@ -52,8 +70,8 @@ TCGEMM_HD constexpr uint32_t desc_lo_moved(uint32_t lo, uint32_t byte_offset) { 
 inline constexpr int kDescAddressLimit = 1 << 18;  // bytes: where desc_lo_moved stops being exact
 
 // Bytes the start address moves per k16 step.
-TCGEMM_HD constexpr uint32_t k_step_bytes(Major major) {
-  return major == Major::K ? 16 * 2 : 16 * kSwizzleBytes;
+TCGEMM_HD constexpr uint32_t k_step_bytes(Major major, uint32_t swizzle = kSwizzleBytes) {
+  return major == Major::K ? 16 * 2 : 16 * swizzle;
 }
 
 // The deepest operand ring that fits: the largest stage count s >= 1 with

@@ -4,7 +4,8 @@
 //
 // Layouts: a K-major operand is one box (K contiguous, 64 wide: one 128-byte
 // swizzle line); an MN-major one is loaded in 64-wide panels of M or N, each
-// spanning the k-block's 64 lines (common/smem_layout.hpp).
+// spanning the k-block's 64 lines, or 32- or 16-wide panels (64- and 32-byte
+// swizzle) where the tile is narrower (common/smem_layout.hpp: mn_panel_cols).
 //
 // CLUSTER_M = 2: two CTAs of a cluster take vertically adjacent tiles (same
 // n_block, m_blocks 2p and 2p+1) and share B: each loads half of the B
@@ -27,7 +28,8 @@ namespace tcgemm::sm90 {
 template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int BLOCK_M = kBlockM, bool BATCHED = false>
 struct MainloopLoad {
   using Stage = StageLayout<BLOCK_N, BLOCK_M>;
-  static_assert(B_MAJOR == Major::K || BLOCK_N % 64 == 0, "an MN-major B is loaded in whole 64-wide panels");
+  static_assert(B_MAJOR == Major::K || detail::mn_panel_cols(BLOCK_N) != 0,
+                "an MN-major B is loaded in whole 16-, 32- or 64-wide panels");
   static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && BLOCK_N % 128 == 0),
                 "a 2-CTA cluster splits B into two halves of whole 64-wide panels");
 
@@ -67,26 +69,30 @@ struct MainloopLoad {
 #pragma unroll
         for (int p = 0; p < BLOCK_N / 128; ++p) {
           const int panel = static_cast<int>(cta_rank) * (BLOCK_N / 128) + p;
-          copy(b_dst + panel * kOperandPanelBytes, tmap_b, n0 + 64 * panel, k0, b_batch, full, kBothCtas);
+          copy(b_dst + panel * panel_bytes(64), tmap_b, n0 + 64 * panel, k0, b_batch, full, kBothCtas);
         }
       }
     }
   }
 
  private:
-  // An MN-major operand's 64-wide panel of a k-block: 64 lines of 64 elements.
-  static constexpr int kOperandPanelBytes = 64 * kBlockK * 2;
+  // An MN-major operand's panel of a k-block, `cols` wide: kBlockK lines of
+  // `cols` elements.
+  static constexpr int panel_bytes(int cols) { return cols * kBlockK * 2; }
 
   // ROWS rows (of M or N) from row0 of one operand's k-block at k0, into
-  // dst, without multicast: K-major, one box; MN-major, ROWS / 64 panels.
+  // dst, without multicast: K-major, one box; MN-major, one box per panel
+  // (the map's box is one panel: tma_operand_a / tma_operand_b).
   template <Major MAJOR, int ROWS>
   __device__ __forceinline__ static void load_operand(uint8_t* dst, const CUtensorMap* tmap, uint64_t* full, int row0,
                                                       int k0, int batch) {
     if constexpr (MAJOR == Major::K) {
       copy(dst, tmap, k0, row0, batch, full);
     } else {
+      constexpr int kPanel = detail::mn_panel_cols(ROWS);
 #pragma unroll
-      for (int p = 0; p < ROWS / 64; ++p) copy(dst + p * kOperandPanelBytes, tmap, row0 + 64 * p, k0, batch, full);
+      for (int p = 0; p < ROWS / kPanel; ++p)
+        copy(dst + p * panel_bytes(kPanel), tmap, row0 + kPanel * p, k0, batch, full);
     }
   }
 

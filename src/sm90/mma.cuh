@@ -41,15 +41,19 @@ struct MainloopMma {
   // these moved by a constant (desc_lo_moved): one add per wgmma operand.
   uint32_t a_lo;
   uint32_t b_lo;
+  // B's lines: 128 bytes, or a narrower swizzle for an MN-major B narrower
+  // than 64 columns (common/smem_layout.hpp). A's are always 128 bytes.
+  static constexpr uint32_t kSwizzleB = detail::operand_swizzle_bytes(B_MAJOR, BLOCK_N);
+  static_assert(kSwizzleB != 0, "an MN-major B is built in whole 16-column panels");
   static constexpr uint32_t kHiA = desc_hi(operand_desc(A_MAJOR, 0, kBlockK));
-  static constexpr uint32_t kHiB = desc_hi(operand_desc(B_MAJOR, 0, kBlockK));
+  static constexpr uint32_t kHiB = desc_hi(operand_desc(B_MAJOR, 0, kBlockK, kSwizzleB));
   static_assert(kSmemLimit <= detail::kDescAddressLimit, "desc_lo_moved is exact below 256 KiB");
 
   // `consumer`: 0 or 1. Its rows of A: its half of the tile, or (ping-pong) row 0.
   __device__ __forceinline__ MainloopMma(const uint8_t* ring, int consumer) {
     const uint32_t ring_addr = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
     a_lo = desc_lo(operand_desc(A_MAJOR, ring_addr + (PINGPONG ? 0 : consumer * Stage::kRowBlockBytes), kBlockK));
-    b_lo = desc_lo(operand_desc(B_MAJOR, ring_addr + Stage::kABytes, kBlockK));
+    b_lo = desc_lo(operand_desc(B_MAJOR, ring_addr + Stage::kABytes, kBlockK, kSwizzleB));
     // Held in registers from here on: computed again in the k-loop, they cost
     // a special-register read and a dependent chain on every k-block.
     detail::compute_here(a_lo);
@@ -70,7 +74,7 @@ struct MainloopMma {
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kBlockK / 16; ++ks) {
-      const uint64_t db = desc_from_words(kHiB, desc_lo_moved(stage_b, ks * k_step_bytes(B_MAJOR)));
+      const uint64_t db = desc_from_words(kHiB, desc_lo_moved(stage_b, ks * k_step_bytes(B_MAJOR, kSwizzleB)));
 #pragma unroll
       for (int r = 0; r < kMmaRows; ++r) {
         const uint64_t da = desc_from_words(

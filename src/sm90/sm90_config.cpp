@@ -48,14 +48,23 @@ double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<do
 // beat the fewer, wider waves by 6-9% at 57344 x 8192 (6.8 waves, 97% full),
 // 96 wide the 64 by 3.6-7.8% at 37888 x 3584 (3 waves, 99.7% full, against
 // 4.5 waves, 90%) (`bench --configs all`, docs/PERF.md).
-int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch) {
+//
+// An MN-major B in panels narrower than 64 columns streams more slowly (its
+// TMA boxes read rows of 32 or 64 bytes: 48 and 16 wide measured 0.77-0.83x
+// and 0.69-0.78x the 64-wide tile's speed at M = 1-64, 32 wide 0.77-0.98x), so for B
+// MN-major the widths of whole 64-column panels only, unless `latency_bound`
+// (the small problems below, whose B is a few KiB: there more CTAs win).
+int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch, bool latency_bound) {
+  const auto candidate = [&](int block_n) {
+    return builds_for_b(block_n, b_k_major) && (b_k_major || latency_bound || block_n % 64 == 0);
+  };
   // (A batch's problems are walked as one grid: its block-rows count as more rows.)
   const int64_t m_blocks = ceil_div(m, kSmallBlockM) * batch;
   if (m_blocks * ceil_div(n, 64) >= 4 * static_cast<int64_t>(num_sms)) {
     int width = 64;
     double fill = detail::wave_efficiency(m_blocks * ceil_div(n, 64), num_sms);
     for (const TileConfig tc : kTileConfigs) {
-      if (tc.block_m != kSmallBlockM || tc.block_n <= 64 || !builds_for_b(tc.block_n, b_k_major)) continue;
+      if (tc.block_m != kSmallBlockM || tc.block_n <= 64 || !candidate(tc.block_n)) continue;
       const double f = detail::wave_efficiency(m_blocks * ceil_div(n, tc.block_n), num_sms);
       if (f > fill + 0.01) {  // (widths ascend: a tie keeps the narrower)
         width = tc.block_n;
@@ -67,8 +76,7 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
   int best_width = 0;
   int64_t best_waves = 0;
   for (const TileConfig tc : kTileConfigs) {
-    if (tc.block_m != kSmallBlockM || !builds_for_b(tc.block_n, b_k_major))
-      continue;
+    if (tc.block_m != kSmallBlockM || !candidate(tc.block_n)) continue;
     const int64_t waves = ceil_div(m_blocks * ceil_div(n, tc.block_n), num_sms);
     if (best_width == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best_width)) {
       best_width = tc.block_n;
@@ -81,12 +89,12 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
 // Whether block_n exists only as a 64-row tile.
 bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
 
-Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r) {
+Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, bool latency_bound = false) {
   Config c{};
   c.block_m = kSmallBlockM;
   c.block_n = is_tile_config(r.block_n, 1, false, kSmallBlockM) && builds_for_b(r.block_n, r.b_k_major)
                   ? r.block_n
-                  : small_m_width(m, n, num_sms, r.b_k_major, r.batch);
+                  : small_m_width(m, n, num_sms, r.b_k_major, r.batch, latency_bound);
   c.block_k = kBlockK;
   c.stages = stages_for(c.block_n, kSmallBlockM);
   c.cluster_m = 1;
@@ -157,17 +165,16 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
     if (!is_tile_config(block_n, cluster_m, pingpong)) pingpong = false;
   }
   // Small problems (matmul_v2's 128^3-512^3): where the 128-row tiles leave
-  // half the SMs or more idle, the 64-row tiles of the same width take twice
-  // as many SMs, each with half the work before its first store: 1.01-1.05x
-  // the 128-row tile on 128^3, 256^3 and 512^3 (fp16 NN, `bench --configs
+  // half the SMs or more idle, 64-row tiles, each with half the work or less
+  // before its first store, at the width of the M <= 64 rule (the fewest
+  // waves, the narrowest among equals): 1.01-1.05x the 128-row tile on
+  // 128^3, 256^3 and 512^3 at the same width, and the narrower tiles (16 and
+  // 32 wide: 16 to 128 CTAs) 1.01-1.05x that (fp16 NN, `bench --configs
   // all`, docs/PERF.md). Not when the call asked for a height, width,
   // cluster or ping-pong.
   const bool automatic = request.block_m == 0 && request.block_n == 0 && request.cluster_m == 0 && !request.pingpong;
-  if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms && is_tile_config(block_n, 1, false, kSmallBlockM) &&
-      builds_for_b(block_n, request.b_k_major)) {
-    ConfigRequest narrow = request;
-    narrow.block_n = block_n;
-    const Config c = small_m_config(m, n, num_sms, narrow);
+  if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms) {
+    const Config c = small_m_config(m, n, num_sms, request, /*latency_bound=*/true);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
   }
   // One block-row (64 < M <= 128) where the 128-row choice is 64 wide, or

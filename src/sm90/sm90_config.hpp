@@ -76,9 +76,13 @@ constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false,
   return false;
 }
 
-// Whether a configuration is built for B's layout: the 64-row tiles that
-// are not whole 64-column swizzle panels wide only for B stored K-major.
-constexpr bool builds_for_b(int block_n, bool b_k_major) { return b_k_major || block_n % 64 == 0; }
+// Whether a configuration is built for B's layout: the widths that are not
+// whole 16-column panels only for B stored K-major.
+constexpr bool builds_for_b(int block_n, bool b_k_major) {
+  return b_k_major || tile_width_builds_mn_major_b(block_n);
+}
+static_assert(detail::mn_panel_cols(48) == 16 && detail::mn_panel_cols(96) == 32 && detail::mn_panel_cols(8) == 0,
+              "builds_for_b and the MN-major panels agree");
 
 // The configuration of one call: what Plan::config shows (block_m 128 or
 // 64, block_n one of kTileWidths, block_k = kBlockK, the stages for the

@@ -41,8 +41,8 @@ std::string check_config_options(const Options& o) {
 std::string check_layout(const GemmArgs& args, const Options& o) {
   if (o.block_n != 0 && !builds_for_b(o.block_n, args.op_b == Op::T))
     return "Options::block_n=" + std::to_string(o.block_n) +
-           " (a 64-row tile) is built for B stored K-major only (op_b = T, the nn.Linear layout); this call has "
-           "op_b = N";
+           " (not whole 16-column panels) is built for B stored K-major only (op_b = T, the nn.Linear layout); "
+           "this call has op_b = N";
   return {};
 }
 

@@ -5,7 +5,7 @@
 //   bits 16-29  leading-dimension byte offset (LBO) >> 4
 //   bits 32-45  stride-dimension byte offset (SBO) >> 4
 //   bits 49-51  base offset (0: every tile here is 1024-byte aligned)
-//   bits 62-63  swizzle mode (1 = 128-byte)
+//   bits 62-63  swizzle mode (1 = 128-byte, 2 = 64-byte, 3 = 32-byte)
 #pragma once
 
 #include <cstdint>
@@ -24,17 +24,23 @@ using detail::kSwizzleBytes;
 using detail::Major;
 using detail::swizzled_offset;
 
-TCGEMM_HD constexpr uint64_t make_smem_desc(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+// The descriptor's swizzle mode for `swizzle`-byte lines (128, 64 or 32).
+TCGEMM_HD constexpr uint64_t swizzle_mode(uint32_t swizzle) { return swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3; }
+
+TCGEMM_HD constexpr uint64_t make_smem_desc(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes,
+                                            uint32_t swizzle = kSwizzleBytes) {
   return (static_cast<uint64_t>((smem_addr & 0x3FFFF) >> 4)) |
          (static_cast<uint64_t>((lbo_bytes & 0x3FFFF) >> 4) << 16) |
-         (static_cast<uint64_t>((sbo_bytes & 0x3FFFF) >> 4) << 32) |
-         (uint64_t{1} << 62);
+         (static_cast<uint64_t>((sbo_bytes & 0x3FFFF) >> 4) << 32) | (swizzle_mode(swizzle) << 62);
 }
 
 // Descriptor of an operand tile of `block_k` lines (MN-major) or any number
-// of 8-line groups (K-major) starting at smem_addr.
-TCGEMM_HD constexpr uint64_t operand_desc(Major major, uint32_t smem_addr, uint32_t block_k) {
-  return make_smem_desc(smem_addr, detail::operand_lbo(major, block_k), detail::operand_sbo(major));
+// of 8-line groups (K-major) starting at smem_addr, with `swizzle`-byte lines
+// (operand_swizzle_bytes).
+TCGEMM_HD constexpr uint64_t operand_desc(Major major, uint32_t smem_addr, uint32_t block_k,
+                                          uint32_t swizzle = kSwizzleBytes) {
+  return make_smem_desc(smem_addr, detail::operand_lbo(major, block_k, swizzle), detail::operand_sbo(major, swizzle),
+                        swizzle);
 }
 
 }  // namespace tcgemm::sm90

@@ -201,15 +201,24 @@ TEST(Decide, PdlFollowsTheOption) {
     }
 }
 
-// The 64-row tiles narrower than 64 are built for B stored K-major only: a
-// call that forces one with B stored MN-major is refused, saying why.
+// The tiles 8 and 40 wide (not whole 16-column panels) are built for B
+// stored K-major only: a call that forces one with B stored MN-major is
+// refused, saying why. The other narrow widths take both layouts.
 TEST(Decide, NarrowSmallMTileNeedsBStoredKMajor) {
   if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
   const GemmArgs g = aligned_args(16, 4096, 4096);  // op_b = N
-  const Decision d = decide(g, forced(16), kH200);
-  EXPECT_EQ(d.plan.status, Status::invalid_argument);
-  EXPECT_TRUE(contains(d.plan.reason, "built for B stored K-major only")) << d.plan.reason;
-  // Automatic: the 64-row tile of a whole 64-wide panel.
+  for (const int width : {8, 40}) {
+    const Decision d = decide(g, forced(width), kH200);
+    EXPECT_EQ(d.plan.status, Status::invalid_argument) << width;
+    EXPECT_TRUE(contains(d.plan.reason, "built for B stored K-major only")) << d.plan.reason;
+  }
+  for (const int width : {16, 32, 48, 96}) {
+    const Decision d = decide(g, forced(width), kH200);
+    ASSERT_EQ(d.plan.status, Status::ok) << width << ": " << d.plan.reason;
+    EXPECT_EQ(d.plan.config.block_m, 64);
+    EXPECT_EQ(d.plan.config.block_n, width);
+  }
+  // Automatic, with B streamed (M <= 64): whole 64-wide panels.
   const Decision a = decide(g, Options{}, kH200);
   ASSERT_EQ(a.plan.status, Status::ok) << a.plan.reason;
   EXPECT_EQ(a.plan.config.block_m, 64);

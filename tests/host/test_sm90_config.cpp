@@ -155,26 +155,33 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   // Past 64 rows: the 128-row tiles, where they take more than half the SMs.
   EXPECT_EQ(select_config(65, 16384, 4096, 132).block_m, 128);
   EXPECT_EQ(select_config(1024, 1024, 1024, 132).block_m, 128) << "128 tiles of 128x64";
-  // Where they would leave half the SMs or more idle, 64-row tiles of the
-  // same width (matmul_v2's small squares, B MN-major: 64 wide).
+  // Where they would leave half the SMs or more idle, 64-row tiles at the
+  // M <= 64 rule's width (matmul_v2's small squares, B MN-major: the fewest
+  // waves, then the narrowest: 16 CTAs of 64x16, 64 of 64x16, 128 of 64x32).
   ConfigRequest nn;
   nn.b_k_major = false;
-  for (int64_t size : {128, 256, 512}) {
-    const Config sq = select_config(size, size, size, 132, nn);
-    EXPECT_EQ(sq.block_m, 64) << shape(size, size, size, 132);
-    EXPECT_EQ(sq.block_n, 64) << shape(size, size, size, 132);
+  for (const Pick& p : {Pick{128, 128, 128, 16}, Pick{256, 256, 256, 16}, Pick{512, 512, 512, 32}}) {
+    const Config sq = select_config(p.m, p.n, p.k, 132, nn);
+    EXPECT_EQ(sq.block_m, 64) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(sq.block_n, p.block_n) << shape(p.m, p.n, p.k, 132);
   }
   // ... unless a height or width was asked for.
   nn.block_n = 64;
   EXPECT_EQ(select_config(512, 512, 512, 132, nn).block_m, 128);
-  // B stored MN-major: the 64-row tiles of whole 64-wide panels only.
+  // B stored MN-major, streamed (M <= 64): whole 64-wide panels only (the
+  // narrower ones stream B more slowly), though 16, 32, 48 and 96 are built.
   ConfigRequest mn;
   mn.b_k_major = false;
   const Config c = select_config(1, 4096, 4096, 132, mn);
   EXPECT_EQ(c.block_m, 64);
   EXPECT_EQ(c.block_n, 64);
-  // A forced narrow width on MN-major B (refused by dispatch) still gives a built configuration.
-  mn.block_n = 16;
+  EXPECT_EQ(select_config(1, 4608, 4096, 132, mn).block_n, 64) << "40 or 48 with B K-major";
+  EXPECT_EQ(select_config(1, 4608, 4096, 132).block_n, 40);
+  // ... but asked for by name, they run.
+  mn.block_n = 48;
+  EXPECT_EQ(select_config(1, 4096, 4096, 132, mn).block_n, 48);
+  // A forced width not built for MN-major B (refused by dispatch) still gives a built configuration.
+  mn.block_n = 8;
   EXPECT_EQ(select_config(1, 4096, 4096, 132, mn).block_n, 64);
   // A 128-row option (a cluster, ping-pong) keeps 128-row tiles at small M.
   EXPECT_EQ(select_config(8, 4096, 4096, 132, 128, 2).block_m, 128);

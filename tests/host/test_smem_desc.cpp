@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
 
 #include "sm100/umma_desc.hpp"
 #include "sm90/smem_desc.hpp"
@@ -57,6 +58,30 @@ TEST(SmemDesc, MNMajorOperand) {
   EXPECT_EQ(field(operand_desc(Major::MN, 0, 64), 16, 29), 8192u >> 4);
 }
 
+// The narrow panels of an MN-major B: a 64- or 32-byte swizzle (modes 2 and
+// 3), panels BLOCK_K lines of S bytes apart (LBO), 8 lines of S bytes to the
+// next 8 of K (SBO), a k16 step of 16 lines.
+TEST(SmemDesc, NarrowMNMajorPanels) {
+  struct Want {
+    int cols;
+    uint32_t swizzle, mode;
+  };
+  for (const Want w : {Want{16, 32, 3}, Want{48, 32, 3}, Want{32, 64, 2}, Want{96, 64, 2}, Want{128, 128, 1}}) {
+    SCOPED_TRACE("cols=" + std::to_string(w.cols));
+    const uint32_t s = detail::operand_swizzle_bytes(Major::MN, w.cols);
+    ASSERT_EQ(s, w.swizzle);
+    EXPECT_EQ(detail::operand_swizzle_bytes(Major::K, w.cols), 128u) << "K-major: one 128-byte line per k-block row";
+    const uint64_t d = operand_desc(Major::MN, 0x9000, 64, s);
+    EXPECT_EQ(field(d, 0, 13), 0x9000u >> 4);
+    EXPECT_EQ(field(d, 16, 29), (64 * w.swizzle) >> 4) << "LBO: next panel, 64 lines on";
+    EXPECT_EQ(field(d, 32, 45), (8 * w.swizzle) >> 4) << "SBO: next 8 lines of K";
+    EXPECT_EQ(field(d, 62, 63), w.mode) << "swizzle mode: 1 = 128, 2 = 64, 3 = 32 bytes";
+    EXPECT_EQ(k_step_bytes(Major::MN, s), 16 * w.swizzle);
+  }
+  EXPECT_EQ(detail::mn_panel_cols(8), 0u) << "not built MN-major";
+  EXPECT_EQ(detail::mn_panel_cols(40), 0u);
+}
+
 TEST(SmemDesc, KStepBytes) {
   EXPECT_EQ(k_step_bytes(Major::K), 32u) << "16 elements of 2 bytes along the 128-byte line";
   EXPECT_EQ(k_step_bytes(Major::MN), 2048u) << "16 lines of 128 bytes";
@@ -90,7 +115,9 @@ TEST(SmemDesc, MovingTheLowWordIsExactOverTheWindow) {
   const struct {
     const char* arch;
     Build build;
-  } builders[] = {{"sm90", &operand_desc}, {"sm100", &sm100::operand_desc}};
+  } builders[] = {{"sm90", [](Major m, uint32_t a, uint32_t k) { return operand_desc(m, a, k); }},
+                  {"sm90 32-byte", [](Major m, uint32_t a, uint32_t k) { return operand_desc(m, a, k, 32); }},
+                  {"sm100", &sm100::operand_desc}};
   for (const auto& b : builders)
     for (Major major : {Major::K, Major::MN})
       for (uint32_t cta_bits : {0u, 3u << 24})

@@ -40,12 +40,14 @@ GemmArgs args_for(Op op_a, Op op_b) {
 
 std::string layout(Op a, Op b) { return std::string(to_string(a)) + to_string(b); }
 
-void expect_map(const Tma2D& t, uint64_t cols, uint64_t rows, uint64_t ld, uint32_t box_cols, uint32_t box_rows) {
+void expect_map(const Tma2D& t, uint64_t cols, uint64_t rows, uint64_t ld, uint32_t box_cols, uint32_t box_rows,
+                uint32_t swizzle = 128) {
   EXPECT_EQ(t.dims[0], cols) << "inner (contiguous) dimension";
   EXPECT_EQ(t.dims[1], rows) << "outer dimension";
   EXPECT_EQ(t.row_stride, ld * 2) << "row stride in bytes of 16-bit elements";
   EXPECT_EQ(t.box[0], box_cols) << "box columns";
   EXPECT_EQ(t.box[1], box_rows) << "box rows";
+  EXPECT_EQ(t.swizzle, swizzle) << "swizzle bytes: one box row";
 }
 
 TEST(TensorMap, OperandAForBothOps) {
@@ -78,6 +80,26 @@ TEST(TensorMap, OperandBForBothOps) {
       // N-contiguous panels are split between the CTAs whole: the box is unchanged.
       expect_map(tma_operand_b(args_for(oa, Op::N), block_n, 64, 2), kN, kK, ld_for(kN, kPadB), 64, 64);
     }
+}
+
+// An MN-major B narrower than whole 64-wide panels: 32-wide panels with a
+// 64-byte swizzle, 16-wide with 32-byte, one box row each; K-major B keeps
+// one 128-byte box of BLOCK_N rows.
+TEST(TensorMap, NarrowPanelsOfAnMNMajorB) {
+  struct Want {
+    int block_n;
+    uint32_t panel;
+  };
+  for (const Want w : {Want{16, 16}, Want{32, 32}, Want{48, 16}, Want{96, 32}, Want{64, 64}, Want{192, 64}}) {
+    SCOPED_TRACE("block_n=" + std::to_string(w.block_n));
+    const GemmArgs g = args_for(Op::N, Op::N);
+    const Tma2D b = tma_operand_b(g, w.block_n, 64);
+    expect_map(b, kN, kK, ld_for(kN, kPadB), w.panel, 64, 2 * w.panel);
+    EXPECT_EQ(tma_unsupported_reason(g.b, b), "");
+    EXPECT_EQ(w.block_n % w.panel, 0) << "whole panels";
+    expect_map(tma_operand_b(args_for(Op::N, Op::T), w.block_n, 64), kK, kN, ld_for(kK, kPadB), 64,
+               static_cast<uint32_t>(w.block_n));
+  }
 }
 
 TEST(TensorMap, OutputC) {
@@ -144,6 +166,14 @@ TEST(TensorMapUnsupported, StrideAndDimensionLimits) {
   t.dims[1] = 64;
   t.box[0] = 128;  // 256 bytes: wider than the 128-byte swizzle
   EXPECT_NE(tma_unsupported_reason(kAligned, t).find("swizzle"), std::string::npos);
+  t.box[0] = 32;  // 64 bytes: wider than a 32-byte swizzle, as wide as a 64-byte one
+  t.swizzle = 32;
+  EXPECT_NE(tma_unsupported_reason(kAligned, t).find("32-byte swizzle"), std::string::npos);
+  t.swizzle = 64;
+  EXPECT_EQ(tma_unsupported_reason(kAligned, t), "");
+  t.swizzle = 16;  // not a swizzle TMA has here
+  EXPECT_NE(tma_unsupported_reason(kAligned, t).find("swizzle"), std::string::npos);
+  t.swizzle = 128;
   t.box[0] = 64;
   t.box[1] = 512;  // more than 256 rows per box
   EXPECT_FALSE(tma_unsupported_reason(kAligned, t).empty());

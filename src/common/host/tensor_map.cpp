@@ -9,6 +9,7 @@
 
 #include "common/host/device.hpp"
 #include "common/host/validate.hpp"
+#include "common/smem_layout.hpp"
 
 namespace tcgemm::detail {
 
@@ -38,8 +39,13 @@ Tma2D tma_operand_a(const GemmArgs& a, int block_m, int block_k) {
 }
 
 Tma2D tma_operand_b(const GemmArgs& a, int block_n, int block_k, int cluster_m) {
-  return a.op_b == Op::N ? make(a, stored_shape_b(a), a.ldb, a.stride_b, 64, block_k)
-                         : make(a, stored_shape_b(a), a.ldb, a.stride_b, block_k, block_n / cluster_m);
+  if (a.op_b == Op::T) return make(a, stored_shape_b(a), a.ldb, a.stride_b, block_k, block_n / cluster_m);
+  // One panel of this CTA's columns per box (a cluster's CTAs load whole
+  // 64-wide panels each: the width is a multiple of 128 there).
+  const uint32_t panel = mn_panel_cols(block_n / cluster_m);
+  Tma2D t = make(a, stored_shape_b(a), a.ldb, a.stride_b, panel, block_k);
+  t.swizzle = 2 * panel;
+  return t;
 }
 
 Tma2D tma_output_c(const GemmArgs& a, int panel, int panel_rows) {
@@ -71,8 +77,10 @@ std::string tma_unsupported_reason(const void* base, const Tma2D& t) {
   }
   if (t.dims[0] < 1 || t.dims[1] < 1 || t.dims[0] > (uint64_t{1} << 32) || t.dims[1] > (uint64_t{1} << 32))
     return "dimensions " + std::to_string(t.dims[0]) + " x " + std::to_string(t.dims[1]) + " are outside [1, 2^32]";
-  if (t.box[0] * 2 > 128 || t.box[0] == 0 || t.box[1] == 0 || t.box[1] > 256)
-    return "box " + std::to_string(t.box[0]) + " x " + std::to_string(t.box[1]) + " does not fit a 128-byte swizzle";
+  if ((t.swizzle != 128 && t.swizzle != 64 && t.swizzle != 32) || t.box[0] * 2 > t.swizzle || t.box[0] == 0 ||
+      t.box[1] == 0 || t.box[1] > 256)
+    return "box " + std::to_string(t.box[0]) + " x " + std::to_string(t.box[1]) + " does not fit a " +
+           std::to_string(t.swizzle) + "-byte swizzle";
   return {};
 }
 
@@ -95,7 +103,10 @@ CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tm
   return fn(out, dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             static_cast<cuuint32_t>(t.rank), const_cast<void*>(base), dims, strides, box, elem_strides,
             CU_TENSOR_MAP_INTERLEAVE_NONE,
-            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+            t.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+            : t.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                              : CU_TENSOR_MAP_SWIZZLE_32B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D* c,

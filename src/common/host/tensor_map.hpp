@@ -13,8 +13,9 @@
 namespace tcgemm::detail {
 
 // A 2D row-major matrix seen by TMA: dims[0] is the contiguous (inner)
-// dimension. Boxes are copied with 128-byte swizzle, so box[0] * 2 bytes must
-// be <= 128 and the base and row stride must be multiples of 16 bytes.
+// dimension. Boxes are copied with a `swizzle`-byte swizzle (128, or 64 or
+// 32 for the narrow panels of an MN-major B), so box[0] * 2 bytes must be
+// <= swizzle and the base and row stride must be multiples of 16 bytes.
 //
 // A batched call (GemmArgs::batch > 1) makes every map rank 3: a third
 // dimension of `batches` matrices `batch_stride` bytes apart (a multiple of
@@ -26,6 +27,7 @@ struct Tma2D {
   uint64_t dims[2];        // {columns, rows} of the stored matrix, in elements
   uint64_t row_stride;     // bytes between rows (leading dimension * 2)
   uint32_t box[2];         // {box columns, box rows}
+  uint32_t swizzle = 128;  // bytes: 128, 64 or 32
   int rank = 2;            // 3 for a batched call
   uint64_t batches = 1;    // rank 3: matrices in the map
   uint64_t batch_stride = 0;  // rank 3: bytes between them
@@ -34,7 +36,10 @@ struct Tma2D {
 // Operand maps for a BLOCK_M x BLOCK_N x BLOCK_K tile, by storage:
 //   A op N (M x K, K contiguous):  box {BLOCK_K, BLOCK_M}          one load per stage
 //   A op T (K x M, M contiguous):  box {64, BLOCK_K}               BLOCK_M / 64 loads
-//   B op N (K x N, N contiguous):  box {64, BLOCK_K}               BLOCK_N / 64 loads
+//   B op N (K x N, N contiguous):  box {P, BLOCK_K}                BLOCK_N / P loads, P = 64 (or
+//                                                                  32, 16 where 64 does not divide
+//                                                                  BLOCK_N: detail::mn_panel_cols,
+//                                                                  a 2P-byte swizzle)
 //   B op T (N x K, K contiguous):  box {BLOCK_K, BLOCK_N / cluster} one load (a cluster's
 //                                                                  CTAs load a half each)
 Tma2D tma_operand_a(const GemmArgs& args, int block_m, int block_k);
@@ -51,7 +56,7 @@ std::string tma_unsupported_reason(const void* base, const Tma2D& map);
 // operand's name and the reason), or empty: a kernel family's can_implement.
 std::string gemm_maps_unsupported_reason(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c);
 
-// Encodes with 128-byte swizzle and zero fill (rank 2, or 3 for a batch);
+// Encodes with the map's swizzle and zero fill (rank 2, or 3 for a batch);
 // returns a CUDA driver result.
 CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tma2D& map);
 
