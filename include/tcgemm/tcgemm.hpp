@@ -143,8 +143,9 @@ struct GemmArgs {
 };
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
-// 8-48 and 96 only with 64-row tiles (kTileConfigs).
-inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 128, 192, 256};
+// 8-48 only with 64-row tiles, 112, 144 and 160 only with 128-row tiles
+// (kTileConfigs).
+inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256};
 
 // The sm90 kernel configurations built in: a tile width, the number of CTAs
 // (1 or 2, stacked along M) in a cluster that shares B by TMA multicast, the
@@ -156,7 +157,9 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 128, 192, 256};
 // Widths of whole 16-column panels are built for both layouts of B; 8 and 40
 // for B stored K-major only (op_b = T: the nn.Linear layout `x @ W^T`):
 // tile_width_builds_mn_major_b. 40, 48 and 96 split N = 4608, 6144 and
-// 12288 over one wave of 116-128 SMs.
+// 12288 over one wave of 116-128 SMs; the 128-row 96, 112, 144 and 160 cut
+// N into fuller waves where 64, 128, 192 and 256 leave SMs idle (1536,
+// 3584, 4608 and 10240 at four block-rows).
 struct TileConfig {
   int block_n;
   int cluster_m;
@@ -171,7 +174,7 @@ inline constexpr TileConfig kTileConfigs[] = {
     {64, 1},           {128, 1},           {128, 1, true},     {128, 2},           {192, 1},
     {256, 1},          {256, 2},           {8, 1, false, 64},  {16, 1, false, 64}, {32, 1, false, 64},
     {40, 1, false, 64}, {48, 1, false, 64}, {64, 1, false, 64}, {96, 1, false, 64}, {128, 1, false, 64},
-    {256, 1, false, 64}};
+    {256, 1, false, 64}, {96, 1},         {112, 1},          {144, 1},          {160, 1}};
 
 // The sm100 kernel configurations built in. A pair tile is one 256 x block_n
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A

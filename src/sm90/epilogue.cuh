@@ -3,7 +3,8 @@
 // + bias, activation) and beta * C in fp32 -> one rounding -> stmatrix into a
 // 64x64 swizzled panel -> TMA store, clipped
 // at the edges by the tensor map (or element by element where TMA cannot
-// clip exactly: common/device/epilogue.cuh).
+// clip exactly, and 16 bytes at a time by the threads for the narrower last
+// panel of a width that is not whole panels: common/device/epilogue.cuh).
 //
 // Each consumer double-buffers its panels: a panel is written while the TMA
 // store of the one before it still reads the other buffer. Barrier flow
@@ -32,7 +33,13 @@ template <typename Element, int BLOCK_N, int MMA_ROWS>
 struct Epilogue {
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
-  static constexpr int kPanelsPerTile = BLOCK_N / kEpiPanel;
+  // 64-column panels; a width that is not whole panels (96, 112, 144, 160)
+  // ends with a narrower one of kLastPanelCols, staged in a panel buffer like
+  // the others but stored by the threads (detail::store_panel_narrow): the
+  // tensor map's box is 64 columns, which would write into the next tile.
+  static constexpr int kPanelsPerTile = (BLOCK_N + kEpiPanel - 1) / kEpiPanel;
+  static constexpr int kLastPanelCols = BLOCK_N - (kPanelsPerTile - 1) * kEpiPanel;
+  static_assert(kLastPanelCols % 16 == 0, "panels are written 16 columns at a time (stmatrix x4)");
   static_assert(kConsumerRows == 64, "one wgmma m64 per consumer warpgroup");
 
   const CUtensorMap* tmap_c;
@@ -150,6 +157,8 @@ struct Epilogue {
           if (r + 1 < MMA_ROWS || p + 1 < kPanelsPerTile)
             load_staged(epi, n0, p + 1 < kPanelsPerTile && panel_n0 + kEpiPanel < epi.n ? p + 1 : 0);
         }
+        // This panel's columns (a multiple of 16; known once the loop is unrolled).
+        const int panel_cols = p + 1 < kPanelsPerTile ? kEpiPanel : kLastPanelCols;
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = !UNIT_SCALE && epi.beta != 0.0f;
@@ -158,6 +167,7 @@ struct Epilogue {
                                c_phases, buf);
 #pragma unroll
         for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
+          if (16 * jj >= panel_cols) break;
           // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
           const int jc = p * (kEpiPanel / 8) + 2 * jj;
           float v[8];
@@ -182,9 +192,13 @@ struct Epilogue {
           stmatrix_x4(addr, detail::pack2<Element>(v[0], v[1]), detail::pack2<Element>(v[2], v[3]),
                       detail::pack2<Element>(v[4], v[5]), detail::pack2<Element>(v[6], v[7]));
         }
-        detail::store_panel<Element, kEpiPanel, 128>(tmap_c, epi, row0, panel_n0, batch, buf_ptr, wg_thread,
-                                                     wg_thread == 0,
-                                                     [&] { detail::named_barrier_sync(barrier_id, 128); });
+        const auto sync = [&] { detail::named_barrier_sync(barrier_id, 128); };
+        if (panel_cols == kEpiPanel)
+          detail::store_panel<Element, kEpiPanel, 128>(tmap_c, epi, row0, panel_n0, batch, buf_ptr, wg_thread,
+                                                       wg_thread == 0, sync);
+        else
+          detail::store_panel_narrow<Element, kEpiPanel, 128, kLastPanelCols>(epi, row0, panel_n0, batch, buf_ptr,
+                                                                              wg_thread, wg_thread == 0, sync);
         ++panel_use;
       }
   }

@@ -17,11 +17,17 @@ namespace {
 // Relative throughput of a full wave of tiles of each width: narrower tiles
 // lose to operand bandwidth (shared memory and L2 bytes per FLOP grow as
 // 1/128 + 1/BLOCK_N) and to per-tile overhead (epilogue, pipeline fill).
+// The widths between those measured (96, 112, 144, 160) interpolate by that
+// byte cost per FLOP: 1/128 + 1/BLOCK_N.
 double tile_width_factor(int block_n) {
   switch (block_n) {
     case 256: return 1.0;
     case 192: return 0.97;
+    case 160: return 0.94;
+    case 144: return 0.92;
     case 128: return 0.9;
+    case 112: return 0.88;
+    case 96: return 0.85;
     default: return 0.75;
   }
 }
@@ -139,6 +145,14 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       const int w = kTileWidths[i];
       if (small_m_only(w)) continue;
       const int64_t tiles = m_blocks * ceil_div(n, w);
+      // The widths between whole 64-column panels (96, 112, 144, 160) are
+      // there to fill the last wave where the others leave SMs idle (M =
+      // 512: 4608 on 128 tiles of 144 instead of 96 of 192, 1.2x; 10240 on
+      // 256 of 160, 1.17x; 1024 x 1536 on 128 of 96, 1.08x; M = 128: 37888
+      // on 264 of 144, 1.05x the 64x96 tiles: `bench --configs all`,
+      // docs/PERF.md). Candidates from half a wave of tiles up: below, the
+      // small-problem rule that follows picks 64-row tiles, as measured.
+      if (w % kEpiPanel != 0 && 2 * tiles < num_sms) continue;
       const double score = detail::wave_efficiency(tiles, num_sms) * tile_width_factor(w);
       if (score > best) {
         best = score;
@@ -186,7 +200,11 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // (N = 6144, 4608); against 128x128 in 2.2-3.4 waves, 64x96 by 8.6% (N =
   // 37888, 6 waves 99.7% full) and 64x128 by 3% (N = 57344, 6.8 waves 97%).
   // Not where the 128-wide tiles make one wave (N = 12288, 10240: 0.96x and
-  // 0.88x). B K-major only (the layout measured; nn.Linear's).
+  // 0.88x). B K-major only (the layout measured; nn.Linear's). (Those N are
+  // now cut by the widths between whole panels where they fill the waves
+  // better, ahead of this rule: 37888 on 128x144 1.05x the 64x96, 57344 on
+  // 128x112 1.02x the 64x128, 12288 and 10240 on 128x96 1.02-1.03x the
+  // 128x128.)
   const bool narrow_128 = block_n == 64 && !pingpong;
   const bool many_128 = block_n == 128 && m_blocks * static_cast<int64_t>(ceil_div(n, 128)) >= 2 * num_sms;
   if (automatic && request.b_k_major && m_blocks == 1 && m > kSmallBlockM && (narrow_128 || many_128)) {

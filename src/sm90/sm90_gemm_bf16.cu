@@ -1,5 +1,5 @@
-// The bf16 instantiations of sm90_gemm_persistent: the 7 128-row kTileConfigs x 4 layouts,
-// the 64-row 64-, 128-, 256-wide x 4 and the 64-row 8-, 16-, 32-wide x 2 (B K-major): 46 kernels.
+// The bf16 instantiations of sm90_gemm_persistent: every kTileConfigs entry x the layouts it is
+// built for (builds_for_b), each with the plain and the fused epilogue (sm90_gemm_launch.cuh).
 #include "sm90/sm90_gemm_launch.cuh"
 
 namespace tcgemm::sm90 {

@@ -99,6 +99,10 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
     const int key = config.block_n * 100 + config.cluster_m * 10 + (config.pingpong ? 1 : 0);
     switch (key) {
       case 6410: return launch_layout<Element, 64, 1>(maps, args, config, grid_ctas);
+      case 9610: return launch_layout<Element, 96, 1>(maps, args, config, grid_ctas);
+      case 11210: return launch_layout<Element, 112, 1>(maps, args, config, grid_ctas);
+      case 14410: return launch_layout<Element, 144, 1>(maps, args, config, grid_ctas);
+      case 16010: return launch_layout<Element, 160, 1>(maps, args, config, grid_ctas);
       case 12810: return launch_layout<Element, 128, 1>(maps, args, config, grid_ctas);
       case 12811: return launch_layout<Element, 128, 1, true>(maps, args, config, grid_ctas);
       case 12820: return launch_layout<Element, 128, 2>(maps, args, config, grid_ctas);

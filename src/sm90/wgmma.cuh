@@ -49,8 +49,9 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_REGS_C1 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define TCGEMM_WGMMA_REGS_C2 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 #define TCGEMM_WGMMA_REGS_C3 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-// The widths that are not whole chunks (the 64-row small-M tiles): 4, 8, 16,
-// 20, 24 and 48 accumulators.
+// The widths that are not whole chunks: 4, 8, 16, 20, 24, 48, 56, 72 and 80
+// accumulators (N = 8 .. 48 and 96, the small-M tiles; 96 .. 160, the 128-row
+// tiles that cut N into more even waves).
 #define TCGEMM_WGMMA_ACC_8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 #define TCGEMM_WGMMA_REGS_8 "{%0, %1, %2, %3}"
 #define TCGEMM_WGMMA_PRED_8 "setp.ne.b32 p, %6, 0;\n"
@@ -84,10 +85,31 @@ namespace tcgemm::sm90 {
   "{" TCGEMM_WGMMA_REGS_C0 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}"
 #define TCGEMM_WGMMA_PRED_96 "setp.ne.b32 p, %50, 0;\n"
 #define TCGEMM_WGMMA_TAIL_96 ", %48, %49, p, 1, 1, %51, %52;\n}\n"
+#define TCGEMM_WGMMA_ACC_112 \
+  TCGEMM_WGMMA_ACC_C0, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+      "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+      "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+#define TCGEMM_WGMMA_REGS_112 \
+  "{" TCGEMM_WGMMA_REGS_C0 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}"
+#define TCGEMM_WGMMA_PRED_112 "setp.ne.b32 p, %58, 0;\n"
+#define TCGEMM_WGMMA_TAIL_112 ", %56, %57, p, 1, 1, %59, %60;\n}\n"
 #define TCGEMM_WGMMA_ACC_128 TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1
 #define TCGEMM_WGMMA_REGS_128 "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 "}"
 #define TCGEMM_WGMMA_PRED_128 "setp.ne.b32 p, %66, 0;\n"
 #define TCGEMM_WGMMA_TAIL_128 ", %64, %65, p, 1, 1, %67, %68;\n}\n"
+#define TCGEMM_WGMMA_ACC_144 \
+  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+#define TCGEMM_WGMMA_REGS_144 \
+  "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67, %68, %69, %70, %71}"
+#define TCGEMM_WGMMA_PRED_144 "setp.ne.b32 p, %74, 0;\n"
+#define TCGEMM_WGMMA_TAIL_144 ", %72, %73, p, 1, 1, %75, %76;\n}\n"
+#define TCGEMM_WGMMA_ACC_160 \
+  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+      "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+#define TCGEMM_WGMMA_REGS_160 \
+  "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}"
+#define TCGEMM_WGMMA_PRED_160 "setp.ne.b32 p, %82, 0;\n"
+#define TCGEMM_WGMMA_TAIL_160 ", %80, %81, p, 1, 1, %83, %84;\n}\n"
 #define TCGEMM_WGMMA_ACC_192 TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, TCGEMM_WGMMA_ACC_C2
 #define TCGEMM_WGMMA_REGS_192 "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", " TCGEMM_WGMMA_REGS_C2 "}"
 #define TCGEMM_WGMMA_PRED_192 "setp.ne.b32 p, %98, 0;\n"
@@ -118,13 +140,14 @@ template <typename Element, int N, int TRANS_A, int TRANS_B>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d) {
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "wgmma here takes fp16 or bf16 operands");
-  static_assert(N == 8 || N == 16 || N == 32 || N == 40 || N == 48 || N == 64 || N == 96 || N == 128 || N == 192 ||
-                    N == 256,
-                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 128, 192, 256");
+  static_assert(N == 8 || N == 16 || N == 32 || N == 40 || N == 48 || N == 64 || N == 96 || N == 112 || N == 128 ||
+                    N == 144 || N == 160 || N == 192 || N == 256,
+                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256");
   constexpr bool kF16 = std::is_same_v<Element, __half>;
   TCGEMM_WGMMA_IF_WIDTH(8) else TCGEMM_WGMMA_IF_WIDTH(16) else TCGEMM_WGMMA_IF_WIDTH(32) else TCGEMM_WGMMA_IF_WIDTH(40)
   else TCGEMM_WGMMA_IF_WIDTH(48) else TCGEMM_WGMMA_IF_WIDTH(64) else TCGEMM_WGMMA_IF_WIDTH(96)
-  else TCGEMM_WGMMA_IF_WIDTH(128) else TCGEMM_WGMMA_IF_WIDTH(192) else TCGEMM_WGMMA_IF_WIDTH(256)
+  else TCGEMM_WGMMA_IF_WIDTH(112) else TCGEMM_WGMMA_IF_WIDTH(128) else TCGEMM_WGMMA_IF_WIDTH(144)
+  else TCGEMM_WGMMA_IF_WIDTH(160) else TCGEMM_WGMMA_IF_WIDTH(192) else TCGEMM_WGMMA_IF_WIDTH(256)
 }
 
 // Keeps the compiler from moving accumulator accesses across the async

@@ -71,7 +71,7 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   o.schedule = static_cast<Schedule>(-1);
   EXPECT_EQ(check_options(o), "unknown Options::schedule -1");
   EXPECT_EQ(check_options(forced(100)),
-            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 128, 192, 256, not 100");
+            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256, not 100");
   EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 96)),
             "Options::block_m must be 0 (automatic), 64 or 128, not 96");
   EXPECT_EQ(check_options(forced(16, 0, false, Schedule::automatic, 128)),

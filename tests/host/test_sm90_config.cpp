@@ -137,21 +137,21 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   }
   // One block-row (64 < M <= 128) where the 128-row choice is 64 wide: 64-row
   // tiles 128 wide (the same tile count) or 96 wide where they fill more SMs.
-  // And where the 128-row tiles are 128 wide in two waves or more: 37888
-  // (790 tiles of 64x96, 99.7% full), 57344 (896 of 64x128, 97%).
   for (const Pick& p : {Pick{128, 8192, 8192, 128}, Pick{128, 8192, 28672, 128}, Pick{128, 6144, 4096, 96},
-                        Pick{128, 4608, 3584, 96}, Pick{100, 8192, 8192, 128}, Pick{128, 37888, 3584, 96},
-                        Pick{128, 57344, 8192, 128}}) {
+                        Pick{128, 4608, 3584, 96}, Pick{100, 8192, 8192, 128}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_m, 64) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
   }
-  // ... but not where the 128-row choice is wider, or 128 wide in one wave
-  // (12288: 96 tiles 128 wide; 10240).
-  EXPECT_EQ(select_config(128, 12288, 4096, 132).block_m, 128);
-  EXPECT_EQ(select_config(128, 12288, 4096, 132).block_n, 128);
-  EXPECT_EQ(select_config(128, 28672, 4096, 132).block_n, 256);
-  EXPECT_EQ(select_config(128, 10240, 8192, 132).block_m, 128);
+  // ... but not where a 128-row width fills the waves: 37888 (264 tiles of
+  // 144: two full waves), 57344 (512 of 112, 97%), 12288 (128 of 96), 28672
+  // (256 of 112), 10240 (107 of 96).
+  for (const Pick& p : {Pick{128, 37888, 3584, 144}, Pick{128, 57344, 8192, 112}, Pick{128, 12288, 4096, 96},
+                        Pick{128, 28672, 4096, 112}, Pick{128, 10240, 8192, 96}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
+  }
   // Past 64 rows: the 128-row tiles, where they take more than half the SMs.
   EXPECT_EQ(select_config(65, 16384, 4096, 132).block_m, 128);
   EXPECT_EQ(select_config(1024, 1024, 1024, 132).block_m, 128) << "128 tiles of 128x64";
@@ -164,6 +164,17 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
     const Config sq = select_config(p.m, p.n, p.k, 132, nn);
     EXPECT_EQ(sq.block_m, 64) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(sq.block_n, p.block_n) << shape(p.m, p.n, p.k, 132);
+  }
+  // Never the widths between whole panels under half a wave of tiles: 128^3
+  // is not two tiles of 128x112.
+  EXPECT_EQ(select_config(128, 128, 128, 132).block_m, 64);
+  // Where they fill the last wave: M = 512 (four block-rows) and N = 4608,
+  // 3584, 10240; 1024 x 1536 (B MN-major: three 32-wide panels).
+  for (const Pick& p : {Pick{512, 4608, 3584, 144}, Pick{512, 3584, 3584, 112}, Pick{512, 10240, 8192, 160},
+                        Pick{512, 3584, 18944, 112}, Pick{1024, 1536, 1024, 96}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132, nn);
+    EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
   }
   // ... unless a height or width was asked for.
   nn.block_n = 64;
@@ -236,7 +247,7 @@ TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
 
 TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
   for (const auto& s : kShapes)
-    for (int bn : {0, 8, 16, 32, 40, 48, 64, 96, 128, 192, 256}) {
+    for (int bn : {0, 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256}) {
       const Config c = select_config(s.m, s.n, s.k, 132, bn);
       EXPECT_GE(c.stages, 2) << "a ring needs two stages to overlap loads and MMAs";
       EXPECT_LE(c.stages, max_stages(c.block_n, c.block_m));

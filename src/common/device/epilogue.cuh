@@ -335,4 +335,39 @@ __device__ __forceinline__ void store_panel(const CUtensorMap* tmap_c, const Epi
   if (issuer) cuda::ptx::cp_async_bulk_commit_group();
 }
 
+// Stores the first COLS (a multiple of 8, below 64) columns of a finished
+// ROWS x 64 output panel (swizzled in shared memory) at C's (row0, col0) of
+// batch `batch`, written by THREADS threads (this one `thread`) of which
+// `issuer` is one; `sync()` joins them. The narrower last panel of a tile
+// whose width is not whole 64-column panels: the C map's box is 64 columns
+// and would write over the next tile, so the threads store it, one 16-byte
+// chunk (8 columns) at a time where the chunk is inside N, element by
+// element at a ragged right edge. 16-byte aligned: C's base is, and ldc is a
+// multiple of 8 (what the C map needs). Commits one (empty) bulk group, as
+// store_panel does, so the panel buffers' accounting holds.
+template <typename Element, int ROWS, int THREADS, int COLS, typename Sync>
+__device__ __forceinline__ void store_panel_narrow(const EpilogueParams& epi, int row0, int col0, int batch,
+                                                   const void* panel, int thread, bool issuer, Sync sync) {
+  static_assert(COLS % 8 == 0 && COLS <= 64, "whole 16-byte chunks of a 64-column panel");
+  constexpr int kChunks = COLS / 8;  // per row
+  sync();
+  Element* c = c_matrix<Element>(epi, batch);
+  const uint8_t* src = static_cast<const uint8_t*>(panel);
+#pragma unroll
+  for (int i = thread; i < ROWS * kChunks; i += THREADS) {
+    const int r = i / kChunks, col = col0 + 8 * (i % kChunks);
+    if (row0 + r >= epi.m || col >= epi.n) continue;
+    const uint8_t* chunk = src + swizzled_offset(r, col - col0);
+    Element* dst = c + static_cast<int64_t>(row0 + r) * epi.ldc + col;
+    if (col + 8 <= epi.n) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(chunk);
+    } else {
+      for (int e = 0; col + e < epi.n; ++e) dst[e] = reinterpret_cast<const Element*>(chunk)[e];
+    }
+  }
+  // These generic reads come before a later TMA load of C into the buffer.
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  if (issuer) cuda::ptx::cp_async_bulk_commit_group();
+}
+
 }  // namespace tcgemm::detail
