@@ -153,6 +153,9 @@ std::string plot_unavailable() {
 std::string draw_plot(const std::string& json, const std::string& svg) {
   const std::string command =
       "python3 " + shell_quote(plot_script()) + " " + shell_quote(json) + " " + shell_quote(svg);
+  // Our table first: the renderer's own line must not land inside its last
+  // row when stdout is a file (fully buffered).
+  std::fflush(stdout);
   const int status = std::system(command.c_str());
   return status == 0 ? std::string() : "'" + command + "' failed (status " + std::to_string(status) + ")";
 }
