@@ -12,7 +12,8 @@
 #                  kernels (CTA group 2), UTCHMMA (cta_group::1) in the
 #                  single-CTA ones, UTCBAR (tcgen05.commit), LDTM
 #                  (tcgen05.ld), UTMALDG (TMA load), UTMASTG (TMA store; the
-#                  single-CTA tiles narrower than 64 store with STG instead), and
+#                  single-CTA tiles narrower than 64 store with STG instead,
+#                  and every single-CTA kernel has STG), and
 #                  in the Cluster Launch Control kernels UGETNEXTWORKID
 #                  (clusterlaunchcontrol.try_cancel);
 #   3. in every pair sm100_gemm kernel the tensor-memory allocation
@@ -129,7 +130,7 @@ count_in() {
     index(name, fam) && $0 ~ pat { count[name]++ }
     END { for (n in seen) print n, (n in count) ? count[n] : 0 }' <<<"$sass"
 }
-require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name holds this] [skip those matching this regex]
+require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name matches this regex] [skip those matching this one]
   local family=$1 pattern=$2 label=$3 only=${4:-} skip=${5:-}
   local counts
   counts=$(count_in "$family" "$pattern")
@@ -141,7 +142,7 @@ require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name holds thi
   while read -r name count; do
     [[ -z ${name:-} ]] && continue
     pretty=$(demangle <<<"$name")
-    [[ -n $only && $pretty != *"$only"* ]] && continue
+    [[ -n $only && ! $pretty =~ $only ]] && continue
     [[ -n $skip && $pretty =~ $skip ]] && continue
     if [[ $count -eq 0 ]]; then
       echo "FAIL: no $label instruction in $pretty"
@@ -151,21 +152,24 @@ require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name holds thi
     fi
   done <<<"$counts"
 }
+# sm100_gemm's last two template arguments are its CTA group and whether it
+# has the fused epilogue: the pair and the single-CTA kernels by name.
+sm100_pair=', 2, (true|false)>[(]CUtensorMap'
+sm100_single=', 1, (true|false)>[(]CUtensorMap'
 for f in "${families[@]}"; do
   case $f in
     sm90_gemm) require sm90_gemm 'HGMMA' HGMMA ;;
     sm100_gemm)
-      # The kernel's last template argument is its CTA group.
-      require sm100_gemm 'UTCHMMA[.]2CTA' UTCHMMA.2CTA ', 2>(CUtensorMap'
-      require sm100_gemm 'UTCHMMA' UTCHMMA ', 1>(CUtensorMap'
+      require sm100_gemm 'UTCHMMA[.]2CTA' UTCHMMA.2CTA "$sm100_pair"
+      require sm100_gemm 'UTCHMMA' UTCHMMA "$sm100_single"
       require sm100_gemm 'UTCBAR' UTCBAR
       require sm100_gemm 'LDTM' LDTM
       require sm100_gemm 'UTMALDG' UTMALDG
       # Tiles narrower than one 64-column panel store C from registers (STG), the others by TMA.
       narrow='^void tcgemm::sm100::sm100_gemm<[^,]+, (16|32), '
       require sm100_gemm 'UTMASTG' UTMASTG '' "$narrow"
-      require sm100_gemm 'STG[.]E' STG ', 1>(CUtensorMap'
-      require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '(tcgemm::Schedule)2' ;;
+      require sm100_gemm 'STG[.]E' STG "$sm100_single"
+      require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '[(]tcgemm::Schedule[)]2' ;;
   esac
 done
 
@@ -187,7 +191,7 @@ if [[ " ${families[*]} " == *" sm100_gemm "* ]]; then
   while read -r name wait_at alloc_at; do
     [[ -z ${name:-} ]] && continue
     pretty=$(demangle <<<"$name")
-    [[ $pretty == *", 2>(CUtensorMap"* ]] || continue  # single-CTA kernels have no peer
+    [[ $pretty =~ $sm100_pair ]] || continue  # single-CTA kernels have no peer
     if [[ $wait_at -eq 0 || $alloc_at -eq 0 ]]; then
       echo "FAIL: no cluster barrier wait or no tcgen05.alloc in $pretty"
       status=1
