@@ -54,7 +54,7 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
                 (tc.cta_group == 1 ? " single-CTA" : "");
       v.in_name = {"," + std::to_string(128 * tc.cta_group) + "x" + std::to_string(tc.block_n) + "x",
                    clc ? "cluster launch control" : "persistent"};
-      v.b_k_major_only = tc.cta_group == 1 && tc.block_n < 64;
+      v.b_k_major_only = !sm100_tile_builds_mn_major_b(tc.block_n, tc.cta_group);
       out.push_back(std::move(v));
     }
   }

@@ -166,7 +166,7 @@ for f in "${families[@]}"; do
       require sm100_gemm 'LDTM' LDTM
       require sm100_gemm 'UTMALDG' UTMALDG
       # Tiles narrower than one 64-column panel store C from registers (STG), the others by TMA.
-      narrow='^void tcgemm::sm100::sm100_gemm<[^,]+, (16|32), '
+      narrow='^void tcgemm::sm100::sm100_gemm<[^,]+, (16|32|48), '
       require sm100_gemm 'UTMASTG' UTMASTG '' "$narrow"
       require sm100_gemm 'STG[.]E' STG "$sm100_single"
       require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '[(]tcgemm::Schedule[)]2' ;;

@@ -179,21 +179,34 @@ inline constexpr TileConfig kTileConfigs[] = {
 // The sm100 kernel configurations built in. A pair tile is one 256 x block_n
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A
 // and half of B's block_n columns); a single tile (cta_group 1, the small-M
-// configurations: decoding) is one 128 x block_n MMA in one CTA; those
-// narrower than 64 are built for B stored K-major only (op_b = T). The
-// schedule says how clusters get their tiles.
+// configurations: decoding) is one 128 x block_n MMA in
+// one CTA. The schedule says how clusters get their tiles. The single-CTA
+// widths follow the sm90 family's 64-row ones: 48 and 96 put N = 6144 and
+// 12288 (at M <= 128) on one wave of 128 tiles over a B200's 148 SMs instead
+// of 96 tiles 64 or 128 wide (the narrower tile's gain carried over from the
+// sm90 measurements, not measured on sm100). Tiles
+// whose CTA loads whole 64-column panels of B are built for both layouts of
+// B; 16, 32, 48 and 96 wide for B stored K-major only (op_b = T, the
+// nn.Linear layout): sm100_tile_builds_mn_major_b.
 struct Sm100TileConfig {
   int block_n;
   Schedule schedule;
   int cta_group = 2;
 };
+// Whether the sm100 tiles `block_n` wide over `cta_group` CTAs are built for
+// B stored MN-major (op_b = N): each CTA loads its block_n / cta_group
+// columns of B's k-block in 64-column panels (128-byte swizzle), so its share
+// must be whole panels.
+constexpr bool sm100_tile_builds_mn_major_b(int block_n, int cta_group) { return (block_n / cta_group) % 64 == 0; }
 inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_launch_control},
                                                         {256, Schedule::persistent},
                                                         {128, Schedule::cluster_launch_control},
                                                         {128, Schedule::persistent},
                                                         {16, Schedule::persistent, 1},
                                                         {32, Schedule::persistent, 1},
+                                                        {48, Schedule::persistent, 1},
                                                         {64, Schedule::persistent, 1},
+                                                        {96, Schedule::persistent, 1},
                                                         {128, Schedule::persistent, 1},
                                                         {256, Schedule::persistent, 1}};
 

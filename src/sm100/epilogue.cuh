@@ -2,7 +2,8 @@
 // accumulator in tensor memory (warp w of the CTA may read lanes 32w..32w+31
 // only) -> tcgen05.ld -> alpha (and beta * C) in fp32 -> one rounding -> a
 // 32x64 swizzled panel -> TMA store, clipped at the edges by the tensor map
-// (or element by element where TMA cannot clip exactly:
+// (or element by element where TMA cannot clip exactly, and 16 bytes at a
+// time by the warp's threads for the 32-column last panel of a 96-wide tile:
 // common/device/epilogue.cuh).
 //
 // Each warp double-buffers its panels (b = panel buffer):
@@ -36,7 +37,13 @@ __device__ __forceinline__ void release_accumulator(uint32_t leader_acc_empty, i
 
 template <typename Element, int BLOCK_N>
 struct Epilogue {
-  static constexpr int kPanelsPerTile = BLOCK_N / kEpiPanelCols;
+  // 64-column panels; a width that is not whole panels (96) ends with a
+  // narrower one of kLastPanelCols, staged in a panel buffer like the others
+  // but stored by the warp's threads (detail::store_panel_narrow): the C
+  // map's box is 64 columns and would write over the next tile.
+  static constexpr int kFullPanels = BLOCK_N / kEpiPanelCols;
+  static constexpr int kLastPanelCols = BLOCK_N % kEpiPanelCols;
+  static_assert(kLastPanelCols % 32 == 0, "the last panel is whole 32-column tcgen05.lds");
 
   const CUtensorMap* tmap_c;
   uint8_t* panels;     // every epilogue warp's panel buffers
@@ -55,61 +62,10 @@ struct Epilogue {
   template <int ACT>
   __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0,
                                              int batch) {
-    const uint32_t panel_addr =
-        static_cast<uint32_t>(__cvta_generic_to_shared(panels)) + warp * kEpiBuffers * kPanelBytes;
 #pragma unroll 1
-    for (int p = 0; p < kPanelsPerTile; ++p) {
-      const int col0 = n0 + p * kEpiPanelCols;
-      if (row0 >= epi.m || col0 >= epi.n) continue;  // nothing of this panel is inside C
-      const int buf = panel_use % kEpiBuffers;
-      const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
-      uint8_t* buf_ptr = panels + (warp * kEpiBuffers + buf) * kPanelBytes;
-      // The store that last used this buffer has finished reading it.
-      if (lane == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
-      __syncwarp();
-      const bool read_c = epi.beta != 0.0f;
-      if (read_c)
-        detail::load_c_panel(tmap_c, epi, col0, row0, batch, buf_ptr, kPanelBytes,
-                             &c_loaded[warp * kEpiBuffers + buf], lane == 0, c_phases, buf);
-      // The bias of the panel's 64 columns, two per lane (col0 + lane and
-      // col0 + 32 + lane), loaded before the accumulators and handed to every
-      // lane by shuffles: each lane's row needs all 64.
-      float bias[2] = {0.0f, 0.0f};
-      if constexpr (ACT != detail::kPlainEpilogue) {
-        bias[0] = detail::bias_at<Element>(epi, col0 + lane);
-        bias[1] = detail::bias_at<Element>(epi, col0 + 32 + lane);
-      }
-      // Row `lane` of the panel: 64 fp32 accumulators, 2 loads of 32 columns.
-      uint32_t v[2][32];
-      const uint32_t col = static_cast<uint32_t>(acc * BLOCK_N + p * kEpiPanelCols);
-      cuda::ptx::tcgen05_ld_32x32b(v[0], tmem_addr(tmem_base, warp * 32, col));
-      cuda::ptx::tcgen05_ld_32x32b(v[1], tmem_addr(tmem_base, warp * 32, col + 32));
-      cuda::ptx::tcgen05_wait_ld();
-#pragma unroll
-      for (int chunk = 0; chunk < kEpiPanelCols / 8; ++chunk) {
-        float x[8];
-        if constexpr (ACT != detail::kPlainEpilogue) {
-#pragma unroll
-          for (int i = 0; i < 8; ++i)
-            x[i] = detail::pre_activation(epi.alpha, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
-                                          __shfl_sync(0xffffffffu, bias[chunk / 4], (chunk % 4) * 8 + i));
-          detail::activate_all<ACT>(x);
-        } else {
-#pragma unroll
-          for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
-        }
-        const uint32_t addr = buf_addr + detail::swizzled_offset(lane, chunk * 8);
-        if (read_c) {
-          const uint4 old = ld_shared_v4(addr);
-          detail::add_beta_c<Element>(x, epi.beta, {old.x, old.y, old.z, old.w});
-        }
-        st_shared_v4(addr, detail::pack2<Element>(x[0], x[1]), detail::pack2<Element>(x[2], x[3]),
-                     detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
-      }
-      detail::store_panel<Element, kEpiPanelRows, 32>(tmap_c, epi, row0, col0, batch, buf_ptr, lane, lane == 0,
-                                                      [] { __syncwarp(); });
-      ++panel_use;
-    }
+    for (int p = 0; p < kFullPanels; ++p) store_panel<ACT, kEpiPanelCols>(acc, epi, row0, n0, batch, p * kEpiPanelCols);
+    if constexpr (kLastPanelCols != 0)
+      store_panel<ACT, kLastPanelCols>(acc, epi, row0, n0, batch, kFullPanels * kEpiPanelCols);
   }
 
   // Hands accumulator buffer `acc` back to the MMA issuer: this warp's
@@ -122,17 +78,88 @@ struct Epilogue {
   __device__ __forceinline__ void finish() const {
     if (lane == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
   }
+
+ private:
+  // The panel of COLS columns (64, or the narrower last one) `tile_col`
+  // columns into the tile.
+  template <int ACT, int COLS>
+  __device__ __forceinline__ void store_panel(int acc, const detail::EpilogueParams& epi, int row0, int n0, int batch,
+                                              int tile_col) {
+    constexpr int kLoads = COLS / 32;  // 32-column tcgen05.lds per row
+    const uint32_t panel_addr =
+        static_cast<uint32_t>(__cvta_generic_to_shared(panels)) + warp * kEpiBuffers * kPanelBytes;
+    const int col0 = n0 + tile_col;
+    if (row0 >= epi.m || col0 >= epi.n) return;  // nothing of this panel is inside C
+    const int buf = panel_use % kEpiBuffers;
+    const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
+    uint8_t* buf_ptr = panels + (warp * kEpiBuffers + buf) * kPanelBytes;
+    // The store that last used this buffer has finished reading it.
+    if (lane == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
+    __syncwarp();
+    const bool read_c = epi.beta != 0.0f;
+    if (read_c)
+      detail::load_c_panel(tmap_c, epi, col0, row0, batch, buf_ptr, kPanelBytes, &c_loaded[warp * kEpiBuffers + buf],
+                           lane == 0, c_phases, buf);
+    // The bias of the panel's columns, one per lane and 32-column load
+    // (col0 + lane, col0 + 32 + lane), loaded before the accumulators and
+    // handed to every lane by shuffles: each lane's row needs all of them.
+    float bias[kLoads] = {};
+    if constexpr (ACT != detail::kPlainEpilogue) {
+#pragma unroll
+      for (int l = 0; l < kLoads; ++l) bias[l] = detail::bias_at<Element>(epi, col0 + 32 * l + lane);
+    }
+    // Row `lane` of the panel: COLS fp32 accumulators, 32 columns a load.
+    uint32_t v[kLoads][32];
+    const uint32_t col = static_cast<uint32_t>(acc * acc_columns(BLOCK_N) + tile_col);
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) cuda::ptx::tcgen05_ld_32x32b(v[l], tmem_addr(tmem_base, warp * 32, col + 32 * l));
+    cuda::ptx::tcgen05_wait_ld();
+#pragma unroll
+    for (int chunk = 0; chunk < COLS / 8; ++chunk) {
+      float x[8];
+      if constexpr (ACT != detail::kPlainEpilogue) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          x[i] = detail::pre_activation(epi.alpha, __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]),
+                                        __shfl_sync(0xffffffffu, bias[chunk / 4], (chunk % 4) * 8 + i));
+        detail::activate_all<ACT>(x);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
+      }
+      const uint32_t addr = buf_addr + detail::swizzled_offset(lane, chunk * 8);
+      if (read_c) {
+        const uint4 old = ld_shared_v4(addr);
+        detail::add_beta_c<Element>(x, epi.beta, {old.x, old.y, old.z, old.w});
+      }
+      st_shared_v4(addr, detail::pack2<Element>(x[0], x[1]), detail::pack2<Element>(x[2], x[3]),
+                   detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
+    }
+    if constexpr (COLS == kEpiPanelCols)
+      detail::store_panel<Element, kEpiPanelRows, 32>(tmap_c, epi, row0, col0, batch, buf_ptr, lane, lane == 0,
+                                                      [] { __syncwarp(); });
+    else
+      detail::store_panel_narrow<Element, kEpiPanelRows, 32, COLS>(epi, row0, col0, batch, buf_ptr, lane, lane == 0,
+                                                                   [] { __syncwarp(); });
+    ++panel_use;
+  }
 };
 
 // The epilogue of the single-CTA tiles narrower than one 64-column panel
-// (BLOCK_N 16 or 32: decoding): each thread holds one row of its warp's 32
-// (tensor-memory lane = row) and stores its BLOCK_N values straight to C,
+// (BLOCK_N 16, 32 or 48: decoding): each thread holds one row of its warp's
+// 32 (tensor-memory lane = row) and stores its BLOCK_N values straight to C,
 // two columns at a time (detail::store_pair: the same fp32 alpha/beta
 // arithmetic and single rounding as the panel epilogue). The same members as
 // Epilogue, so the kernel builds either one alike; no panels, no TMA store.
 template <typename Element, int BLOCK_N>
 struct RegisterEpilogue {
-  static_assert(BLOCK_N == 16 || BLOCK_N == 32, "one tcgen05.ld of 16 or 32 columns per row");
+  static_assert(BLOCK_N == 16 || BLOCK_N == 32 || BLOCK_N == 48,
+                "one tcgen05.ld of 16 or 32 columns per row, or 32 then 16");
+  // Columns of the first load (32 or the whole width) and of the second (48: 16).
+  static constexpr int kCols0 = BLOCK_N < 32 ? BLOCK_N : 32;
+  static constexpr int kCols1 = BLOCK_N - kCols0;
+  // Bias values per lane: column n0 + lane, and n0 + 32 + lane for 48.
+  static constexpr int kBiasRegs = (BLOCK_N + 31) / 32;
 
   const CUtensorMap* tmap_c;  // (unused: no TMA store)
   uint8_t* panels;            // (unused: no panels)
@@ -151,18 +178,25 @@ struct RegisterEpilogue {
   __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int row0, int n0,
                                              int batch) {
     uint32_t v[BLOCK_N];
-    // Every lane of the warp takes part in the load (.sync.aligned), rows past M too.
-    cuda::ptx::tcgen05_ld_32x32b(v, tmem_addr(tmem_base, warp * 32, static_cast<uint32_t>(acc * BLOCK_N)));
+    // Every lane of the warp takes part in the loads (.sync.aligned), rows past M too.
+    const uint32_t taddr = tmem_addr(tmem_base, warp * 32, static_cast<uint32_t>(acc * acc_columns(BLOCK_N)));
+    cuda::ptx::tcgen05_ld_32x32b(*reinterpret_cast<uint32_t(*)[kCols0]>(&v[0]), taddr);
+    if constexpr (kCols1 != 0)
+      cuda::ptx::tcgen05_ld_32x32b(*reinterpret_cast<uint32_t(*)[kCols1]>(&v[kCols0]), taddr + kCols0);
     cuda::ptx::tcgen05_wait_ld();
     const int row = row0 + lane;
     if constexpr (ACT != detail::kPlainEpilogue) {
-      // Lane j loads column n0 + j's bias and the shuffles hand it to every
-      // lane (each lane's row needs all BLOCK_N): before any lane leaves.
-      const float bias = lane < BLOCK_N ? detail::bias_at<Element>(epi, n0 + lane) : 0.0f;
+      // Lane j loads column n0 + j's bias (and n0 + 32 + j's) and the
+      // shuffles hand it to every lane (each lane's row needs all BLOCK_N):
+      // before any lane leaves.
+      float bias[kBiasRegs];
+#pragma unroll
+      for (int r = 0; r < kBiasRegs; ++r)
+        bias[r] = 32 * r + lane < BLOCK_N ? detail::bias_at<Element>(epi, n0 + 32 * r + lane) : 0.0f;
       float x[BLOCK_N];
 #pragma unroll
       for (int j = 0; j < BLOCK_N; ++j)
-        x[j] = detail::pre_activation(epi.alpha, __uint_as_float(v[j]), __shfl_sync(0xffffffffu, bias, j));
+        x[j] = detail::pre_activation(epi.alpha, __uint_as_float(v[j]), __shfl_sync(0xffffffffu, bias[j / 32], j % 32));
       if (row >= epi.m) return;
       detail::activate_all<ACT>(x);
       Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;

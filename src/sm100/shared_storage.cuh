@@ -26,6 +26,11 @@ struct StageLayout {
   static constexpr int kBCols = BLOCK_N / CTA_GROUP;     // this CTA's share of B
   static constexpr int kBBytes = kBCols * kBlockK * 2;
   static constexpr int kStageBytes = kABytes + kBBytes;
+  // Every stage's A and B start on a 1024-byte swizzle pattern (the
+  // descriptors' base offset is 0): whole 8-line groups of B, so BLOCK_N 48
+  // and 96 as well as the powers of two.
+  static_assert(kABytes % detail::kPatternBytes == 0 && kBBytes % detail::kPatternBytes == 0,
+                "stages of whole 1024-byte swizzle patterns");
 };
 
 inline constexpr int kPanelBytes = kEpiPanelRows * kEpiPanelCols * 2;  // 4 KiB: one 32x64 output panel

@@ -8,6 +8,8 @@ static_assert(stages_for(256, 1) >= 3 && stages_for(64, 1) >= 8,
 static_assert(stages_for(128) >= 6, "a 128-wide tile consumes stages faster: at least 6");
 static_assert(tmem_columns(256) <= kTmemColumns && tmem_columns(128) <= kTmemColumns,
               "two accumulators must fit in tensor memory");
+static_assert(tmem_columns(48) == 128 && acc_columns(48) >= 48 && tmem_columns(96) == 256 && acc_columns(96) >= 96,
+              "the widths between powers of two: a power-of-two allocation, each accumulator in its half");
 
 namespace {
 
@@ -33,6 +35,21 @@ int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batc
   return best;
 }
 
+// The single-CTA configuration `block_n` wide (persistent, one CTA per SM at most).
+Config single_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
+  Config c{};
+  c.block_m = kBlockM;
+  c.block_n = block_n;
+  c.block_k = kBlockK;
+  c.stages = stages_for(c.block_n, 1);
+  c.cluster_m = 1;
+  c.schedule = Schedule::persistent;
+  c.group_m = 8;
+  c.num_tiles = static_cast<int>(ceil_div(m, kBlockM) * ceil_div(n, c.block_n) * batch);
+  c.grid_clusters = c.num_tiles < num_sms ? c.num_tiles : num_sms;
+  return c;
+}
+
 }  // namespace
 
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, Schedule schedule,
@@ -56,19 +73,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
                                  : single_width(m, n, num_sms, b_k_major, batch);
   // (The tile count at the width chosen: a narrow width over a large batch
   // can pass 2^31 tiles where 64-wide tiles would not.)
-  if (single && detail::tile_count_fits_int32(m, n, kBlockM, single_block_n, batch)) {
-    Config c{};
-    c.block_m = kBlockM;
-    c.block_n = single_block_n;
-    c.block_k = kBlockK;
-    c.stages = stages_for(c.block_n, 1);
-    c.cluster_m = 1;
-    c.schedule = Schedule::persistent;
-    c.group_m = 8;
-    c.num_tiles = static_cast<int>(ceil_div(m, kBlockM) * ceil_div(n, c.block_n) * batch);
-    c.grid_clusters = c.num_tiles < num_sms ? c.num_tiles : num_sms;
-    return c;
-  }
+  if (single && detail::tile_count_fits_int32(m, n, kBlockM, single_block_n, batch))
+    return single_config(m, n, num_sms, single_block_n, batch);
   const int slots = num_sms / kCtaGroup > 0 ? num_sms / kCtaGroup : 1;
   const int64_t m_tiles = ceil_div(m, kMmaM) * batch;  // (tile rows of every problem of the batch)
   int block_n = is_tile_config(block_n_override, Schedule::persistent, kCtaGroup) ? block_n_override : 0;

@@ -80,6 +80,12 @@ constexpr int tmem_columns(int block_n) {
   while (c < kAccBuffers * block_n) c *= 2;
   return c;
 }
+// Where accumulator buffer b starts: column b * acc_columns(BLOCK_N), the
+// allocation split evenly. BLOCK_N itself for the power-of-two widths; 64
+// and 128 for the 48- and 96-wide tiles (allocated 128 and 256 columns),
+// so that every buffer, and every 32-column tcgen05.ld of the epilogue,
+// starts at the same column alignment as those of the power-of-two widths.
+constexpr int acc_columns(int block_n) { return tmem_columns(block_n) / kAccBuffers; }
 
 constexpr bool is_tile_width(int block_n) {
   for (Sm100TileConfig c : kSm100TileConfigs)
@@ -88,9 +94,12 @@ constexpr bool is_tile_width(int block_n) {
 }
 
 // Whether a configuration is built for B's layout: tiles whose CTA loads
-// fewer than 64 of B's columns only for B stored K-major (an MN-major B is
-// loaded in 64-wide panels).
-constexpr bool builds_for_b(int block_n, int cta_group, bool b_k_major) { return b_k_major || block_n / cta_group >= 64; }
+// whole 64-column panels of B for both, the others (16, 32, 48 and 96 wide)
+// only for B stored K-major (an MN-major B is loaded in 64-wide panels:
+// sm100_tile_builds_mn_major_b).
+constexpr bool builds_for_b(int block_n, int cta_group, bool b_k_major) {
+  return b_k_major || sm100_tile_builds_mn_major_b(block_n, cta_group);
+}
 
 // Whether (block_n, schedule, cta_group) is one of kSm100TileConfigs.
 constexpr bool is_tile_config(int block_n, Schedule schedule, int cta_group) {

@@ -23,7 +23,7 @@ std::string check_options(const Options& options);
 // "sm100_gemm<f16,NT,256x256x64, 6 stages, cluster launch control>": the name
 // of the kernel that runs `config` (Plan::kernel).
 // Empty when the configuration `options` force is built for the call's
-// layout (single-CTA tiles narrower than 64: B K-major only); otherwise why not.
+// layout (single-CTA tiles 16, 32, 48 and 96 wide: B K-major only); otherwise why not.
 std::string check_layout(const GemmArgs& args, const Options& options);
 
 std::string kernel_name(const GemmArgs& args, const KernelConfig& config);

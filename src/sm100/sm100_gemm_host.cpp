@@ -38,8 +38,8 @@ std::string check_options(const Options& o) {
   const bool single = o.cluster_m == 1 || (o.cluster_m == 0 && o.block_n != 0 &&
                                            !is_tile_config(o.block_n, Schedule::persistent, kCtaGroup));
   if (single && o.schedule == Schedule::cluster_launch_control)
-    return "the single-CTA sm_100 tiles (Options::cluster_m = 1, or block_n below 128) are built with the "
-           "persistent schedule only, not cluster_launch_control";
+    return "the single-CTA sm_100 tiles (Options::cluster_m = 1, or a block_n other than 128 and 256) are built "
+           "with the persistent schedule only, not cluster_launch_control";
   if (o.block_n != 0 && !is_tile_config(o.block_n, Schedule::persistent, single ? 1 : kCtaGroup))
     return "Options::block_n = " + std::to_string(o.block_n) + " is not built for " +
            (single ? "single-CTA" : "pair") + " tiles on sm_100 (kSm100TileConfigs)";

@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int kb = 0; kb < num_k_blocks; ++kb) {
           detail::wait_barrier(&smem.smem_full()[ring.index], ring.phase, "smem_full", ring.index, "MMA");
           cuda::ptx::tcgen05_fence_after_thread_sync();
-          mma.issue(ring.index, tmem_addr(tmem_base, 0, acc.index * BLOCK_N), kb);
+          mma.issue(ring.index, tmem_addr(tmem_base, 0, acc.index * acc_columns(BLOCK_N)), kb);
           Mma::commit_to_group(&smem.smem_empty()[ring.index]);  // once read, the CTAs may refill the stage
           ring.advance();
         }
@@ -185,7 +185,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // ======================= epilogue (warps 0-3, both CTAs): drains the accumulators =======================
-    // Tiles narrower than one 64-column panel store straight from registers.
+    // Tiles narrower than one 64-column panel (16, 32, 48) store straight
+    // from registers; the others through 64-column panels (96: and a last
+    // one of 32 columns, stored by the warp's threads).
     using TileEpilogue = std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N>,
                                             Epilogue<Element, BLOCK_N>>;
     TileEpilogue epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, leader_addr(smem.acc_empty()), warp,

@@ -74,7 +74,8 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   GemmTensorMaps maps;
   // B: each CTA of a pair loads half of the tile's columns (the map's box is
   // half as wide for a K-major B; an MN-major B is loaded in 64-column
-  // panels); a single-CTA tile loads all of them.
+  // panels); a single-CTA tile loads all of them (16, 32, 48 and 96 wide: B
+  // K-major only, builds_for_b).
   const Tma2D c_map = tma_output_c(args, kEpiPanelCols, kEpiPanelRows);
   if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(args, config), kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cta_group()), &c_map,
@@ -87,7 +88,9 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
     switch (config.block_n) {
       case 16: return launch_layout<Element, 16, Schedule::persistent, 1>(maps, args, config, grid_ctas);
       case 32: return launch_layout<Element, 32, Schedule::persistent, 1>(maps, args, config, grid_ctas);
+      case 48: return launch_layout<Element, 48, Schedule::persistent, 1>(maps, args, config, grid_ctas);
       case 64: return launch_layout<Element, 64, Schedule::persistent, 1>(maps, args, config, grid_ctas);
+      case 96: return launch_layout<Element, 96, Schedule::persistent, 1>(maps, args, config, grid_ctas);
       case 128: return launch_layout<Element, 128, Schedule::persistent, 1>(maps, args, config, grid_ctas);
       case 256: return launch_layout<Element, 256, Schedule::persistent, 1>(maps, args, config, grid_ctas);
     }

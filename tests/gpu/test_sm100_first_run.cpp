@@ -14,8 +14,11 @@
 //   6. beta != 0 (C loaded by TMA into the epilogue's panel);
 //   7. the single-CTA small-M tiles (tcgen05.mma.cta_group::1, M = 128,
 //      N = 16-256): their descriptors, commits without multicast, the 1-CTA
-//      tensor-memory allocation, A's box cut to M rounded up to 8 rows, and
-//      the 16- and 32-wide tiles' epilogue from registers.
+//      tensor-memory allocation, A's box cut to M rounded up to 8 rows, the
+//      16-, 32- and 48-wide tiles' epilogue from registers, and the widths
+//      that are not powers of two (48, 96: N = 48 and 96 in the instruction
+//      descriptor, accumulators at columns 0 and 64 or 128, the 96-wide
+//      tile's 32-column last panel stored by the threads).
 //
 // Each case runs every affected sm100 configuration against the reference
 // GEMM. A wrong answer fails the test; so does a hang: a -DTCGEMM_DEBUG_HANGS=ON
@@ -272,13 +275,14 @@ TEST_F(Sm100FirstRun, BetaNonZeroReadsC) {
 // every width, both layouts of B, beta != 0, and the rows must equal the
 // pair tiles' (the decode and prefill paths of a layer agree bit for bit).
 TEST_F(Sm100FirstRun, SingleCtaSmallMTiles) {
-  constexpr Sm100Config kSingle[] = {{16, Schedule::persistent, 1},
-                                     {32, Schedule::persistent, 1},
-                                     {64, Schedule::persistent, 1},
-                                     {128, Schedule::persistent, 1},
+  constexpr Sm100Config kSingle[] = {{16, Schedule::persistent, 1},  {32, Schedule::persistent, 1},
+                                     {48, Schedule::persistent, 1},  {64, Schedule::persistent, 1},
+                                     {96, Schedule::persistent, 1},  {128, Schedule::persistent, 1},
                                      {256, Schedule::persistent, 1}};
-  // 16 and 32 wide: B stored K-major only; C stored from registers.
-  auto built_for = [](const Sm100Config& c, const Layout& l) { return c.block_n >= 64 || l.b == Op::T; };
+  // 16, 32, 48 and 96 wide: B stored K-major only; 16-48 store C from registers.
+  auto built_for = [](const Sm100Config& c, const Layout& l) {
+    return sm100_tile_builds_mn_major_b(c.block_n, c.cta_group) || l.b == Op::T;
+  };
   uint64_t seed = 67000;
   for (const Layout& layout : kLayouts)
     for (const Sm100Config& config : kSingle)
@@ -289,6 +293,9 @@ TEST_F(Sm100FirstRun, SingleCtaSmallMTiles) {
         gc.alpha = 0.5f;
         gc.beta = 2.0f;
         check_case(gc, config, seed + 7);
+        // N = 173: a 96-wide tile's last panel (columns 160-191) ragged at
+        // 13 columns, an odd N's last chunk element by element.
+        check_case(make_case(DType::bf16, layout, m, 173, 64, Fill::small_int, ++seed), config);
       }
   // The same rows as the pair tiles.
   for (const Layout& layout : kLayouts) {

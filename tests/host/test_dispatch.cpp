@@ -90,7 +90,8 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_EQ(sm90::check_options(forced(0, 0, false, Schedule::cluster_launch_control)),
             "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)");
   EXPECT_EQ(sm90::check_options(forced(100)), sm90::check_config_options(forced(100)));
-  EXPECT_EQ(sm100::check_options(forced(48)), "Options::block_n must be 0, 16, 32, 64, 128 or 256 on sm_100, not 48");
+  EXPECT_EQ(sm100::check_options(forced(40)),
+            "Options::block_n must be 0, 16, 32, 48, 64, 96, 128 or 256 on sm_100, not 40");
   EXPECT_EQ(sm100::check_options(forced(128, 2)), "");
   EXPECT_EQ(sm100::check_options(forced(128, 1)), "");
   EXPECT_EQ(sm100::check_options(forced(64)), "");
@@ -103,6 +104,12 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
                        "persistent schedule only"));
   EXPECT_TRUE(contains(sm100::check_options(forced(64, 2)), "not built for pair tiles"));
   EXPECT_EQ(sm100::check_options(forced(16)), "");
+  // 48 and 96: single-CTA widths only, persistent only.
+  EXPECT_EQ(sm100::check_options(forced(48)), "");
+  EXPECT_EQ(sm100::check_options(forced(96, 1)), "");
+  EXPECT_TRUE(contains(sm100::check_options(forced(96, 2)), "not built for pair tiles"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(48, 0, false, Schedule::cluster_launch_control)),
+                       "persistent schedule only"));
   for (Sm100TileConfig tc : kSm100TileConfigs)
     EXPECT_EQ(sm100::check_options(forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule)), "");
 }
@@ -280,9 +287,19 @@ TEST(Decide, TheDevicesFamilyChecksTheOptions) {
     EXPECT_EQ(d.plan.status, Status::invalid_argument);
     EXPECT_EQ(d.plan.reason, "tcgemm: " + sm90::check_options(clc));
   }
-  const Decision d = decide(g, forced(48), kB200);
+  const Decision d = decide(g, forced(40), kB200);
   EXPECT_EQ(d.plan.status, Status::invalid_argument);
-  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 16, 32, 64, 128 or 256 on sm_100, not 48");
+  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 16, 32, 48, 64, 96, 128 or 256 on sm_100, not 40");
+  // The single-CTA widths whose CTA loads part of a 64-column panel of B
+  // (16, 32, 48, 96) with B stored MN-major (aligned_args: op_b = N): not built.
+  for (const int w : {16, 32, 48, 96}) {
+    EXPECT_TRUE(contains(sm100::check_layout(g, forced(w)), "built for B stored K-major only")) << w;
+    GemmArgs t = g;
+    t.op_b = Op::T;
+    t.ldb = t.k;
+    EXPECT_EQ(sm100::check_layout(t, forced(w)), "") << w;
+  }
+  for (const int w : {64, 128, 256}) EXPECT_EQ(sm100::check_layout(g, forced(w)), "") << w;
   // A single-CTA width below 64 with B stored MN-major (aligned_args: op_b = N) is not built.
   if (built("sm_100a")) {
     const Decision mn = decide(g, forced(32), kB200);

@@ -27,15 +27,23 @@ uint32_t field(uint64_t v, int lo, int hi) { return static_cast<uint32_t>((v >> 
 
 TEST(Sm100Config, BudgetsFit) {
   for (Sm100TileConfig tc : kSm100TileConfigs) {
-    SCOPED_TRACE("block_n=" + std::to_string(tc.block_n));
-    const int s = stages_for(tc.block_n);
-    EXPECT_LE(smem_bytes(tc.block_n, s) + kPtxasReservedSmem, kB200SmemOptIn);
-    EXPECT_GT(smem_bytes(tc.block_n, s + 1) + kPtxasReservedSmem, kB200SmemOptIn) << "the ring is as deep as fits";
+    SCOPED_TRACE("block_n=" + std::to_string(tc.block_n) + " cta_group=" + std::to_string(tc.cta_group));
+    const int s = stages_for(tc.block_n, tc.cta_group);
+    EXPECT_LE(smem_bytes(tc.block_n, s, tc.cta_group) + kPtxasReservedSmem, kB200SmemOptIn);
+    EXPECT_GT(smem_bytes(tc.block_n, s + 1, tc.cta_group) + kPtxasReservedSmem, kB200SmemOptIn)
+        << "the ring is as deep as fits";
+    // Every stage's A and B start on a 1024-byte swizzle pattern.
+    EXPECT_EQ(stage_bytes(tc.block_n, tc.cta_group) % 1024, 0);
+    EXPECT_EQ((tc.block_n / tc.cta_group) * kBlockK * 2 % 1024, 0);
     EXPECT_LE(tmem_columns(tc.block_n), kB200TmemColumns);
     EXPECT_GE(tmem_columns(tc.block_n), 2 * tc.block_n) << "two accumulators of block_n fp32 columns";
     const int c = tmem_columns(tc.block_n);
     EXPECT_EQ(c & (c - 1), 0) << "tcgen05.alloc takes a power of two";
     EXPECT_GE(c, 32);
+    // The second accumulator starts past the first and ends inside the allocation.
+    EXPECT_GE(acc_columns(tc.block_n), tc.block_n);
+    EXPECT_LE((kAccBuffers - 1) * acc_columns(tc.block_n) + tc.block_n, c);
+    EXPECT_TRUE(tc.cta_group == 2 ? valid_2sm_mma_shape(256, tc.block_n) : valid_1sm_mma_shape(128, tc.block_n));
   }
   EXPECT_EQ(stages_for(256), 6);
   EXPECT_EQ(stages_for(128), 8);
@@ -67,6 +75,49 @@ TEST(UmmaDesc, InstructionDescriptorBits) {
   EXPECT_EQ(field(d, 17, 22), 128u >> 3);
   EXPECT_EQ(field(d, 24, 28), 256u >> 4);
   EXPECT_EQ(field(d, 0, 3) | field(d, 13, 14) | field(d, 23, 23) | field(d, 29, 31), 0u) << "no sparsity/negate/shift";
+}
+
+// The single-CTA widths that are not powers of two: N = 48 and 96 at M = 128
+// (a multiple of 16 in [16, 256]: valid), in the instruction descriptor's N
+// >> 3 field; tensor memory allocated as the next power of two of both
+// accumulators, each in its half.
+TEST(UmmaDesc, SingleCtaWidthsBetweenPowersOfTwo) {
+  for (const int n : {48, 96}) {
+    SCOPED_TRACE("N=" + std::to_string(n));
+    EXPECT_TRUE(valid_1sm_mma_shape(128, n));
+    const uint32_t d = instr_desc_f16(true, Major::K, Major::K, 128, n);
+    EXPECT_EQ(field(d, 17, 22), static_cast<uint32_t>(n / 8));
+    EXPECT_EQ(field(d, 24, 28), 128u / 16);
+    EXPECT_EQ(field(d, 7, 9), 1u) << "bf16 A";
+    EXPECT_EQ(field(d, 10, 12), 1u) << "bf16 B";
+  }
+  EXPECT_EQ(instr_desc_f16(false, Major::K, Major::K, 128, 48), 0x080C0010u) << "f16, M=128, N=48";
+  EXPECT_EQ(instr_desc_f16(false, Major::MN, Major::K, 128, 96), 0x08188010u) << "f16, M=128, N=96, A MN-major";
+  EXPECT_FALSE(valid_1sm_mma_shape(128, 40)) << "N a multiple of 16 at M = 128";
+  EXPECT_FALSE(valid_1sm_mma_shape(128, 8));
+  EXPECT_EQ(tmem_columns(48), 128);
+  EXPECT_EQ(acc_columns(48), 64);
+  EXPECT_EQ(tmem_columns(96), 256);
+  EXPECT_EQ(acc_columns(96), 128);
+  for (int w : {16, 32, 64, 128, 256}) EXPECT_EQ(acc_columns(w), w) << "the power-of-two widths: buffers back to back";
+  EXPECT_EQ(stages_for(48, 1), 8);
+  EXPECT_EQ(stages_for(96, 1), 6);
+  EXPECT_EQ(stage_bytes(48, 1), (128 + 48) * 64 * 2);
+  EXPECT_EQ(stage_bytes(96, 1), (128 + 96) * 64 * 2);
+}
+
+// Which widths take B stored MN-major (op_b = N): a CTA's share of B whole
+// 64-column panels. The public predicate and the library's agree.
+TEST(Sm100Config, MnMajorBNeedsWholePanels) {
+  for (Sm100TileConfig tc : kSm100TileConfigs) {
+    SCOPED_TRACE("block_n=" + std::to_string(tc.block_n) + " cta_group=" + std::to_string(tc.cta_group));
+    EXPECT_TRUE(builds_for_b(tc.block_n, tc.cta_group, true)) << "every configuration takes a K-major B";
+    EXPECT_EQ(builds_for_b(tc.block_n, tc.cta_group, false), sm100_tile_builds_mn_major_b(tc.block_n, tc.cta_group));
+    EXPECT_EQ(builds_for_b(tc.block_n, tc.cta_group, false), (tc.block_n / tc.cta_group) % 64 == 0);
+  }
+  for (int w : {16, 32, 48, 96}) EXPECT_FALSE(builds_for_b(w, 1, false)) << w;
+  for (int w : {64, 128, 256}) EXPECT_TRUE(builds_for_b(w, 1, false)) << w;
+  EXPECT_TRUE(builds_for_b(128, 2, false)) << "a pair's 128-wide tile: 64 columns per CTA";
 }
 
 TEST(UmmaDesc, SharedMemoryDescriptorBits) {
@@ -147,7 +198,7 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
   EXPECT_EQ(small.num_tiles, 2 * 1);
   EXPECT_EQ(small.grid_clusters, 2) << "never more clusters than tiles";
   EXPECT_EQ(select_config(4096, 4096, 4096, 148, 128).block_n, 128) << "an override wins";
-  EXPECT_EQ(select_config(4096, 4096, 4096, 148, 96).block_n, select_config(4096, 4096, 4096, 148).block_n)
+  EXPECT_EQ(select_config(4096, 4096, 4096, 148, 80).block_n, select_config(4096, 4096, 4096, 148).block_n)
       << "an unknown width is ignored here (dispatch refuses it before)";
   // 4096 x 1152: 16 x 4.5 -> 80 tiles of 256x256 (74 + 6, a poor second wave)
   // against 16 x 9 = 144 tiles of 256x128 (74 + 70): the narrower tile wins.
@@ -212,7 +263,45 @@ TEST(Sm100SelectConfig, SmallMTakesSingleCtaTiles) {
   // The shared-memory arithmetic of a single-CTA stage: all of B's columns.
   EXPECT_EQ(stage_bytes(128, 1), (128 + 128) * 64 * 2);
   EXPECT_EQ(stage_bytes(128, 2), (128 + 64) * 64 * 2);
-  for (int w : {16, 32, 64, 128, 256}) EXPECT_LE(smem_bytes(w, stages_for(w, 1), 1), kSmemLimit) << w;
+  for (int w : {16, 32, 48, 64, 96, 128, 256}) EXPECT_LE(smem_bytes(w, stages_for(w, 1), 1), kSmemLimit) << w;
+}
+
+// 48 and 96 wide: where they make fewer waves than the powers of two, or as
+// few and are narrower. B200, 148 SMs, M <= 128 (one block-row).
+TEST(Sm100SelectConfig, SingleCtaWidths48And96) {
+  struct Pick {
+    int64_t m, n;
+    int block_n;
+  };
+  // 6144: 128 tiles of 48 (one wave; 32 takes two: 192 tiles; 64 one, 96
+  // tiles): 48. 12288: 128 of 96 (one wave; 64 takes two: 192; 128 one, 96
+  // tiles): 96. 4608: 144 of 32 (one wave; narrower than 48's 96 tiles): 32.
+  // 9216: 96 of 96 (one wave), 144 of 64 (one wave, narrower): 64.
+  for (const Pick& p : {Pick{1, 6144, 48}, Pick{64, 6144, 48}, Pick{1, 12288, 96}, Pick{128, 12288, 96},
+                        Pick{1, 4608, 32}, Pick{1, 9216, 64}}) {
+    const Config c = select_config(p.m, p.n, 4096, 148);
+    EXPECT_EQ(c.cluster_m, 1) << p.m << "x" << p.n;
+    EXPECT_EQ(c.block_n, p.block_n) << p.m << "x" << p.n << " " << describe(c);
+    EXPECT_EQ(c.num_tiles, static_cast<int>(ceil_div(p.n, p.block_n)));
+    EXPECT_EQ(c.stages, stages_for(c.block_n, 1));
+  }
+  // B stored MN-major: 48 and 96 are not built for it; 6144 and 12288 go
+  // to the narrowest width with one wave that is: 64 (96 tiles) and 128 (96).
+  EXPECT_EQ(select_config(1, 6144, 4096, 148, 0, Schedule::automatic, 0, false).block_n, 64);
+  EXPECT_EQ(select_config(1, 12288, 4096, 148, 0, Schedule::automatic, 0, false).block_n, 128);
+  // Forced: kept for B K-major, the automatic width for B MN-major (dispatch
+  // refuses that call before: check_layout).
+  EXPECT_EQ(select_config(1, 4096, 4096, 148, 96).block_n, 96);
+  EXPECT_EQ(select_config(1, 4096, 4096, 148, 48, Schedule::automatic, 0, true).block_n, 48);
+  EXPECT_EQ(select_config(1, 4096, 4096, 148, 48, Schedule::automatic, 0, false).block_n, 64);
+  // A width only single-CTA tiles have implies them at any M.
+  const Config forced = select_config(4096, 4096, 4096, 148, 96);
+  EXPECT_EQ(forced.cluster_m, 1);
+  EXPECT_EQ(forced.block_m, 128);
+  EXPECT_EQ(forced.num_tiles, 32 * 43);
+  // A batch counts as more block-rows: 2 problems of 1 x 6144 make 256 tiles
+  // of 48 (two waves), as 128 of 96 make one: 96.
+  EXPECT_EQ(select_config(1, 6144, 4096, 148, 0, Schedule::automatic, 0, true, 2).block_n, 96);
 }
 
 // Found by the API fuzzer: M = N = 2^31-1 passes validation (each size fits
