@@ -179,7 +179,7 @@ inline constexpr TileConfig kTileConfigs[] = {
 // The sm100 kernel configurations built in. A pair tile is one 256 x block_n
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A
 // and half of B's block_n columns); a single tile (cta_group 1, the small-M
-// configurations: decoding) is one 128 x block_n MMA in
+// configurations: decoding, and small problems) is one 128 x block_n MMA in
 // one CTA. The schedule says how clusters get their tiles. The single-CTA
 // widths follow the sm90 family's 64-row ones: 48 and 96 put N = 6144 and
 // 12288 (at M <= 128) on one wave of 128 tiles over a B200's 148 SMs instead

@@ -88,6 +88,26 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
       }
     }
   }
+  // Small problems (the matmul_v2 suite's 256^3 and 512^3; M = 256 with N
+  // up to 4736 on 148 SMs): where the pair tiles chosen would number at most
+  // half the clusters that fit at once, i.e. occupy half the SMs or fewer
+  // (two a tile), the single-CTA tiles at the M <= 128 rule's width (the
+  // fewest waves, the narrowest among equals): then one wave of tiles no
+  // wider than the pair tiles, so each SM has no more of the product to
+  // compute before its stores than a CTA of a pair, and narrower tiles
+  // spread the operands' bytes over more SMs. This is the sm90
+  // family's small-problem rule (64-row tiles where its 128-row ones leave
+  // half the SMs idle: 1.01-1.05x on 128^3-512^3, docs/PERF.md) carried over
+  // to the pair and single-CTA tiles, not measured on sm100. Not when the
+  // call forces a width, a CTA group or Cluster Launch Control (the
+  // single-CTA tiles are persistent, so a forced persistent schedule still
+  // gets them, as at M <= 128).
+  const bool automatic =
+      block_n_override == 0 && cta_group == 0 && schedule != Schedule::cluster_launch_control;
+  if (automatic && 2 * m_tiles * ceil_div(n, block_n) <= slots) {
+    const int width = single_width(m, n, num_sms, b_k_major, batch);
+    if (detail::tile_count_fits_int32(m, n, kBlockM, width, batch)) return single_config(m, n, num_sms, width, batch);
+  }
   Config c{};
   c.block_m = kMmaM;
   c.block_n = block_n;

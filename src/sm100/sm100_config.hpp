@@ -128,7 +128,11 @@ struct Config : KernelConfig {
 // sm90 family's small-M tiles measured best with). Otherwise the pair tiles:
 // block_n by last-wave efficiency over the clusters that fit at once
 // (num_sms / 2), weighted towards the wider tile (half the operand bytes per
-// FLOP); Cluster Launch Control unless `schedule` asks for persistent.
+// FLOP); Cluster Launch Control unless `schedule` asks for persistent. Small
+// problems, where those pair tiles would occupy half the SMs or fewer: the
+// single-CTA tiles at the M <= 128 rule's width instead, unless a width, a
+// CTA group or Cluster Launch Control is asked for (sm100_config.cpp says
+// why).
 // Overrides: block_n 0 (automatic) or one of kSm100TileConfigs' widths;
 // schedule automatic, persistent or cluster_launch_control; cta_group 0
 // (automatic), 1 or 2. batch: the problems of a strided batch

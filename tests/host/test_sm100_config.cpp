@@ -251,7 +251,9 @@ TEST(Sm100SelectConfig, SmallMTakesSingleCtaTiles) {
     EXPECT_EQ(c.stages, stages_for(c.block_n, 1));
     EXPECT_EQ(c.grid_clusters, std::min(c.num_tiles, 148));
   }
-  EXPECT_EQ(select_config(129, 4096, 4096, 148).cluster_m, 2);
+  // M = 129 with 74 or more pair tiles (N = 16384: 64 of 256 x 256):
+  // pairs. (With fewer the small-problem rule below takes single-CTA tiles.)
+  EXPECT_EQ(select_config(129, 16384, 4096, 148).cluster_m, 2);
   EXPECT_EQ(select_config(16, 4096, 4096, 148, 0, Schedule::cluster_launch_control).cluster_m, 2);
   EXPECT_EQ(select_config(16, 4096, 4096, 148, 0, Schedule::automatic, 2).cluster_m, 2);
   // A width only single-CTA tiles have implies them at any M.
@@ -302,6 +304,80 @@ TEST(Sm100SelectConfig, SingleCtaWidths48And96) {
   // A batch counts as more block-rows: 2 problems of 1 x 6144 make 256 tiles
   // of 48 (two waves), as 128 of 96 make one: 96.
   EXPECT_EQ(select_config(1, 6144, 4096, 148, 0, Schedule::automatic, 0, true, 2).block_n, 96);
+}
+
+// Small problems: where the pair tiles chosen would occupy half the SMs or
+// fewer (at most num_sms / 4 tiles), single-CTA tiles at the M <= 128
+// rule's width; not where a width, a CTA group or Cluster Launch Control is
+// forced.
+TEST(Sm100SelectConfig, SmallProblemsTakeSingleCtaTiles) {
+  // 256^3: one 256 x 256 pair tile (2 of 148 SMs); 2 x 16 = 32 single-CTA
+  // tiles 16 wide make one wave, the narrowest that does.
+  const Config c256 = select_config(256, 256, 256, 148);
+  EXPECT_EQ(c256.cluster_m, 1) << describe(c256);
+  EXPECT_EQ(c256.block_m, 128);
+  EXPECT_EQ(c256.block_n, 16);
+  EXPECT_EQ(c256.num_tiles, 32);
+  EXPECT_EQ(c256.grid_clusters, 32);
+  EXPECT_EQ(c256.schedule, Schedule::persistent);
+  // 512^3: 4 pair tiles; 4 x 32 = 128 tiles of 16 (one wave).
+  const Config c512 = select_config(512, 512, 512, 148);
+  EXPECT_EQ(c512.cluster_m, 1);
+  EXPECT_EQ(c512.block_n, 16);
+  EXPECT_EQ(c512.num_tiles, 128);
+  // B MN-major: the widths built for it; 256^3 on 64-wide tiles (8 of them).
+  const Config nn = select_config(256, 256, 256, 148, 0, Schedule::automatic, 0, false);
+  EXPECT_EQ(nn.cluster_m, 1);
+  EXPECT_EQ(nn.block_n, 64);
+  // The boundary, M = 256 on 148 SMs (74 pairs at once): N = 4736 is 37
+  // pair tiles of 128 (the pick: 19 of 256 fill less), half the pairs:
+  // single-CTA tiles, 2 x 74 = 148 of 64 (one wave). N = 4864 is 38 pair
+  // tiles: pairs.
+  const Config at = select_config(256, 4736, 4096, 148);
+  EXPECT_EQ(at.cluster_m, 1) << describe(at);
+  EXPECT_EQ(at.block_n, 64);
+  EXPECT_EQ(at.num_tiles, 148);
+  const Config past = select_config(256, 4864, 4096, 148);
+  EXPECT_EQ(past.cluster_m, 2) << describe(past);
+  EXPECT_EQ(past.block_n, 128);
+  EXPECT_EQ(past.num_tiles, 38);
+  // M = 129 (the pairs' second CTA idle): 32 pair tiles of 128 at N = 4096,
+  // single-CTA tiles instead: 2 x 64 = 128 of 64.
+  const Config m129 = select_config(129, 4096, 4096, 148);
+  EXPECT_EQ(m129.cluster_m, 1);
+  EXPECT_EQ(m129.block_n, 64);
+  // 1024^3: 32 pair tiles of 128 (they fill more pairs than 16 of 256), 64
+  // SMs: single-CTA tiles, 8 x 16 = 128 of 64. 2048^3: 64 pair tiles of 256:
+  // pairs.
+  const Config c1024 = select_config(1024, 1024, 1024, 148);
+  EXPECT_EQ(c1024.cluster_m, 1);
+  EXPECT_EQ(c1024.block_n, 64);
+  EXPECT_EQ(c1024.num_tiles, 128);
+  const Config c2048 = select_config(2048, 2048, 2048, 148);
+  EXPECT_EQ(c2048.cluster_m, 2);
+  EXPECT_EQ(c2048.block_n, 256);
+  EXPECT_EQ(c2048.num_tiles, 64);
+  // A batch counts: 64 problems of 256^3 are 64 pair tiles, more than half of 74.
+  const Config many = select_config(256, 256, 256, 148, 0, Schedule::automatic, 0, true, 64);
+  EXPECT_EQ(many.cluster_m, 2);
+  EXPECT_EQ(many.num_tiles, 64);
+  const Config few = select_config(256, 256, 256, 148, 0, Schedule::automatic, 0, true, 4);
+  EXPECT_EQ(few.cluster_m, 1);
+  EXPECT_EQ(few.block_n, 16);
+  EXPECT_EQ(few.num_tiles, 4 * 2 * 16) << "4 problems x 2 block-rows x 16 tiles of 16: one wave";
+  // Forced options are honoured: a width, the pair CTA group, Cluster Launch
+  // Control keep the pair tiles; a persistent schedule is the single-CTA
+  // tiles' own, so it still gets them (as at M <= 128).
+  EXPECT_EQ(select_config(256, 256, 256, 148, 256).cluster_m, 2);
+  EXPECT_EQ(select_config(256, 256, 256, 148, 128).cluster_m, 2);
+  EXPECT_EQ(select_config(256, 256, 256, 148, 0, Schedule::automatic, 2).cluster_m, 2);
+  const Config clc = select_config(256, 256, 256, 148, 0, Schedule::cluster_launch_control);
+  EXPECT_EQ(clc.cluster_m, 2);
+  EXPECT_EQ(clc.schedule, Schedule::cluster_launch_control);
+  const Config per = select_config(256, 256, 256, 148, 0, Schedule::persistent);
+  EXPECT_EQ(per.cluster_m, 1);
+  EXPECT_EQ(per.schedule, Schedule::persistent);
+  EXPECT_EQ(select_config(256, 256, 256, 148, 16).block_n, 16) << "a single-CTA width forced";
 }
 
 // Found by the API fuzzer: M = N = 2^31-1 passes validation (each size fits
