@@ -283,20 +283,33 @@ __device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const Ep
   phases ^= 1u << bit;
 }
 
-// Copies a ROWS x 64 output panel (128B-swizzled in shared memory) to C at
-// (row0, col0) of batch `batch` element by element with THREADS threads (thread = this one's
-// index among them), skipping everything outside M x N. Used only for the
-// ragged right edge when N % 8 != 0.
-template <typename Element, int ROWS, int THREADS>
-__device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const EpilogueParams& epi, int row0,
-                                                    int col0, int batch, int thread) {
-  constexpr int kCols = 64;
+// Copies the first COLS columns (a multiple of 8, at most 64) of a ROWS x 64
+// output panel (128B-swizzled in shared memory) to C at (row0, col0) of batch
+// `batch` with THREADS threads (thread = this one's index among them),
+// skipping everything outside M x N: one 16-byte chunk (8 columns) at a time
+// where the chunk is inside N, element by element at a ragged right edge.
+// 16-byte aligned: C's base is, and ldc is a multiple of 8 (what the C map
+// needs). For the ragged right edge when N % 8 != 0, and for the narrower
+// last panel of a tile whose width is not whole 64-column panels (the C
+// map's 64-column box would write over the next tile).
+// (No unrolling asked: unrolled, the copy cost the fused ping-pong kernel
+// with A MN-major 16 bytes of spills.)
+template <typename Element, int ROWS, int THREADS, int COLS>
+__device__ __forceinline__ void copy_panel_to_c(const uint8_t* panel, const EpilogueParams& epi, int row0, int col0,
+                                                int batch, int thread) {
+  static_assert(COLS % 8 == 0 && COLS <= 64, "whole 16-byte chunks of a 64-column panel");
+  constexpr int kChunks = COLS / 8;  // per row
   Element* c = c_matrix<Element>(epi, batch);
-  for (int i = thread; i < ROWS * kCols; i += THREADS) {
-    const int r = i / kCols, col = i % kCols;
-    if (row0 + r < epi.m && col0 + col < epi.n)
-      c[static_cast<int64_t>(row0 + r) * epi.ldc + col0 + col] =
-          *reinterpret_cast<const Element*>(panel + swizzled_offset(r, col));
+  for (int i = thread; i < ROWS * kChunks; i += THREADS) {
+    const int r = i / kChunks, col = col0 + 8 * (i % kChunks);
+    if (row0 + r >= epi.m || col >= epi.n) continue;
+    const uint8_t* chunk = panel + swizzled_offset(r, col - col0);
+    Element* dst = c + static_cast<int64_t>(row0 + r) * epi.ldc + col;
+    if (col + 8 <= epi.n) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(chunk);
+    } else {
+      for (int e = 0; col + e < epi.n; ++e) dst[e] = reinterpret_cast<const Element*>(chunk)[e];
+    }
   }
 }
 
@@ -305,7 +318,7 @@ __device__ __forceinline__ void store_panel_clipped(const uint8_t* panel, const 
 // threads of which `issuer` is one; `sync()` joins them. Through TMA where
 // it can (panel_tma_storable): every writer makes its generic-proxy writes
 // visible to the async proxy, the issuer stores and commits a bulk group. Otherwise (the ragged right
-// edge when N % 8 != 0) element by element, and the issuer commits an empty
+// edge when N % 8 != 0) the threads copy it (copy_panel_to_c), and the issuer commits an empty
 // bulk group: every panel commits exactly one group, so the double-buffered
 // epilogue's cp_async_bulk_wait_group_read<kEpiBuffers - 1> before reusing a
 // buffer always waits for that buffer's own last store. (Without the empty
@@ -328,43 +341,23 @@ __device__ __forceinline__ void store_panel(const CUtensorMap* tmap_c, const Epi
     }
   } else {
     sync();
-    store_panel_clipped<Element, ROWS, THREADS>(static_cast<const uint8_t*>(panel), epi, row0, col0, batch, thread);
+    copy_panel_to_c<Element, ROWS, THREADS, 64>(static_cast<const uint8_t*>(panel), epi, row0, col0, batch, thread);
     // These generic reads come before a later TMA load of C into the buffer.
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   }
   if (issuer) cuda::ptx::cp_async_bulk_commit_group();
 }
 
-// Stores the first COLS (a multiple of 8, below 64) columns of a finished
-// ROWS x 64 output panel (swizzled in shared memory) at C's (row0, col0) of
-// batch `batch`, written by THREADS threads (this one `thread`) of which
-// `issuer` is one; `sync()` joins them. The narrower last panel of a tile
-// whose width is not whole 64-column panels: the C map's box is 64 columns
-// and would write over the next tile, so the threads store it, one 16-byte
-// chunk (8 columns) at a time where the chunk is inside N, element by
-// element at a ragged right edge. 16-byte aligned: C's base is, and ldc is a
-// multiple of 8 (what the C map needs). Commits one (empty) bulk group, as
-// store_panel does, so the panel buffers' accounting holds.
+// Stores the first COLS columns of a finished ROWS x 64 output panel at C's
+// (row0, col0): the narrower last panel of a tile whose width is not whole
+// 64-column panels, which the threads copy (copy_panel_to_c). Commits one
+// (empty) bulk group, as store_panel does, so the panel buffers' accounting
+// holds.
 template <typename Element, int ROWS, int THREADS, int COLS, typename Sync>
 __device__ __forceinline__ void store_panel_narrow(const EpilogueParams& epi, int row0, int col0, int batch,
                                                    const void* panel, int thread, bool issuer, Sync sync) {
-  static_assert(COLS % 8 == 0 && COLS <= 64, "whole 16-byte chunks of a 64-column panel");
-  constexpr int kChunks = COLS / 8;  // per row
   sync();
-  Element* c = c_matrix<Element>(epi, batch);
-  const uint8_t* src = static_cast<const uint8_t*>(panel);
-#pragma unroll
-  for (int i = thread; i < ROWS * kChunks; i += THREADS) {
-    const int r = i / kChunks, col = col0 + 8 * (i % kChunks);
-    if (row0 + r >= epi.m || col >= epi.n) continue;
-    const uint8_t* chunk = src + swizzled_offset(r, col - col0);
-    Element* dst = c + static_cast<int64_t>(row0 + r) * epi.ldc + col;
-    if (col + 8 <= epi.n) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(chunk);
-    } else {
-      for (int e = 0; col + e < epi.n; ++e) dst[e] = reinterpret_cast<const Element*>(chunk)[e];
-    }
-  }
+  copy_panel_to_c<Element, ROWS, THREADS, COLS>(static_cast<const uint8_t*>(panel), epi, row0, col0, batch, thread);
   // These generic reads come before a later TMA load of C into the buffer.
   cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   if (issuer) cuda::ptx::cp_async_bulk_commit_group();
