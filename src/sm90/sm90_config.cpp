@@ -17,17 +17,23 @@ namespace {
 // Relative throughput of a full wave of tiles of each width: narrower tiles
 // lose to operand bandwidth (shared memory and L2 bytes per FLOP grow as
 // 1/128 + 1/BLOCK_N) and to per-tile overhead (epilogue, pipeline fill).
-// The widths between those measured (96, 112, 144, 160) interpolate by that
-// byte cost per FLOP: 1/128 + 1/BLOCK_N.
+// The widths between whole panels (96, 112, 144, 160): measured at M = 512
+// (`bench --configs all`, three layers at K = 4096, docs/PERF.md), each
+// width's speed over its wave efficiency, against the 256-wide tile's, was
+// 0.92 (96), 0.94 (112), 0.96 (144) and 0.97 (160), within 0.02-0.05 from
+// layer to layer; interpolating by the byte cost per FLOP (0.85-0.94) had
+// underrated them, so that the ping-pong 128x128 in 5.2 waves was picked
+// over 128x112 in 6 full ones (512x22016x4096: 0.91x cuBLAS against 0.97x).
+// Set a little under those means.
 double tile_width_factor(int block_n) {
   switch (block_n) {
     case 256: return 1.0;
     case 192: return 0.97;
-    case 160: return 0.94;
-    case 144: return 0.92;
+    case 160: return 0.96;
+    case 144: return 0.95;
     case 128: return 0.9;
-    case 112: return 0.88;
-    case 96: return 0.85;
+    case 112: return 0.93;
+    case 96: return 0.90;
     default: return 0.75;
   }
 }
