@@ -37,7 +37,9 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
       v.label = "block_n=" + std::to_string(tc.block_n) + " cluster_m=" + std::to_string(tc.cluster_m) +
                 (tc.pingpong ? " pingpong" : "") + (tc.block_m != 128 ? " block_m=" + std::to_string(tc.block_m) : "");
       v.in_name = {"," + std::to_string(tc.block_m) + "x" + std::to_string(tc.block_n) + "x"};
-      v.b_k_major_only = !tile_width_builds_mn_major_b(tc.block_n);
+      // (The 8-row decode tiles: A and B K-major only.)
+      v.b_k_major_only = !tile_width_builds_mn_major_b(tc.block_n) || tc.block_m == 8;
+      v.a_k_major_only = tc.block_m == 8;
       (tc.cluster_m == 2 ? v.in_name : v.not_in_name).push_back("cluster 2x1");
       (tc.pingpong ? v.in_name : v.not_in_name).push_back("ping-pong");
       out.push_back(std::move(v));

@@ -24,9 +24,12 @@ struct KernelVariant {
   std::vector<std::string> in_name;  // what Plan::kernel must then contain
   std::vector<std::string> not_in_name;  // and must not
   bool b_k_major_only = false;           // built for B stored K-major (op_b = T) only
+  bool a_k_major_only = false;           // built for A stored K-major (op_a = N) only
 
-  // Whether this configuration is built for a call whose B is stored op_b.
-  bool builds(Op op_b) const { return !b_k_major_only || op_b == Op::T; }
+  // Whether this configuration is built for a call whose A and B are stored op_a and op_b.
+  bool builds(Op op_a, Op op_b) const {
+    return (!b_k_major_only || op_b == Op::T) && (!a_k_major_only || op_a == Op::N);
+  }
 };
 
 // Every configuration of kTileConfigs (sm90) or kSm100TileConfigs (sm100);

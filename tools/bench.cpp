@@ -282,7 +282,7 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
     for (const DType dtype : s.dtypes)
       for (const Layout layout : s.layouts) {
         for (const support::KernelVariant& v : variants) {
-          if (!v.builds(layout.b)) continue;
+          if (!v.builds(layout.a, layout.b)) continue;
           const Options& o = v.options;
           BenchRow row;
           row.c = t;

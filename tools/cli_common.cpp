@@ -211,7 +211,7 @@ std::vector<std::string> check_builtin_configs(
     const std::function<std::vector<std::string>(const support::KernelVariant&, const Plan&)>& compare) {
   std::vector<std::string> lines;
   for (const support::KernelVariant& v : support::builtin_variants(family)) {
-    if (!v.builds(args.op_b)) continue;
+    if (!v.builds(args.op_a, args.op_b)) continue;
     reset();
     const Plan p = gemm(args, v.options);
     CHECK_CUDA(cudaStreamSynchronize(args.stream));

@@ -143,7 +143,7 @@ struct GemmArgs {
 };
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
-// 8-48 only with 64-row tiles, 112, 144 and 160 only with 128-row tiles
+// 8-48 only with 64- and 8-row tiles, 112, 144 and 160 only with 128-row tiles
 // (kTileConfigs).
 inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256};
 
@@ -153,7 +153,10 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // rows each) or ping-pong (alternate tiles, one's epilogue overlapping the
 // other's mainloop), and the tile height: 128 rows (two consumer warpgroups)
 // or 64 (one; the small-M configurations: many narrow tiles over a deep ring,
-// so that a few rows of A against a large B still keep every SM streaming B).
+// so that a few rows of A against a large B still keep every SM streaming B),
+// or 8 (the decode tiles, 8 to 64 wide, for A and B stored K-major only:
+// op_a = N, op_b = T; 8 rows of A per k-block and 4 k-blocks per ring stage,
+// so that a stage carries four k-blocks of B at once: block_k 256).
 // Widths of whole 16-column panels are built for both layouts of B; 8 and 40
 // for B stored K-major only (op_b = T: the nn.Linear layout `x @ W^T`):
 // tile_width_builds_mn_major_b. 40, 48 and 96 split N = 4608, 6144 and
@@ -174,7 +177,9 @@ inline constexpr TileConfig kTileConfigs[] = {
     {64, 1},           {128, 1},           {128, 1, true},     {128, 2},           {192, 1},
     {256, 1},          {256, 2},           {8, 1, false, 64},  {16, 1, false, 64}, {32, 1, false, 64},
     {40, 1, false, 64}, {48, 1, false, 64}, {64, 1, false, 64}, {96, 1, false, 64}, {128, 1, false, 64},
-    {256, 1, false, 64}, {96, 1},         {112, 1},          {144, 1},          {160, 1}};
+    {256, 1, false, 64}, {96, 1},         {112, 1},          {144, 1},          {160, 1},
+    {8, 1, false, 8},  {16, 1, false, 8}, {32, 1, false, 8}, {40, 1, false, 8}, {48, 1, false, 8},
+    {64, 1, false, 8}};
 
 // The sm100 kernel configurations built in. A pair tile is one 256 x block_n
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A
@@ -225,7 +230,8 @@ struct Options {
   // false. `schedule` picks persistent or Cluster Launch Control there; on
   // sm90 it must be automatic or persistent.
   Schedule schedule = Schedule::automatic;
-  // sm90: the tile height, 0 (automatic), 64 or 128 (see kTileConfigs); 0 on sm100.
+  // sm90: the tile height, 0 (automatic), 8, 64 or 128 (see kTileConfigs); 0
+  // on sm100. 8 (the decode tile) needs op_a = N and op_b = T.
   int block_m = 0;
   // Programmatic dependent launch (sm90, sm100 kernels): the kernel may start
   // while the stream's previous kernel finishes, so its launch and prologue
@@ -239,9 +245,9 @@ struct Options {
 // The configuration tcgemm's kernel runs a call with (Plan::config). Every
 // configuration gives the same bits; this says which one, and so what speed.
 struct KernelConfig {
-  int block_m = 0;    // rows of C per tile: 128 or 64 on sm90 (one CTA), 256 on sm100 (one MMA over 2 CTAs)
+  int block_m = 0;    // rows of C per tile: 128, 64 or 8 on sm90 (one CTA), 256 on sm100 (one MMA over 2 CTAs)
   int block_n = 0;    // columns of C per tile: kTileWidths (sm90), kSm100TileConfigs (sm100)
-  int block_k = 0;    // K per stage of the operand ring
+  int block_k = 0;    // K per stage of the operand ring (64; 256 for sm90's 8-row tiles)
   int stages = 0;     // depth of the shared-memory operand ring
   int cluster_m = 0;  // CTAs per cluster, stacked along M: sm90 1, or 2 sharing B by TMA
                       // multicast (Options::cluster_m); sm100 2 (the pair one MMA spans) or 1

@@ -219,10 +219,19 @@ struct Epilogue {
 // ring. The same arithmetic as Epilogue: alpha * acc (+ beta * C) in fp32,
 // rounded once to nearest even. Needs 4-byte aligned column pairs: C's base
 // 16-byte aligned and ldc a multiple of 8 (what TMA needs too).
-template <typename Element, int BLOCK_N>
+//
+// ROWS: the tile's rows, 64, or 8 for the decode tile, whose accumulator rows
+// 8-63 repeat rows 0-7 (sm90/mma.cuh) and are never stored: only warp 0
+// stores (its threads hold rows lane / 4, and the same 8 rows again in their
+// second half), whatever the call's M.
+template <typename Element, int BLOCK_N, int ROWS = kSmallBlockM>
 struct RegisterEpilogue {
   static constexpr int kAccRegs = BLOCK_N / 2;
   static_assert(BLOCK_N % 8 == 0, "the accumulators come in 8-column groups");
+  static_assert(ROWS == kSmallBlockM || ROWS == kDecodeBlockM, "64 rows, or the decode tile's 8");
+  // The halves of a thread's accumulators it stores: rows `row` and `row + 8`,
+  // or (8 rows) `row` only.
+  static constexpr int kHalves = ROWS == kDecodeBlockM ? 1 : 2;
 
   int row;  // this thread's first accumulator row in the tile; its second is 8 rows down
   int col;  // this thread's first column in each 8-column group
@@ -238,6 +247,9 @@ struct RegisterEpilogue {
   template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[1][kAccRegs], const detail::EpilogueParams& epi,
                                              int m0, int n0, int batch) const {
+    if constexpr (ROWS == kDecodeBlockM) {
+      if (row >= ROWS) return;  // (warps 1-3 hold copies of rows 0-7)
+    }
     Element* const c = detail::c_matrix<Element>(epi, batch);
     if constexpr (ACT != detail::kPlainEpilogue) {
       // Up to 8 of the 8-column groups at a time (kStep divides them): their
@@ -254,11 +266,11 @@ struct RegisterEpilogue {
 #pragma unroll
           for (int e = 0; e < 2; ++e)
 #pragma unroll
-            for (int h = 0; h < 2; ++h)
+            for (int h = 0; h < kHalves; ++h)
               v[h][2 * j + e] = detail::pre_activation(epi.alpha, acc[0][4 * (j0 + j) + 2 * h + e], e == 0 ? b.x : b.y);
         }
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+        for (int h = 0; h < kHalves; ++h) {
           const int r = m0 + row + 8 * h;
           if (r >= epi.m) continue;
           detail::activate_all<ACT>(v[h]);
@@ -270,7 +282,7 @@ struct RegisterEpilogue {
       }
     } else {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < kHalves; ++h) {
         const int r = m0 + row + 8 * h;
         if (r >= epi.m) continue;
         Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;

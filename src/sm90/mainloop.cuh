@@ -1,6 +1,8 @@
 // The sm90 producer's work on one stage of the operand ring: arm the stage's
 // full barrier with the bytes the stage will receive, then start the TMA
-// loads of A's and B's k-block into it.
+// loads of A's and B's k-block into it (the decode tile: of the stage's
+// k-blocks, up to kDecodeStageKBlocks, in K order; those wholly past K in the
+// last stage are neither loaded nor counted).
 //
 // Layouts: a K-major operand is one box (K contiguous, 64 wide: one 128-byte
 // swizzle line); an MN-major one is loaded in 64-wide panels of M or N, each
@@ -32,31 +34,45 @@ struct MainloopLoad {
                 "an MN-major B is loaded in whole 16-, 32- or 64-wide panels");
   static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && BLOCK_N % 128 == 0),
                 "a 2-CTA cluster splits B into two halves of whole 64-wide panels");
+  static_assert(Stage::kKBlocks == 1 || (CLUSTER_M == 1 && A_MAJOR == Major::K && B_MAJOR == Major::K),
+                "stages of several k-blocks (the decode tile): A and B K-major, no cluster");
 
   const CUtensorMap* tmap_a;
   const CUtensorMap* tmap_b;
   uint32_t cta_rank;  // this CTA's place in the cluster (0 without one)
-  // The bytes a stage receives: Stage::kStageBytes, or fewer where A's box
-  // is shorter than the tile (the 64-row tiles of a call with M < 64 and A
+  // The bytes one k-block brings into a stage: A's k-block and B's
+  // (Stage::kStageBytes with one k-block a stage), or fewer where A's box is
+  // shorter than the tile (the 64-row tiles of a call with M < 64 and A
   // K-major load only the rows up to M rounded up to 8: the rows past M are
   // never stored, and fetching or zero-filling them costs as much as B).
-  uint32_t stage_bytes = Stage::kStageBytes;
+  uint32_t k_block_bytes = Stage::kAKBlockBytes + Stage::kBKBlockBytes;
 
-  // The k-block starting at k0 of the tile whose rows start at m0 (this
+  // The k-blocks starting at k0 of the tile whose rows start at m0 (this
   // CTA's) and columns at n0, into the stage at `a_dst`; `full` is that
   // stage's full barrier. BATCHED: a_batch and b_batch are the tile's
-  // coordinates in A's and B's rank-3 maps (ignored otherwise).
+  // coordinates in A's and B's rank-3 maps (ignored otherwise). `count`: the
+  // k-blocks the stage takes, 1 to Stage::kKBlocks (fewer only in a tile's
+  // last stage, where K ends).
   __device__ __forceinline__ void operator()(uint8_t* a_dst, uint64_t* full, int m0, int n0, int k0, int a_batch = 0,
-                                             int b_batch = 0) const {
+                                             int b_batch = 0, int count = 1) const {
     uint8_t* b_dst = a_dst + Stage::kABytes;
     // NOTE: TMA counts the whole box, zero-filled parts included, so the
     // byte count is the same for edge tiles.
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, full,
-                                         stage_bytes);
-    load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
-    if constexpr (CLUSTER_M == 1) {
+                                         Stage::kKBlocks == 1 ? k_block_bytes : count * k_block_bytes);
+    if constexpr (Stage::kKBlocks > 1) {
+      // A's box then B's, k-block by k-block in K order (B's slot after all of A's).
+#pragma unroll
+      for (int i = 0; i < Stage::kKBlocks; ++i) {
+        if (i > 0 && i >= count) break;
+        copy(a_dst + i * Stage::kAKBlockBytes, tmap_a, k0 + i * kBlockK, m0, a_batch, full);
+        copy(b_dst + i * Stage::kBKBlockBytes, tmap_b, k0 + i * kBlockK, n0, b_batch, full);
+      }
+    } else if constexpr (CLUSTER_M == 1) {
+      load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
       load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
     } else {
+      load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
       // This CTA's half of B, written at the same offset into both CTAs'
       // rings; each destination's full barrier counts the bytes.
       constexpr uint16_t kBothCtas = 0b11;

@@ -7,13 +7,22 @@
 // takes whole 128-row tiles, alternating with the other, and holds all 128
 // rows (two m64 accumulators).
 //
+// The decode tile (BLOCK_M = 8): one consumer, one m64 accumulator whose A
+// descriptor has a stride-dimension byte offset of 0 (repeated_rows_desc),
+// so each k16 step reads the stage's 8 rows of A as all eight 8-row groups:
+// accumulator rows 8-63 repeat rows 0-7 and are never stored. A stage holds
+// up to kDecodeStageKBlocks k-blocks; all of a stage's wgmmas, k-block by
+// k-block in K order, make one group.
+//
 // One wgmma group is kept in flight: the group of stage s is committed, then
 // the consumer waits until only it is pending, so the group of the stage
 // before it has finished reading, and that stage is released.
 //
 // Numerics: each consumer issues its k16 steps in K order into one fp32
 // accumulator and rounds once (cvt.rn) in the epilogue. Nothing about the
-// order depends on M, N, the tile shape or the CTA that owns the tile.
+// order depends on M, N, the tile shape, the k-blocks a stage holds or the
+// CTA that owns the tile: row r of the decode tile gets the k16 steps row r
+// of a 64- or 128-row tile gets, in the same order.
 #pragma once
 
 #include <cstdint>
@@ -45,14 +54,19 @@ struct MainloopMma {
   // than 64 columns (common/smem_layout.hpp). A's are always 128 bytes.
   static constexpr uint32_t kSwizzleB = detail::operand_swizzle_bytes(B_MAJOR, BLOCK_N);
   static_assert(kSwizzleB != 0, "an MN-major B is built in whole 16-column panels");
-  static constexpr uint32_t kHiA = desc_hi(operand_desc(A_MAJOR, 0, kBlockK));
+  static constexpr bool kRepeatedRows = BLOCK_M == kDecodeBlockM;  // A: 8 rows read as 64
+  static_assert(!kRepeatedRows || (A_MAJOR == Major::K && !PINGPONG), "the decode tile: A K-major, one m64");
+  static constexpr uint64_t a_desc(uint32_t addr) {
+    return kRepeatedRows ? repeated_rows_desc(addr) : operand_desc(A_MAJOR, addr, kBlockK);
+  }
+  static constexpr uint32_t kHiA = desc_hi(a_desc(0));
   static constexpr uint32_t kHiB = desc_hi(operand_desc(B_MAJOR, 0, kBlockK, kSwizzleB));
   static_assert(kSmemLimit <= detail::kDescAddressLimit, "desc_lo_moved is exact below 256 KiB");
 
   // `consumer`: 0 or 1. Its rows of A: its half of the tile, or (ping-pong) row 0.
   __device__ __forceinline__ MainloopMma(const uint8_t* ring, int consumer) {
     const uint32_t ring_addr = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
-    a_lo = desc_lo(operand_desc(A_MAJOR, ring_addr + (PINGPONG ? 0 : consumer * Stage::kRowBlockBytes), kBlockK));
+    a_lo = desc_lo(a_desc(ring_addr + (PINGPONG ? 0 : consumer * Stage::kRowBlockBytes)));
     b_lo = desc_lo(operand_desc(B_MAJOR, ring_addr + Stage::kABytes, kBlockK, kSwizzleB));
     // Held in registers from here on: computed again in the k-loop, they cost
     // a special-register read and a dependent chain on every k-block.
@@ -64,26 +78,12 @@ struct MainloopMma {
       for (int i = 0; i < kAccRegs; ++i) acc[r][i] = 0.0f;
   }
 
-  // Issues the wgmmas of k-block kb (in `stage`) as one group: the first
-  // k-block of a tile overwrites the accumulators, later ones add to them.
-  __device__ __forceinline__ void issue(int stage, int kb) {
-    const uint32_t stage_a = desc_lo_moved(a_lo, stage * Stage::kStageBytes);
-    const uint32_t stage_b = desc_lo_moved(b_lo, stage * Stage::kStageBytes);
-#pragma unroll
-    for (int r = 0; r < kMmaRows; ++r) fence_accumulators(acc[r]);
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < kBlockK / 16; ++ks) {
-      const uint64_t db = desc_from_words(kHiB, desc_lo_moved(stage_b, ks * k_step_bytes(B_MAJOR, kSwizzleB)));
-#pragma unroll
-      for (int r = 0; r < kMmaRows; ++r) {
-        const uint64_t da = desc_from_words(
-            kHiA, desc_lo_moved(stage_a, r * Stage::kRowBlockBytes + ks * k_step_bytes(A_MAJOR)));
-        wgmma_m64nNk16<Element, BLOCK_N, A_MAJOR == Major::MN, B_MAJOR == Major::MN>(acc[r], da, db,
-                                                                                    (kb > 0 || ks > 0) ? 1 : 0);
-      }
-    }
-    wgmma_commit_group();
+  // Issues the wgmmas of the tile's stage number `k_stage` (in ring stage
+  // `stage`) as one group: its `count` k-blocks (1 to Stage::kKBlocks; fewer
+  // only in a tile's last stage, where K ends) in K order. The first k16 step
+  // of a tile overwrites the accumulators, later ones add to them.
+  __device__ __forceinline__ void issue(int stage, int k_stage, int count = 1) {
+    issue_at_most<Stage::kKBlocks>(stage, k_stage, count);
   }
 
   // Waits until at most PENDING groups are in flight (1: the group before the
@@ -95,6 +95,47 @@ struct MainloopMma {
 #pragma unroll
     for (int r = 0; r < kMmaRows; ++r) fence_accumulators(acc[r]);
   }
+
+ private:
+  // The group of min(count, MAX) k-blocks: each count its own straight run of
+  // wgmmas, chosen before the group starts (a branch inside a group made
+  // ptxas fence the accumulators between the k-blocks).
+  template <int MAX>
+  __device__ __forceinline__ void issue_at_most(int stage, int k_stage, int count) {
+    if constexpr (MAX == 1) {
+      issue_k_blocks<1>(stage, k_stage);
+    } else {
+      if (count >= MAX) issue_k_blocks<MAX>(stage, k_stage);
+      else issue_at_most<MAX - 1>(stage, k_stage, count);
+    }
+  }
+
+  // The group of a stage's first COUNT k-blocks.
+  template <int COUNT>
+  __device__ __forceinline__ void issue_k_blocks(int stage, int k_stage) {
+    const uint32_t stage_a = desc_lo_moved(a_lo, stage * Stage::kStageBytes);
+    const uint32_t stage_b = desc_lo_moved(b_lo, stage * Stage::kStageBytes);
+#pragma unroll
+    for (int r = 0; r < kMmaRows; ++r) fence_accumulators(acc[r]);
+    wgmma_fence();
+#pragma unroll
+    for (int i = 0; i < COUNT; ++i) {
+#pragma unroll
+      for (int ks = 0; ks < kBlockK / 16; ++ks) {
+        const uint64_t db = desc_from_words(
+            kHiB, desc_lo_moved(stage_b, i * Stage::kBKBlockBytes + ks * k_step_bytes(B_MAJOR, kSwizzleB)));
+#pragma unroll
+        for (int r = 0; r < kMmaRows; ++r) {
+          const uint64_t da = desc_from_words(
+              kHiA, desc_lo_moved(stage_a, i * Stage::kAKBlockBytes + r * Stage::kRowBlockBytes +
+                                               ks * k_step_bytes(A_MAJOR)));
+          wgmma_m64nNk16<Element, BLOCK_N, A_MAJOR == Major::MN, B_MAJOR == Major::MN>(
+              acc[r], da, db, (k_stage > 0 || i > 0 || ks > 0) ? 1 : 0);
+        }
+      }
+    }
+    wgmma_commit_group();
+  }
 };
 
 // Hands a stage back to the producers: one arrival per consumer warp on the
@@ -102,7 +143,7 @@ struct MainloopMma {
 // (the peer's producer multicasts its half of B into this CTA's stage).
 // READERS: the consumer warpgroups that read each stage (2 when they split a
 // 128-row tile; 1 with ping-pong, where one takes the whole tile, or with a
-// 64-row tile).
+// 64- or 8-row tile).
 template <int CLUSTER_M, int READERS>
 struct StageRelease {
   // Arrivals that free a stage (smem_empty's count): every warp of the

@@ -2,7 +2,7 @@
 // the barriers' arrival counts. The byte budget itself (smem_bytes) is host
 // arithmetic in sm90_config.hpp; this is the same layout seen from the kernel.
 //
-//   [ring: NUM_STAGES x (A k-block | B k-block)]  1 KiB aligned (128B swizzle)
+//   [ring: NUM_STAGES x (A k-block(s) | B k-block(s))]  1 KiB aligned (128B swizzle)
 //   [epilogue panels: consumer x kEpiBuffers x 64x64][bias: consumer x 64 fp32]   (BLOCK_M = 128 only)
 //   [smem_full[stage]][smem_empty[stage]][c_loaded[consumer][buffer]][math_turn[consumer]]
 #pragma once
@@ -16,15 +16,26 @@
 
 namespace tcgemm::sm90 {
 
-// One stage of the operand ring: A's BLOCK_M x 64 k-block, then B's BLOCK_N x 64.
+// One stage of the operand ring: A's BLOCK_M x 64 k-block, then B's BLOCK_N
+// x 64. The decode tile (BLOCK_M = 8): kKBlocks k-blocks of each, in K order,
+// A's (1 KiB each: one 8-row swizzle pattern) then B's.
+//
+//   [A kb 0][A kb 1]..[A kb KB-1][B kb 0][B kb 1]..[B kb KB-1]
 template <int BLOCK_N, int BLOCK_M = kBlockM>
 struct StageLayout {
-  static constexpr int kABytes = BLOCK_M * kBlockK * 2;  // 8 or 16 KiB
-  static constexpr int kBBytes = BLOCK_N * kBlockK * 2;  // 1 to 32 KiB
+  static constexpr int kKBlocks = stage_k_blocks(BLOCK_M);
+  static constexpr int kAKBlockBytes = BLOCK_M * kBlockK * 2;  // 1, 8 or 16 KiB
+  static constexpr int kBKBlockBytes = BLOCK_N * kBlockK * 2;  // 1 to 32 KiB
+  static constexpr int kABytes = kKBlocks * kAKBlockBytes;
+  static constexpr int kBBytes = kKBlocks * kBKBlockBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
-  // A's m64 row blocks sit 8 KiB apart in a stage (the second half of a
-  // K-major tile, or the second 64-wide panel of an M-major one).
-  static constexpr uint32_t kRowBlockBytes = kABytes / 2;
+  static_assert(kStageBytes == stage_bytes(BLOCK_N, BLOCK_M), "the host's budget and the kernel's layout agree");
+  static_assert(kAKBlockBytes % 1024 == 0 && kBKBlockBytes % 1024 == 0,
+                "every k-block starts on a 1 KiB swizzle pattern (BLOCK_N a multiple of 8)");
+  // A's m64 row blocks sit 8 KiB apart in a stage of the 128-row tile (the
+  // second half of a K-major tile, or the second 64-wide panel of an M-major
+  // one).
+  static constexpr uint32_t kRowBlockBytes = kAKBlockBytes / 2;
 };
 
 inline constexpr int kPanelBytes = kEpiPanel * kEpiPanel * 2;  // 8 KiB: one 64x64 output panel

@@ -11,6 +11,8 @@ static_assert(stages_for(256) >= 4 && stages_for(192) >= 4,
 static_assert(stages_for(128) >= 6 && stages_for(64) >= 6, "narrow tiles consume stages faster: at least 6");
 static_assert(stages_for(8, kSmallBlockM) >= 16 && stages_for(64, kSmallBlockM) >= 12,
               "the small-M tiles stream B: a deep ring of small stages");
+static_assert(stages_for(64, kDecodeBlockM) >= 6 && stages_for(8, kDecodeBlockM) >= 16,
+              "the decode tile: the consumer holds two stages, at least four more load");
 
 namespace {
 
@@ -66,17 +68,21 @@ double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<do
 // and 0.69-0.78x the 64-wide tile's speed at M = 1-64, 32 wide 0.77-0.98x), so for B
 // MN-major the widths of whole 64-column panels only, unless `latency_bound`
 // (the small problems below, whose B is a few KiB: there more CTAs win).
-int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch, bool latency_bound) {
+//
+// block_m: the height whose widths are candidates, 64, or 8 where the decode
+// tile is forced (Options::block_m = 8) without a width.
+int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch, bool latency_bound,
+                  int block_m = kSmallBlockM) {
   const auto candidate = [&](int block_n) {
     return builds_for_b(block_n, b_k_major) && (b_k_major || latency_bound || block_n % 64 == 0);
   };
   // (A batch's problems are walked as one grid: its block-rows count as more rows.)
-  const int64_t m_blocks = ceil_div(m, kSmallBlockM) * batch;
+  const int64_t m_blocks = ceil_div(m, block_m) * batch;
   if (m_blocks * ceil_div(n, 64) >= 4 * static_cast<int64_t>(num_sms)) {
     int width = 64;
     double fill = detail::wave_efficiency(m_blocks * ceil_div(n, 64), num_sms);
     for (const TileConfig tc : kTileConfigs) {
-      if (tc.block_m != kSmallBlockM || tc.block_n <= 64 || !candidate(tc.block_n)) continue;
+      if (tc.block_m != block_m || tc.block_n <= 64 || !candidate(tc.block_n)) continue;
       const double f = detail::wave_efficiency(m_blocks * ceil_div(n, tc.block_n), num_sms);
       if (f > fill + 0.01) {  // (widths ascend: a tie keeps the narrower)
         width = tc.block_n;
@@ -88,7 +94,7 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
   int best_width = 0;
   int64_t best_waves = 0;
   for (const TileConfig tc : kTileConfigs) {
-    if (tc.block_m != kSmallBlockM || !candidate(tc.block_n)) continue;
+    if (tc.block_m != block_m || !candidate(tc.block_n)) continue;
     const int64_t waves = ceil_div(m_blocks * ceil_div(n, tc.block_n), num_sms);
     if (best_width == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best_width)) {
       best_width = tc.block_n;
@@ -101,21 +107,38 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
 // Whether block_n exists only as a 64-row tile.
 bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
 
-Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, bool latency_bound = false) {
+// A 64-row tile, or (block_m = 8) the decode tile: the width asked for where
+// built for the layout, else small_m_width's.
+Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, bool latency_bound = false,
+                      int block_m = kSmallBlockM) {
   Config c{};
-  c.block_m = kSmallBlockM;
-  c.block_n = is_tile_config(r.block_n, 1, false, kSmallBlockM) && builds_for_b(r.block_n, r.b_k_major)
+  c.block_m = block_m;
+  c.block_n = is_tile_config(r.block_n, 1, false, block_m) && builds_for_b(r.block_n, r.b_k_major)
                   ? r.block_n
-                  : small_m_width(m, n, num_sms, r.b_k_major, r.batch, latency_bound);
-  c.block_k = kBlockK;
-  c.stages = stages_for(c.block_n, kSmallBlockM);
+                  : small_m_width(m, n, num_sms, r.b_k_major, r.batch, latency_bound, block_m);
+  c.block_k = stage_block_k(block_m);
+  c.stages = stages_for(c.block_n, block_m);
   c.cluster_m = 1;
   c.pingpong = false;
   c.schedule = Schedule::persistent;
   c.group_m = 8;
-  const int64_t tiles = ceil_div(m, kSmallBlockM) * static_cast<int64_t>(ceil_div(n, c.block_n)) * r.batch;
+  const int64_t tiles = ceil_div(m, block_m) * static_cast<int64_t>(ceil_div(n, c.block_n)) * r.batch;
   c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
   return c;
+}
+
+// The decode tile in place of the 64-row tile `c` of an automatic choice:
+// M <= 8 (one 8-row block-row), A and B K-major, and c's width built as a
+// decode tile. It rests on a TMA probe (docs/PERF.md, "a TMA stream probe"):
+// a CTA streaming W's rows ran 1.3-1.5x faster with 2-4 k-blocks per stage
+// than with one, which the 64-row tiles cannot afford (A's 8 KiB a k-block
+// leave too few stages); the 8-row tile's 1 KiB of A can. To be confirmed by
+// measurement on the decode suite (`bench --configs all`).
+bool takes_decode_tile(int64_t m, const ConfigRequest& r, const Config& c) {
+  const bool automatic = r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && !r.pingpong;
+  return automatic && m <= kDecodeBlockM && c.block_m == kSmallBlockM &&
+         is_tile_config(c.block_n, 1, false, kDecodeBlockM) &&
+         builds_for_layout(kDecodeBlockM, c.block_n, r.a_k_major, r.b_k_major);
 }
 
 }  // namespace
@@ -125,6 +148,16 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // The tile height: forced, implied by a width only 64-row tiles have, or
   // 64 for M <= 64 unless a 128-row option (a cluster, ping-pong) is asked.
   int block_m = request.block_m;
+  // The decode tile, forced (Options::block_m = 8): its width as asked, else
+  // the M <= 64 rule's among its widths. (Dispatch refuses it for a layout
+  // it is not built for; here that falls back to the 64-row tiles.)
+  if (block_m == kDecodeBlockM) {
+    if (request.a_k_major && request.b_k_major) {
+      const Config c = small_m_config(m, n, num_sms, request, false, kDecodeBlockM);
+      if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
+    }
+    block_m = kSmallBlockM;
+  }
   if (block_m != kSmallBlockM && block_m != kBlockM) {
     const bool wants_128 = request.cluster_m > 1 || request.pingpong;
     const bool width_fits_64 = request.block_n == 0 || is_tile_config(request.block_n, 1, false, kSmallBlockM);
@@ -135,6 +168,13 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   }
   if (block_m == kSmallBlockM) {
     const Config c = small_m_config(m, n, num_sms, request);
+    // M <= 8, A and B K-major, nothing forced: the decode tile of that width.
+    if (takes_decode_tile(m, request, c)) {
+      ConfigRequest same_width = request;
+      same_width.block_n = c.block_n;
+      const Config d = small_m_config(m, n, num_sms, same_width, false, kDecodeBlockM);
+      if (detail::tile_count_fits_int32(m, n, d.block_m, d.block_n, request.batch)) return d;
+    }
     // (32-bit tile indices: only a forced 64-row tile on a huge C can miss.)
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
   }

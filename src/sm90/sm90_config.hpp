@@ -18,23 +18,41 @@ using detail::TileCoord;
 // One CTA = 1 producer warpgroup + 1 consumer warpgroup per 64 rows of the
 // tile: BLOCK_M = 128 (two consumers, the default) or 64 (one: the small-M
 // configurations). Each consumer owns 64 rows and all BLOCK_N columns.
+// BLOCK_M = 8 (the decode tile, M <= 8): one consumer whose m64 wgmmas read
+// the tile's 8 rows of A eight times over (sm90/mma.cuh), so A takes 1 KiB
+// of a stage per k-block and a stage holds kDecodeStageKBlocks k-blocks.
 inline constexpr int kBlockM = 128;             // the default tile height
 inline constexpr int kSmallBlockM = 64;         // the small-M tile height
+inline constexpr int kDecodeBlockM = 8;         // the decode tile height
 inline constexpr int kBlockK = 64;              // one 128-byte swizzle row of fp16/bf16
+// K-blocks per ring stage of the decode tile: one full barrier and one wgmma
+// group per 4 k-blocks. A TMA probe streaming W's rows (docs/PERF.md, "a TMA
+// stream probe") ran 1.3-1.5x faster with 2-4 adjacent k-blocks per stage
+// than with one, whatever the ring's depth.
+inline constexpr int kDecodeStageKBlocks = 4;
 inline constexpr int kNumConsumers = 2;         // with BLOCK_M = 128
 inline constexpr int kThreads = 128 * (1 + kNumConsumers);
 inline constexpr int kEpiPanel = 64;            // C is stored in 64 x 64 panels (BLOCK_M = 128)
 inline constexpr int kEpiBuffers = 2;           // panel buffers per consumer
 inline constexpr int kSmemLimit = 227 * 1024;   // per-block opt-in maximum on sm_90
 
-// Consumer warpgroups and threads of a CTA with BLOCK_M rows.
-constexpr int consumers_for(int block_m) { return block_m / 64; }
+// Consumer warpgroups and threads of a CTA with BLOCK_M rows (two for 128
+// rows, one for 64 or 8).
+constexpr int consumers_for(int block_m) { return block_m == kBlockM ? kNumConsumers : 1; }
 constexpr int threads_for(int block_m) { return 128 * (1 + consumers_for(block_m)); }
 
+// K-blocks (kBlockK each) in one stage of the ring: kDecodeStageKBlocks for
+// the decode tile, one for the others; and the K one stage covers
+// (KernelConfig::block_k).
+constexpr int stage_k_blocks(int block_m) { return block_m == kDecodeBlockM ? kDecodeStageKBlocks : 1; }
+constexpr int stage_block_k(int block_m) { return kBlockK * stage_k_blocks(block_m); }
+
 // Shared memory the kernel uses for a given tile and stage count: the
-// operand ring, the epilogue panels (BLOCK_M = 128 only: the 64-row tiles
-// store from registers), barriers, and 1 KiB to align the base.
-constexpr int stage_bytes(int block_n, int block_m = kBlockM) { return (block_m + block_n) * kBlockK * 2; }
+// operand ring, the epilogue panels (BLOCK_M = 128 only: the 64- and 8-row
+// tiles store from registers), barriers, and 1 KiB to align the base.
+constexpr int stage_bytes(int block_n, int block_m = kBlockM) {
+  return (block_m + block_n) * kBlockK * 2 * stage_k_blocks(block_m);
+}
 // Per consumer: kEpiBuffers 64x64 panels, and one panel's bias in fp32 (the
 // fused epilogue stages it there: sm90/epilogue.cuh).
 inline constexpr int kBiasStageBytes = kEpiPanel * 4;
@@ -54,8 +72,8 @@ constexpr int max_stages(int block_n, int block_m = kBlockM) {
 
 // Ring depth per tile: as deep as 227 KiB allows, at most 8 for 128-row
 // tiles (they are tensor-bound where they are chosen; a deeper ring hides
-// no more), at most 32 for 64-row ones (chosen where B's bytes are the whole
-// cost: every stage in flight is more of B on its way).
+// no more), at most 32 for 64- and 8-row ones (chosen where B's bytes are the
+// whole cost: every stage in flight is more of B on its way).
 constexpr int stages_for(int block_n, int block_m = kBlockM) {
   const int cap = block_m == kBlockM ? 8 : 32;
   return max_stages(block_n, block_m) < cap ? max_stages(block_n, block_m) : cap;
@@ -84,10 +102,18 @@ constexpr bool builds_for_b(int block_n, bool b_k_major) {
 static_assert(detail::mn_panel_cols(48) == 16 && detail::mn_panel_cols(96) == 32 && detail::mn_panel_cols(8) == 0,
               "builds_for_b and the MN-major panels agree");
 
-// The configuration of one call: what Plan::config shows (block_m 128 or
-// 64, block_n one of kTileWidths, block_k = kBlockK, the stages for the
-// tile, cluster_m 1 or 2, pingpong, schedule always persistent), and how the
-// persistent grid covers C.
+// Whether a configuration of tile height block_m and width block_n is built
+// for the call's layout: builds_for_b, and the decode tile (BLOCK_M = 8)
+// only for A and B both stored K-major (op_a = N, op_b = T: x @ W^T): its 8
+// rows of A are one 8-row group of a K-major k-block.
+constexpr bool builds_for_layout(int block_m, int block_n, bool a_k_major, bool b_k_major) {
+  return builds_for_b(block_n, b_k_major) && (block_m != kDecodeBlockM || (a_k_major && b_k_major));
+}
+
+// The configuration of one call: what Plan::config shows (block_m 128, 64
+// or 8, block_n one of kTileWidths, block_k = stage_block_k(block_m), the
+// stages for the tile, cluster_m 1 or 2, pingpong, schedule always
+// persistent), and how the persistent grid covers C.
 struct Config : KernelConfig {
   int group_m = 0;   // raster group, in cluster block-rows
   int num_ctas = 0;  // persistent grid size: an upper bound; the launcher caps it
@@ -106,13 +132,16 @@ struct ConfigRequest {
   // The problems of a strided batch (GemmArgs::batch): one grid walks all
   // their tiles, so every wave count below counts batch x tiles.
   int64_t batch = 1;
+  // Whether A is stored K-major (op_a = N): the decode tile needs it.
+  bool a_k_major = true;
 };
 
 // Picks the configuration (unless overridden by one of kTileConfigs).
 // M <= 64 (decoding: a few rows of A against a large B, whose bytes are the
 // whole cost): 64-row tiles, the width that spreads N over the SMs most
 // evenly with enough of B in flight per SM (the ring's depth times the
-// width). Otherwise 128-row tiles by the expected efficiency of the last
+// width); for M <= 8 with A and B K-major, the decode tile of that width
+// where it is built (8 rows, 4 k-blocks a stage). Otherwise 128-row tiles by the expected efficiency of the last
 // wave: tiles / (waves * num_sms), weighted by how well each tile keeps the
 // tensor cores fed (narrower tiles move more operand bytes per FLOP: 128x64
 // moves 2.5x what 128x256 does) and, for the ping-pong 128x128, by how much

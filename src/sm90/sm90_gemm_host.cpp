@@ -20,9 +20,9 @@ std::string check_config_options(const Options& o) {
     for (int w : kTileWidths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
     return "Options::block_n must be 0 (automatic) or one of " + widths + ", not " + std::to_string(o.block_n);
   }
-  if (o.block_m != 0 && o.block_m != kBlockM && o.block_m != kSmallBlockM)
-    return "Options::block_m must be 0 (automatic), " + std::to_string(kSmallBlockM) + " or " +
-           std::to_string(kBlockM) + ", not " + std::to_string(o.block_m);
+  if (o.block_m != 0 && o.block_m != kBlockM && o.block_m != kSmallBlockM && o.block_m != kDecodeBlockM)
+    return "Options::block_m must be 0 (automatic), " + std::to_string(kDecodeBlockM) + ", " +
+           std::to_string(kSmallBlockM) + " or " + std::to_string(kBlockM) + ", not " + std::to_string(o.block_m);
   // Unnamed, the height is 128 rows, or 64 for a width only 64-row tiles have.
   const int block_m = o.block_m != 0                                             ? o.block_m
                       : o.block_n == 0 || is_tile_config(o.block_n, 1, false, kBlockM) ? kBlockM
@@ -39,6 +39,10 @@ std::string check_config_options(const Options& o) {
 }
 
 std::string check_layout(const GemmArgs& args, const Options& o) {
+  if (o.block_m == kDecodeBlockM && (args.op_a != Op::N || args.op_b != Op::T))
+    return "Options::block_m=" + std::to_string(kDecodeBlockM) +
+           " (the decode tile) is built for A and B stored K-major only (op_a = N, op_b = T: x @ W^T); "
+           "this call has op_a = " + to_string(args.op_a) + ", op_b = " + to_string(args.op_b);
   if (o.block_n != 0 && !builds_for_b(o.block_n, args.op_b == Op::T))
     return "Options::block_n=" + std::to_string(o.block_n) +
            " (not whole 16-column panels) is built for B stored K-major only (op_b = T, the nn.Linear layout); "

@@ -1,7 +1,7 @@
 // sm90_gemm_persistent: C = alpha * op(A) @ op(B) + beta * C on Hopper.
 //
-// One CTA per SM, 1 producer warpgroup and 2 consumers (one for 64-row
-// tiles), looping over output tiles in grouped raster
+// One CTA per SM, 1 producer warpgroup and 2 consumers (one for 64- and
+// 8-row tiles), looping over output tiles in grouped raster
 // order (common/tile_order.hpp, common/device/tile_walk.cuh). Roles:
 //
 //   producer  (warpgroup 0, one thread)  TMA loads of A and B k-blocks into a
@@ -44,6 +44,16 @@
 // a few rows of A against all of B, so every SM must stream its share of B
 // and nothing else may hold it up. A's box is cut to M rounded up to 8 rows
 // when A is K-major (sm90/mainloop.cuh); the rows past it are never stored.
+//
+// BLOCK_M = 8 (the decode tile, chosen for M <= 8 with A and B K-major):
+// the 64-row tile's kernel with A's slot cut to the 8 rows A's box holds
+// anyway (1 KiB a k-block), read by each m64 wgmma as all eight of its 8-row
+// groups (sm90/mma.cuh), and stages of kDecodeStageKBlocks k-blocks: one
+// full barrier, one empty barrier and one wgmma group per 4 k-blocks, and a
+// ring still 6-28 stages deep. Only the accumulator's rows 0-7 are stored.
+// Position of a tile's stage s in the ring: j * num_k_stages + s; the last
+// stage holds the k-blocks left (a k-block wholly past K is neither loaded
+// nor multiplied, so every row gets the other tiles' k16 steps).
 //
 // PINGPONG: instead of splitting each tile's rows, the two consumers take
 // alternate tiles of the CTA's sequence, each computing all 128 rows (two
@@ -93,15 +103,25 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
                          const detail::BatchSteps batch_steps) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!PINGPONG || CLUSTER_M == 1, "ping-pong consumers take alternate tiles of one CTA: no cluster");
-  static_assert(BLOCK_M == kBlockM || (BLOCK_M == kSmallBlockM && CLUSTER_M == 1 && !PINGPONG),
-                "64-row tiles: one consumer, no cluster, no ping-pong");
-  // A 64-row tile has one consumer, which stores straight from its registers.
-  constexpr bool kSmallM = BLOCK_M == kSmallBlockM;
+  static_assert(BLOCK_M == kBlockM ||
+                    ((BLOCK_M == kSmallBlockM || BLOCK_M == kDecodeBlockM) && CLUSTER_M == 1 && !PINGPONG),
+                "64- and 8-row tiles: one consumer, no cluster, no ping-pong");
+  static_assert(BLOCK_M != kDecodeBlockM || (A_MAJOR == Major::K && B_MAJOR == Major::K),
+                "the decode tile: A and B K-major");
+  // A 64- or 8-row tile has one consumer, which stores straight from its registers.
+  constexpr bool kSmallM = BLOCK_M != kBlockM;
+  // K-blocks per ring stage (kDecodeStageKBlocks for the decode tile, else 1).
+  constexpr int kKBlocks = stage_k_blocks(BLOCK_M);
   using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, PINGPONG, BLOCK_M>;
   using Release = StageRelease<CLUSTER_M, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
   using Ring = detail::RingState<NUM_STAGES>;
-  using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N>,
+  using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, (kSmallM ? BLOCK_M : kSmallBlockM)>,
                                           Epilogue<Element, BLOCK_N, Mma::kMmaRows>>;
+  // Ring stages per tile, and the k-blocks of a tile's stage ks (all but the last: kKBlocks).
+  const int num_k_stages = kKBlocks == 1 ? num_k_blocks : (num_k_blocks + kKBlocks - 1) / kKBlocks;
+  const auto stage_count = [num_k_blocks](int ks) {
+    return kKBlocks == 1 ? 1 : min(kKBlocks, num_k_blocks - ks * kKBlocks);
+  };
   extern __shared__ uint8_t smem_raw[];
   const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, BLOCK_M>::at(smem_raw);
   const int warpgroup = detail::warp_uniform(static_cast<int>(threadIdx.x) / 128);  // (keeps roles' loops uniform)
@@ -133,19 +153,20 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       const auto produce = [&](auto batched) {
         constexpr bool kBatched = decltype(batched)::value;
         using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, BLOCK_M, kBatched>;
-        // (a_stage_bytes: A's box, which only the 64-row tiles shorten.)
+        // (a_stage_bytes: A's box of one k-block, which only the 64- and 8-row tiles shorten.)
         const Load load{&tmap_a, &tmap_b, cta_rank,
-                        kSmallM ? a_stage_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
+                        kSmallM ? a_stage_bytes + Load::Stage::kBKBlockBytes : Load::Stage::kStageBytes};
         detail::PersistentTileWalk walk{schedule};
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
           const TileCoord t = kBatched ? raster.tile(tile) : raster.in_batch(tile);
-          for (int kb = 0; kb < num_k_blocks; ++kb) {
+          for (int ks = 0; ks < num_k_stages; ++ks) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
             // Arms smem_full[s]; the TMA bytes complete it.
             load(smem.stage(ring.index), &smem.smem_full()[ring.index], (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M,
-                 t.n_block * BLOCK_N, kb * kBlockK, t.batch * batch_steps.a, t.batch * batch_steps.b);
+                 t.n_block * BLOCK_N, ks * kKBlocks * kBlockK, t.batch * batch_steps.a, t.batch * batch_steps.b,
+                 stage_count(ks));
             ring.advance();
           }
         }
@@ -186,14 +207,14 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         detail::compute_here(m0);
         detail::compute_here(n0);
         epilogue.template prefetch_bias<kAct>(epi, n0);
-        Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_blocks);  // k-block 0 of the CTA's j-th tile
+        Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_stages);  // stage 0 of the CTA's j-th tile
         if (PINGPONG && walk.j > 0)
           detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
         int prev_stage = -1;
-        for (int kb = 0; kb < num_k_blocks; ++kb) {
+        for (int ks = 0; ks < num_k_stages; ++ks) {
           detail::wait_barrier(full_bars + ring.index * static_cast<uint32_t>(sizeof(uint64_t)), ring.phase,
                                "smem_full", ring.index, "consumer");
-          mma.issue(ring.index, kb);
+          mma.issue(ring.index, ks, stage_count(ks));
           mma.template wait<1>();  // the group before this one has read its stage:
           if (prev_stage >= 0 && lane0) release(prev_stage);
           prev_stage = ring.index;

@@ -19,7 +19,7 @@ using detail::launch_config;
 
 // The rows of A's TMA box: the tile's, except for a 64-row tile of a call
 // with M < 64 and A K-major (op_a = N), which loads only M rounded up to 8
-// (MainloopLoad::stage_bytes says why).
+// (MainloopLoad::k_block_bytes says why). (The decode tile's: its 8.)
 inline int a_box_rows(const GemmArgs& args, const Config& config) {
   if (config.block_m != kSmallBlockM || args.op_a != Op::N) return config.block_m;
   return static_cast<int>(std::min<int64_t>(kSmallBlockM, ceil_div(args.m, 8) * 8));
@@ -48,7 +48,7 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   const cudaLaunchConfig_t cfg =
       launch_config(clusters * CLUSTER_M, kCtaThreads, CLUSTER_M, kSmem, args.stream, attrs, config.pdl);
   *grid_ctas = clusters * CLUSTER_M;
-  const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
+  const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;  // (A's box of one k-block)
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi, a_stage_bytes,
                                              detail::batch_steps(args));
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
@@ -62,6 +62,9 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
     constexpr Major kA = decltype(a)::value, kB = decltype(b)::value;
     if constexpr (!builds_for_b(BLOCK_N, kB == Major::K)) {
       return "no sm90 kernel for " + describe(config) + " with B stored MN-major (op_b = N)";
+    } else if constexpr (!builds_for_layout(BLOCK_M, BLOCK_N, kA == Major::K, kB == Major::K)) {
+      return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(args.op_a) +
+             ", op_b = " + to_string(args.op_b) + ": the 8-row tile is built for op_a = N, op_b = T only";
     } else {
       return detail::with_epilogue_kind(args, [&](auto fused) {
         return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, PINGPONG, BLOCK_M,
@@ -75,11 +78,11 @@ template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
   GemmTensorMaps maps;
-  // (The 64-row tiles store C from registers: no map for it.)
+  // (The 64- and 8-row tiles store C from registers: no map for it.)
   const Tma2D c_map = tma_output_c(args, kEpiPanel);
   if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(args, config), kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cluster_m),
-                                         config.block_m == kSmallBlockM ? nullptr : &c_map, &maps);
+                                         config.block_m != kBlockM ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
   // The instantiated configurations: kTileConfigs.
@@ -94,6 +97,15 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       case 96: return launch_layout<Element, 96, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
       case 128: return launch_layout<Element, 128, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
       case 256: return launch_layout<Element, 256, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
+    }
+  } else if (config.block_m == kDecodeBlockM && config.cluster_m == 1 && !config.pingpong) {
+    switch (config.block_n) {
+      case 8: return launch_layout<Element, 8, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
+      case 16: return launch_layout<Element, 16, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
+      case 32: return launch_layout<Element, 32, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
+      case 40: return launch_layout<Element, 40, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
+      case 48: return launch_layout<Element, 48, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
+      case 64: return launch_layout<Element, 64, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
     }
   } else if (config.block_m == kBlockM) {
     const int key = config.block_n * 100 + config.cluster_m * 10 + (config.pingpong ? 1 : 0);

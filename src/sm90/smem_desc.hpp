@@ -43,4 +43,16 @@ TCGEMM_HD constexpr uint64_t operand_desc(Major major, uint32_t smem_addr, uint3
                         swizzle);
 }
 
+// Descriptor of the decode tile's A k-block (sm90/mma.cuh): one K-major
+// 8-row group (1 KiB, 128-byte swizzle) read as all eight 8-row groups of a
+// wgmma m64, by a stride-dimension byte offset (SBO, the step from one 8-row
+// group to the next along M) of 0. The matrix-descriptor format has no lower
+// bound on SBO (14 bits of byte offset >> 4; 0 is 16-byte aligned), and the
+// 128-byte swizzle of each group is taken from the address bits of the
+// pattern it reads, which all eight share. Rows 8-63 of the accumulator are
+// rows 0-7 again.
+TCGEMM_HD constexpr uint64_t repeated_rows_desc(uint32_t smem_addr) {
+  return make_smem_desc(smem_addr, detail::operand_lbo(Major::K, 0), /*sbo_bytes=*/0);
+}
+
 }  // namespace tcgemm::sm90
