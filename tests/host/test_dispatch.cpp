@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "common/host/launch.cuh"
@@ -73,7 +74,13 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   EXPECT_EQ(check_options(forced(100)),
             "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256, not 100");
   EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 96)),
-            "Options::block_m must be 0 (automatic), 64 or 128, not 96");
+            "Options::block_m must be 0 (automatic), 8, 64 or 128, not 96");
+  EXPECT_EQ(check_options(forced(96, 0, false, Schedule::automatic, 8)),
+            "Options block_n=96 cluster_m=0 pingpong=false block_m=8 is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(0, 2, false, Schedule::automatic, 8)),
+            "Options block_n=0 cluster_m=2 pingpong=false block_m=8 is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 8)), "");
+  EXPECT_EQ(check_options(forced(32, 1, false, Schedule::automatic, 8)), "");
   EXPECT_EQ(check_options(forced(16, 0, false, Schedule::automatic, 128)),
             "Options block_n=16 cluster_m=0 pingpong=false block_m=128 is not a built-in configuration (kTileConfigs)");
   EXPECT_EQ(check_options(forced(128, 2, false, Schedule::automatic, 64)),
@@ -158,13 +165,13 @@ TEST(Decide, Sm90KernelWithItsConfigurationInThePlan) {
     const KernelConfig& k = d.plan.config;
     EXPECT_EQ(k.block_m, tc.block_m);
     EXPECT_EQ(k.block_n, tc.block_n);
-    EXPECT_EQ(k.block_k, 64);
+    EXPECT_EQ(k.block_k, tc.block_m == 8 ? 256 : 64);
     EXPECT_EQ(k.stages, want.stages);
     EXPECT_EQ(k.cluster_m, tc.cluster_m);
     EXPECT_EQ(k.pingpong, tc.pingpong);
     EXPECT_EQ(k.schedule, Schedule::persistent);
     EXPECT_EQ(d.plan.kernel, "sm90_gemm_persistent<f16,NT," + std::to_string(tc.block_m) + "x" +
-                                 std::to_string(tc.block_n) + "x64, " +
+                                 std::to_string(tc.block_n) + "x" + std::to_string(k.block_k) + ", " +
                                  std::to_string(want.stages) + " stages" +
                                  (tc.cluster_m == 2 ? ", cluster 2x1 (B multicast)" : "") +
                                  (tc.pingpong ? ", ping-pong" : "") + ">");
@@ -232,6 +239,45 @@ TEST(Decide, NarrowSmallMTileNeedsBStoredKMajor) {
   EXPECT_EQ(a.plan.config.block_n, 64);
 }
 
+// The 8-row decode tile is built for A and B stored K-major only (op_a = N,
+// op_b = T): forced on another layout it is refused, saying why; chosen
+// automatically for M <= 8 on that layout only.
+TEST(Decide, DecodeTileNeedsAAndBStoredKMajor) {
+  if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
+  GemmArgs nt = aligned_args(4, 4096, 4096);
+  nt.op_b = Op::T;
+  nt.ldb = nt.k;
+  const Decision ok = decide(nt, forced(32, 0, false, Schedule::automatic, 8), kH200);
+  ASSERT_EQ(ok.plan.status, Status::ok) << ok.plan.reason;
+  EXPECT_EQ(ok.plan.config.block_m, 8);
+  EXPECT_EQ(ok.plan.config.block_n, 32);
+  EXPECT_EQ(ok.plan.config.block_k, 256);
+  EXPECT_TRUE(contains(ok.plan.kernel, "<f16,NT,8x32x256, 11 stages>")) << ok.plan.kernel;
+  // Automatic at M = 4: the decode tile.
+  const Decision automatic = decide(nt, Options{}, kH200);
+  ASSERT_EQ(automatic.plan.status, Status::ok) << automatic.plan.reason;
+  EXPECT_EQ(automatic.plan.config.block_m, 8);
+  for (const auto& [op_a, op_b] : {std::pair{Op::T, Op::T}, std::pair{Op::N, Op::N}, std::pair{Op::T, Op::N}}) {
+    GemmArgs g = aligned_args(4, 4096, 4096);
+    g.op_a = op_a;
+    g.op_b = op_b;
+    g.lda = op_a == Op::N ? g.k : g.m + 4;  // (a multiple of 8 either way)
+    g.ldb = op_b == Op::T ? g.k : g.n;
+    const std::string layout = std::string(to_string(op_a)) + to_string(op_b);
+    const Decision d = decide(g, forced(32, 0, false, Schedule::automatic, 8), kH200);
+    EXPECT_EQ(d.plan.status, Status::invalid_argument) << layout;
+    EXPECT_TRUE(contains(d.plan.reason, "Options::block_m=8 (the decode tile) is built for A and B stored K-major only"))
+        << d.plan.reason;
+    EXPECT_TRUE(contains(d.plan.reason, "this call has op_a = " + std::string(to_string(op_a)) +
+                                            ", op_b = " + to_string(op_b)))
+        << d.plan.reason;
+    // Not chosen automatically there.
+    const Decision a = decide(g, Options{}, kH200);
+    ASSERT_EQ(a.plan.status, Status::ok) << layout << ": " << a.plan.reason;
+    EXPECT_EQ(a.plan.config.block_m, 64) << layout;
+  }
+}
+
 TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
   if (!built("sm_100a")) GTEST_SKIP() << "this build has no sm100 kernels";
   GemmArgs g = aligned_args();
@@ -251,7 +297,7 @@ TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
     EXPECT_EQ(k.schedule, tc.schedule);
     const bool clc = tc.schedule == Schedule::cluster_launch_control;
     EXPECT_EQ(d.plan.kernel, "sm100_gemm<bf16,NT," + std::to_string(128 * tc.cta_group) + "x" +
-                                 std::to_string(tc.block_n) + "x64, " +
+                                 std::to_string(tc.block_n) + "x" + std::to_string(k.block_k) + ", " +
                                  std::to_string(k.stages) + " stages, " +
                                  (clc ? "cluster launch control" : "persistent") + ">");
   }

@@ -36,6 +36,19 @@ TEST(Sm90Config, ConstantsMatchTheDesign) {
   EXPECT_EQ(kSmemLimit, kHopperSmemOptIn);
   EXPECT_EQ(stage_bytes(256), (128 + 256) * 64 * 2);
   EXPECT_EQ(stage_bytes(128), (128 + 128) * 64 * 2);
+  // The decode tile: 8 rows, 4 k-blocks a stage (A 1 KiB and B 64 x width each).
+  EXPECT_EQ(kDecodeBlockM, 8);
+  EXPECT_EQ(stage_k_blocks(kDecodeBlockM), 4);
+  EXPECT_EQ(stage_k_blocks(kSmallBlockM), 1);
+  EXPECT_EQ(stage_k_blocks(kBlockM), 1);
+  EXPECT_EQ(stage_block_k(kDecodeBlockM), 256);
+  EXPECT_EQ(stage_bytes(32, 8), 4 * (1024 + 32 * 128));
+  EXPECT_EQ(stage_bytes(64, 8), 4 * (1024 + 64 * 128));
+  // One consumer warpgroup for the 64- and 8-row tiles, two for 128 rows.
+  EXPECT_EQ(consumers_for(128), 2);
+  EXPECT_EQ(consumers_for(64), 1);
+  EXPECT_EQ(consumers_for(8), 1);
+  EXPECT_EQ(threads_for(8), 256);
 }
 
 TEST(Sm90Config, OverrideIsRespected) {
@@ -75,11 +88,17 @@ TEST(Sm90Config, EveryTileConfigIsAnInstantiatedWidth) {
   for (TileConfig tc : kTileConfigs) {
     EXPECT_TRUE(is_tile_width(tc.block_n)) << tc.block_n;
     EXPECT_TRUE(tc.cluster_m == 1 || tc.cluster_m == 2) << tc.cluster_m;
-    EXPECT_TRUE(tc.block_m == 128 || tc.block_m == 64) << tc.block_m;
-    // A 64-row tile has one consumer: no cluster, no ping-pong.
-    if (tc.block_m == 64) {
+    EXPECT_TRUE(tc.block_m == 128 || tc.block_m == 64 || tc.block_m == 8) << tc.block_m;
+    // A 64- or 8-row tile has one consumer: no cluster, no ping-pong.
+    if (tc.block_m != 128) {
       EXPECT_EQ(tc.cluster_m, 1);
       EXPECT_FALSE(tc.pingpong);
+    }
+    // The decode tile: the widths the M <= 64 rule picks up to 64, each also a 64-row tile
+    // (the tile it replaces, and the one its bits are compared with).
+    if (tc.block_m == 8) {
+      EXPECT_LE(tc.block_n, 64) << tc.block_n;
+      EXPECT_TRUE(is_tile_config(tc.block_n, 1, false, 64)) << tc.block_n;
     }
     // A cluster splits B into two halves of whole 64-wide panels.
     if (tc.cluster_m == 2) {
@@ -125,12 +144,14 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   // makes 4 waves or more, the width of 64 or more whose last wave is
   // fullest: 57344 (896 tiles of 64, 97%), 37888 (395 of 96, 99.7%; 64 wide
   // would make 592, 90%).
+  // (M <= 8 with A and B K-major, as here, takes the decode tile of the
+  // width where it is built, 64 wide or less: SmallMTakesTheDecodeTile.)
   for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{1, 14336, 4096, 128}, Pick{16, 4096, 14336, 32},
                         Pick{1, 1024, 4096, 8}, Pick{64, 4096, 4096, 32}, Pick{64, 14336, 4096, 128},
                         Pick{1, 6144, 4096, 48}, Pick{1, 3584, 3584, 32}, Pick{1, 28672, 4096, 256},
                         Pick{8, 10240, 8192, 96}, Pick{1, 12288, 4096, 96}, Pick{32, 4608, 3584, 40}, Pick{1, 57344, 8192, 64}, Pick{64, 37888, 3584, 96}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
-    EXPECT_EQ(c.block_m, 64) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, p.m <= 8 && p.block_n <= 64 ? 8 : 64) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_FALSE(c.pingpong);
     EXPECT_EQ(c.cluster_m, 1);
@@ -288,6 +309,14 @@ TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
   EXPECT_EQ(smem_bytes(256, 4), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + 2 * 64 * 4 + (2 * 4 + 4 + 2) * 8);
   // 64-row tiles: no panels (they store from registers); the ring as deep as fits, at most 32.
   EXPECT_EQ(smem_bytes(32, 18, 64), 1024 + 18 * (64 + 32) * 128 + (2 * 18 + 4 + 2) * 8);
+  // The decode tile: stages of 4 k-blocks, each 1 KiB of A and 64 x width of B.
+  EXPECT_EQ(smem_bytes(32, 11, 8), 1024 + 11 * 4 * (1024 + 32 * 128) + (2 * 11 + 4 + 2) * 8);
+  EXPECT_EQ(stages_for(8, 8), 28);
+  EXPECT_EQ(stages_for(16, 8), 18);
+  EXPECT_EQ(stages_for(32, 8), 11);
+  EXPECT_EQ(stages_for(40, 8), 9);
+  EXPECT_EQ(stages_for(48, 8), 8);
+  EXPECT_EQ(stages_for(64, 8), 6);
   EXPECT_EQ(stages_for(32, 64), 18);
   EXPECT_EQ(stages_for(16, 64), 22);
   EXPECT_EQ(stages_for(8, 64), 25);
@@ -303,7 +332,7 @@ TEST(Sm90Config, SelectConfigFillsThePublicFields) {
     const Config c = select_config(4096, 4096, 4096, 132, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
     EXPECT_EQ(c.block_m, tc.block_m);
     EXPECT_EQ(c.block_n, tc.block_n);
-    EXPECT_EQ(c.block_k, kBlockK);
+    EXPECT_EQ(c.block_k, tc.block_m == 8 ? 4 * kBlockK : kBlockK);
     EXPECT_EQ(c.stages, stages_for(tc.block_n, tc.block_m));
     EXPECT_EQ(c.cluster_m, tc.cluster_m);
     EXPECT_EQ(c.pingpong, tc.pingpong);
@@ -326,6 +355,77 @@ TEST(Sm90Config, DescribeNamesTileAndStages) {
   c.cluster_m = 1;
   c.pingpong = true;
   EXPECT_EQ(describe(c), "128x128x64, 6 stages, ping-pong");
+  EXPECT_EQ(describe(select_config(1, 4096, 4096, 132)), "8x32x256, 11 stages");
+}
+
+// M <= 8, A and B K-major, nothing forced: the decode tile (8 rows, 4
+// k-blocks a stage) at the width the M <= 64 rule picks, where built.
+TEST(Sm90Config, SmallMTakesTheDecodeTile) {
+  struct Pick {
+    int64_t m, n, k;
+    int block_n;
+  };
+  for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{8, 4096, 14336, 32}, Pick{1, 1024, 4096, 8},
+                        Pick{4, 6144, 4096, 48}, Pick{1, 3584, 18944, 32}, Pick{1, 4608, 4096, 40},
+                        Pick{2, 57344, 8192, 64}, Pick{1, 2048, 1000, 16}, Pick{1, 1, 1, 8}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, 8) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
+    EXPECT_EQ(c.block_k, 256);
+    EXPECT_EQ(c.stages, stages_for(p.block_n, 8));
+    EXPECT_EQ(c.cluster_m, 1);
+    EXPECT_FALSE(c.pingpong);
+    const int64_t tiles = (p.n + p.block_n - 1) / p.block_n;
+    EXPECT_EQ(c.num_ctas, tiles < 132 ? tiles : 132) << shape(p.m, p.n, p.k, 132);
+    // The same width as the 64-row tile it replaces.
+    EXPECT_EQ(c.block_n, select_config(p.m, p.n, p.k, 132, 0, 0, false, 64).block_n) << shape(p.m, p.n, p.k, 132);
+  }
+  // Not past 8 rows, nor where the width is not built as a decode tile (wider than 64).
+  EXPECT_EQ(select_config(9, 4096, 4096, 132).block_m, 64);
+  EXPECT_EQ(select_config(16, 4096, 4096, 132).block_m, 64);
+  EXPECT_EQ(select_config(1, 14336, 4096, 132).block_m, 64) << "128 wide";
+  EXPECT_EQ(select_config(1, 12288, 4096, 132).block_m, 64) << "96 wide";
+  // Not with A or B stored MN-major.
+  ConfigRequest tn;
+  tn.a_k_major = false;
+  EXPECT_EQ(select_config(1, 4096, 4096, 132, tn).block_m, 64);
+  ConfigRequest nn;
+  nn.b_k_major = false;
+  EXPECT_EQ(select_config(1, 4096, 4096, 132, nn).block_m, 64);
+  // Not where anything was forced: a width, or the 64-row height.
+  EXPECT_EQ(select_config(1, 4096, 4096, 132, 32).block_m, 64);
+  EXPECT_EQ(select_config(1, 4096, 4096, 132, 0, 0, false, 64).block_m, 64);
+  // A batch of M <= 8 problems: the decode tile too, its tiles counted over the batch.
+  ConfigRequest batched;
+  batched.batch = 4;
+  // (N = 1024: 128 tiles of 32 in one wave, the fewest.)
+  const Config b = select_config(1, 1024, 4096, 132, batched);
+  EXPECT_EQ(b.block_m, 8);
+  EXPECT_EQ(b.block_n, 32);
+  EXPECT_EQ(b.num_ctas, 128);
+}
+
+// Options::block_m = 8 forces the decode tile at any M (a block-row per 8
+// rows); without a width, the M <= 64 rule's among the decode widths.
+TEST(Sm90Config, ForcedDecodeTile) {
+  const Config c = select_config(20, 4096, 1000, 132, 0, 0, false, 8);
+  EXPECT_EQ(c.block_m, 8);
+  EXPECT_TRUE(is_tile_config(c.block_n, 1, false, 8)) << describe(c);
+  const Config w = select_config(20, 4096, 1000, 132, 32, 0, false, 8);
+  EXPECT_EQ(w.block_m, 8);
+  EXPECT_EQ(w.block_n, 32);
+  EXPECT_EQ(w.num_ctas, 132) << "3 block-rows x 128 columns of tiles";
+  EXPECT_EQ(select_config(1, 64, 64, 132, 8, 0, false, 8).num_ctas, 8);
+  EXPECT_EQ(select_config(4096, 4096, 4096, 132, 64, 0, false, 8).block_m, 8);
+  // A layout it is not built for (dispatch refuses it first: check_layout)
+  // still gives a built configuration.
+  ConfigRequest tn;
+  tn.a_k_major = false;
+  tn.block_m = 8;
+  tn.block_n = 32;
+  const Config t = select_config(1, 4096, 4096, 132, tn);
+  EXPECT_TRUE(is_tile_config(t.block_n, t.cluster_m, t.pingpong, t.block_m)) << describe(t);
+  EXPECT_NE(t.block_m, 8);
 }
 
 }  // namespace

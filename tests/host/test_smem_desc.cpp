@@ -47,6 +47,29 @@ TEST(SmemDesc, KMajorOperand) {
   }
 }
 
+// The decode tile's A (sm90/mma.cuh): one K-major 8-row group read as all
+// eight groups of an m64, by a stride-dimension byte offset of 0; the rest as
+// the K-major operand's.
+TEST(SmemDesc, RepeatedRowsOperand) {
+  for (uint32_t addr : {0x0u, 0x400u, 0x8000u, 0x37C00u}) {
+    const uint64_t d = repeated_rows_desc(addr);
+    EXPECT_EQ(field(d, 0, 13), addr >> 4);
+    EXPECT_EQ(field(d, 16, 29), 1u) << "LBO: unused with 128B swizzle; 1 as for any K-major operand";
+    EXPECT_EQ(field(d, 32, 45), 0u) << "SBO 0: every 8-row group of the m64 at the same 1 KiB";
+    EXPECT_EQ(field(d, 46, 61), 0u) << "base offset 0 (1 KiB aligned), nothing else set";
+    EXPECT_EQ(field(d, 62, 63), 1u) << "128-byte swizzle, as TMA wrote the rows";
+    // Exactly the K-major descriptor with its SBO field cleared.
+    EXPECT_EQ(d, operand_desc(Major::K, addr, 64) & ~(uint64_t{0x3FFF} << 32));
+  }
+  // Written out by hand: (0x400 >> 4) | (16 >> 4) << 16 | 1 << 62.
+  EXPECT_EQ(repeated_rows_desc(0x400), 0x4000000000010040ull);
+  // The k-loop moves it by its low word like any other (desc_lo_moved): the
+  // high word, SBO included, never changes.
+  EXPECT_EQ(desc_hi(repeated_rows_desc(0x400)), desc_hi(repeated_rows_desc(0x37C00)));
+  EXPECT_EQ(desc_from_words(desc_hi(repeated_rows_desc(0)), desc_lo_moved(desc_lo(repeated_rows_desc(0x400)), 3 * 1024 + 96)),
+            repeated_rows_desc(0x400 + 3 * 1024 + 96));
+}
+
 TEST(SmemDesc, MNMajorOperand) {
   for (uint32_t block_k : {64u, 32u}) {
     const uint64_t d = operand_desc(Major::MN, 0x8000, block_k);
