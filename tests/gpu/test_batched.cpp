@@ -343,7 +343,7 @@ TEST_F(Batched, EveryConfigurationTakesABatch) {
   uint64_t seed = 65000;
   for (const support::KernelVariant& v : support::builtin_variants(own_backend()))
     for (const Layout& layout : {kLayouts[0], kLayouts[1]}) {
-      if (!v.builds(layout.b)) continue;
+      if (!v.builds(layout.a, layout.b)) continue;
       BatchedProblem prob(make_batched(DType::bf16, layout, 300, 330, 160, 3, Fill::small_int, ++seed, 1.0f));
       expect_batched_correct(prob, v.options, v.label);
     }

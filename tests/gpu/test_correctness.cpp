@@ -201,7 +201,7 @@ TEST_F(RaggedEdge, EveryConfigurationKeepsItsPanelBuffersApart) {
       TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
       const std::vector<uint16_t> ref = prob.download_ref();
       for (const support::KernelVariant& v : support::builtin_variants(own_backend())) {
-        if (!v.builds(gc.op_b)) continue;
+        if (!v.builds(gc.op_a, gc.op_b)) continue;
         prob.poison_c();
         const Plan got = run_gemm(prob.args(prob.c()), v.options);
         TCGEMM_ASSERT_OK(got, what + " " + v.label);

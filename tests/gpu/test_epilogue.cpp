@@ -95,7 +95,7 @@ TEST_F(FusedEpilogue, EveryConfigurationAppliesIt) {
   uint64_t seed = 51000;
   for (const support::KernelVariant& v : support::builtin_variants(own_backend()))
     for (const Layout& layout : {kLayouts[0], kLayouts[1]}) {
-      if (!v.builds(layout.b)) continue;
+      if (!v.builds(layout.a, layout.b)) continue;
       GemmCase gc = make_case(DType::bf16, layout, 200, 330, 160, Fill::small_int, ++seed);
       gc.beta = 1.0f;
       Problem prob(gc);

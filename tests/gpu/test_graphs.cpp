@@ -227,7 +227,11 @@ TEST_F(Graphs, ManyCallsOfDifferentShapesReplayAfterInputsChange) {
   k0.beta = 2.0f;
   calls.push_back({k0, {}});
   for (const support::KernelVariant& v : support::builtin_variants(own_backend()))
-    calls.push_back({make_case(DType::f16, v.builds(Op::N) ? kLayouts[2] : kLayouts[3], 400, 520, 192,
+    calls.push_back({make_case(DType::f16,
+                               v.builds(Op::T, Op::N)   ? kLayouts[2]
+                               : v.builds(Op::T, Op::T) ? kLayouts[3]
+                                                        : kLayouts[1],
+                               400, 520, 192,
                                Fill::uniform_pm1, seed++),
                      v.options});
 
