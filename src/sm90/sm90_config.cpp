@@ -109,8 +109,8 @@ bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_confi
 
 // A 64-row tile, or (block_m = 8) the decode tile: the width asked for where
 // built for the layout, else small_m_width's.
-Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, bool latency_bound = false,
-                      int block_m = kSmallBlockM) {
+Config small_m_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& r,
+                      bool latency_bound = false, int block_m = kSmallBlockM) {
   Config c{};
   c.block_m = block_m;
   c.block_n = is_tile_config(r.block_n, 1, false, block_m) && builds_for_b(r.block_n, r.b_k_major)
@@ -118,6 +118,8 @@ Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r,
                   : small_m_width(m, n, num_sms, r.b_k_major, r.batch, latency_bound, block_m);
   c.block_k = stage_block_k(block_m);
   c.stages = stages_for(c.block_n, block_m);
+  if (latency_bound && !r.fused && has_shallow_ring(c.block_n, block_m) && ceil_div(k, kBlockK) <= kShallowStages)
+    c.stages = kShallowStages;
   c.cluster_m = 1;
   c.pingpong = false;
   c.schedule = Schedule::persistent;
@@ -129,14 +131,17 @@ Config small_m_config(int64_t m, int64_t n, int num_sms, const ConfigRequest& r,
 
 // The decode tile in place of the 64-row tile `c` of an automatic choice:
 // M <= 8 (one 8-row block-row), A and B K-major, and c's width built as a
-// decode tile. It rests on a TMA probe (docs/PERF.md, "a TMA stream probe"):
-// a CTA streaming W's rows ran 1.3-1.5x faster with 2-4 k-blocks per stage
-// than with one, which the 64-row tiles cannot afford (A's 8 KiB a k-block
-// leave too few stages); the 8-row tile's 1 KiB of A can. To be confirmed by
-// measurement on the decode suite (`bench --configs all`).
+// decode tile, at most 48. A TMA probe (docs/PERF.md, "a TMA stream probe")
+// streamed W's rows 1.3-1.5x faster with 2-4 k-blocks per stage than with
+// one, which the 64-row tiles cannot afford (A's 8 KiB a k-block leave too
+// few stages) and the 8-row tile's 1 KiB of A can. Measured on the decode
+// layers at M = 1, 4, 8 (bf16 NT, docs/PERF.md): 1-3% faster than the
+// 64-row tile at widths 32, 40 and 48 (4096x4096 17.6 -> 17.0 us), far less
+// than the probe; at 64 wide (6 stages of 4 k-blocks) 0-1% slower, so not
+// picked there.
 bool takes_decode_tile(int64_t m, const ConfigRequest& r, const Config& c) {
   const bool automatic = r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && !r.pingpong;
-  return automatic && m <= kDecodeBlockM && c.block_m == kSmallBlockM &&
+  return automatic && m <= kDecodeBlockM && c.block_m == kSmallBlockM && c.block_n <= 48 &&
          is_tile_config(c.block_n, 1, false, kDecodeBlockM) &&
          builds_for_layout(kDecodeBlockM, c.block_n, r.a_k_major, r.b_k_major);
 }
@@ -153,7 +158,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // it is not built for; here that falls back to the 64-row tiles.)
   if (block_m == kDecodeBlockM) {
     if (request.a_k_major && request.b_k_major) {
-      const Config c = small_m_config(m, n, num_sms, request, false, kDecodeBlockM);
+      const Config c = small_m_config(m, n, k, num_sms, request, false, kDecodeBlockM);
       if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
     }
     block_m = kSmallBlockM;
@@ -167,12 +172,12 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       block_m = kBlockM;
   }
   if (block_m == kSmallBlockM) {
-    const Config c = small_m_config(m, n, num_sms, request);
+    const Config c = small_m_config(m, n, k, num_sms, request);
     // M <= 8, A and B K-major, nothing forced: the decode tile of that width.
     if (takes_decode_tile(m, request, c)) {
       ConfigRequest same_width = request;
       same_width.block_n = c.block_n;
-      const Config d = small_m_config(m, n, num_sms, same_width, false, kDecodeBlockM);
+      const Config d = small_m_config(m, n, k, num_sms, same_width, false, kDecodeBlockM);
       if (detail::tile_count_fits_int32(m, n, d.block_m, d.block_n, request.batch)) return d;
     }
     // (32-bit tile indices: only a forced 64-row tile on a huge C can miss.)
@@ -234,7 +239,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // cluster or ping-pong.
   const bool automatic = request.block_m == 0 && request.block_n == 0 && request.cluster_m == 0 && !request.pingpong;
   if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms) {
-    const Config c = small_m_config(m, n, num_sms, request, /*latency_bound=*/true);
+    const Config c = small_m_config(m, n, k, num_sms, request, /*latency_bound=*/true);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
   }
   // One block-row (64 < M <= 128) where the 128-row choice is 64 wide, or
@@ -267,7 +272,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
     if (width != 0) {
       ConfigRequest wide = request;
       wide.block_n = width;
-      const Config c = small_m_config(m, n, num_sms, wide);
+      const Config c = small_m_config(m, n, k, num_sms, wide);
       if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n)) return c;
     }
   }

@@ -66,6 +66,11 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
       return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(args.op_a) +
              ", op_b = " + to_string(args.op_b) + ": the 8-row tile is built for op_a = N, op_b = T only";
     } else {
+      if constexpr (has_shallow_ring(BLOCK_N, BLOCK_M)) {
+        if (config.stages == kShallowStages && !args.fused_epilogue())
+          return launch<Element, BLOCK_N, kShallowStages, kA, kB, CLUSTER_M, PINGPONG, BLOCK_M, false>(
+              maps.a, maps.b, maps.c, args, config, grid_ctas);
+      }
       return detail::with_epilogue_kind(args, [&](auto fused) {
         return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, PINGPONG, BLOCK_M,
                       decltype(fused)::value>(maps.a, maps.b, maps.c, args, config, grid_ctas);

@@ -151,7 +151,7 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
                         Pick{1, 6144, 4096, 48}, Pick{1, 3584, 3584, 32}, Pick{1, 28672, 4096, 256},
                         Pick{8, 10240, 8192, 96}, Pick{1, 12288, 4096, 96}, Pick{32, 4608, 3584, 40}, Pick{1, 57344, 8192, 64}, Pick{64, 37888, 3584, 96}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
-    EXPECT_EQ(c.block_m, p.m <= 8 && p.block_n <= 64 ? 8 : 64) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, p.m <= 8 && p.block_n <= 48 ? 8 : 64) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_FALSE(c.pingpong);
     EXPECT_EQ(c.cluster_m, 1);
@@ -234,6 +234,30 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   EXPECT_EQ(select_config(8, 4096, 4096, 132, 0, 0, false, 128).block_m, 128);
   // A width only 64-row tiles have implies them at any M.
   EXPECT_EQ(select_config(4096, 4096, 4096, 132, 16).block_m, 64);
+}
+
+// Small problems with K of at most kShallowStages k-blocks: the narrow
+// 64-row tiles with the 4-stage ring (the deep one is never filled).
+TEST(Sm90Config, ShallowRingForSmallProblemsWithShortK) {
+  ConfigRequest nn;
+  nn.b_k_major = false;
+  for (const int64_t s : {128, 256}) {
+    const Config c = select_config(s, s, s, 132, nn);
+    EXPECT_EQ(c.block_m, 64) << s;
+    EXPECT_EQ(c.block_n, 16) << s;
+    EXPECT_EQ(c.stages, kShallowStages) << s;
+  }
+  EXPECT_EQ(select_config(128, 128, 128, 132).stages, kShallowStages) << "64x8, B K-major";
+  // K past 4 k-blocks, or a fused epilogue (the shallow ring is built for
+  // the plain one only): the deep ring.
+  EXPECT_EQ(select_config(128, 128, 320, 132, nn).stages, stages_for(16, 64));
+  EXPECT_EQ(select_config(512, 512, 512, 132, nn).stages, stages_for(32, 64));
+  ConfigRequest fused = nn;
+  fused.fused = true;
+  EXPECT_EQ(select_config(128, 128, 128, 132, fused).stages, stages_for(16, 64));
+  // Decoding (M <= 64 by its own rule) and forced widths keep the deep ring.
+  EXPECT_EQ(select_config(64, 4096, 128, 132).stages, stages_for(select_config(64, 4096, 128, 132).block_n, 64));
+  EXPECT_EQ(select_config(128, 128, 128, 132, 16, 0, false, 64).stages, stages_for(16, 64));
 }
 
 TEST(Sm90Config, ClustersOnlyWhenAsked) {
@@ -367,7 +391,7 @@ TEST(Sm90Config, SmallMTakesTheDecodeTile) {
   };
   for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{8, 4096, 14336, 32}, Pick{1, 1024, 4096, 8},
                         Pick{4, 6144, 4096, 48}, Pick{1, 3584, 18944, 32}, Pick{1, 4608, 4096, 40},
-                        Pick{2, 57344, 8192, 64}, Pick{1, 2048, 1000, 16}, Pick{1, 1, 1, 8}}) {
+                        Pick{1, 2048, 1000, 16}, Pick{1, 1, 1, 8}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_m, 8) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
@@ -380,8 +404,11 @@ TEST(Sm90Config, SmallMTakesTheDecodeTile) {
     // The same width as the 64-row tile it replaces.
     EXPECT_EQ(c.block_n, select_config(p.m, p.n, p.k, 132, 0, 0, false, 64).block_n) << shape(p.m, p.n, p.k, 132);
   }
-  // Not past 8 rows, nor where the width is not built as a decode tile (wider than 64).
+  // Not past 8 rows, nor where the width is not built as a decode tile
+  // (wider than 64), nor at 64 wide, where it measured no faster.
   EXPECT_EQ(select_config(9, 4096, 4096, 132).block_m, 64);
+  EXPECT_EQ(select_config(2, 57344, 8192, 132).block_m, 64) << "64 wide";
+  EXPECT_EQ(select_config(2, 57344, 8192, 132).block_n, 64);
   EXPECT_EQ(select_config(16, 4096, 4096, 132).block_m, 64);
   EXPECT_EQ(select_config(1, 14336, 4096, 132).block_m, 64) << "128 wide";
   EXPECT_EQ(select_config(1, 12288, 4096, 132).block_m, 64) << "96 wide";
