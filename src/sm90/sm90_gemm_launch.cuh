@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -79,6 +80,19 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
   });
 }
 
+// The one-consumer tiles BLOCK_M rows high (64, or the 8-row decode tile)
+// built WIDTHS wide: the launch of config.block_n's, or nothing if it is not
+// one of them.
+template <typename Element, int BLOCK_M, int... WIDTHS>
+std::optional<std::string> launch_width(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
+                                        int* grid_ctas) {
+  std::optional<std::string> run;
+  ((config.block_n == WIDTHS && (run = launch_layout<Element, WIDTHS, 1, false, BLOCK_M>(maps, args, config, grid_ctas),
+                                 true)) ||
+   ...);
+  return run;
+}
+
 template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
@@ -92,26 +106,12 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
     return why;
   // The instantiated configurations: kTileConfigs.
   if (config.block_m == kSmallBlockM && config.cluster_m == 1 && !config.pingpong) {
-    switch (config.block_n) {
-      case 8: return launch_layout<Element, 8, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-      case 16: return launch_layout<Element, 16, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-      case 32: return launch_layout<Element, 32, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-      case 40: return launch_layout<Element, 40, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-      case 48: return launch_layout<Element, 48, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-      case 64: return launch_layout<Element, 64, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-      case 96: return launch_layout<Element, 96, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-      case 128: return launch_layout<Element, 128, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-      case 256: return launch_layout<Element, 256, 1, false, kSmallBlockM>(maps, args, config, grid_ctas);
-    }
+    if (auto run = launch_width<Element, kSmallBlockM, 8, 16, 32, 40, 48, 64, 96, 128, 256>(maps, args, config,
+                                                                                           grid_ctas))
+      return *run;
   } else if (config.block_m == kDecodeBlockM && config.cluster_m == 1 && !config.pingpong) {
-    switch (config.block_n) {
-      case 8: return launch_layout<Element, 8, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
-      case 16: return launch_layout<Element, 16, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
-      case 32: return launch_layout<Element, 32, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
-      case 40: return launch_layout<Element, 40, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
-      case 48: return launch_layout<Element, 48, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
-      case 64: return launch_layout<Element, 64, 1, false, kDecodeBlockM>(maps, args, config, grid_ctas);
-    }
+    if (auto run = launch_width<Element, kDecodeBlockM, 8, 16, 32, 40, 48, 64>(maps, args, config, grid_ctas))
+      return *run;
   } else if (config.block_m == kBlockM) {
     const int key = config.block_n * 100 + config.cluster_m * 10 + (config.pingpong ? 1 : 0);
     switch (key) {

@@ -145,7 +145,7 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   // fullest: 57344 (896 tiles of 64, 97%), 37888 (395 of 96, 99.7%; 64 wide
   // would make 592, 90%).
   // (M <= 8 with A and B K-major, as here, takes the decode tile of the
-  // width where it is built, 64 wide or less: SmallMTakesTheDecodeTile.)
+  // width where it is built and picked, 48 wide or less: SmallMTakesTheDecodeTile.)
   for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{1, 14336, 4096, 128}, Pick{16, 4096, 14336, 32},
                         Pick{1, 1024, 4096, 8}, Pick{64, 4096, 4096, 32}, Pick{64, 14336, 4096, 128},
                         Pick{1, 6144, 4096, 48}, Pick{1, 3584, 3584, 32}, Pick{1, 28672, 4096, 256},
