@@ -28,7 +28,9 @@ inline constexpr int kBlockK = 64;              // one 128-byte swizzle row of f
 // K-blocks per ring stage of the decode tile: one full barrier and one wgmma
 // group per 4 k-blocks. A TMA probe streaming W's rows (docs/PERF.md, "a TMA
 // stream probe") ran 1.3-1.5x faster with 2-4 adjacent k-blocks per stage
-// than with one, whatever the ring's depth.
+// than with one, whatever the ring's depth; in the GEMM the decode tile
+// measured 0-3% faster than the 64-row tile at 32-48 wide and 0-1.7% slower
+// at 64 (docs/PERF.md, "An 8-row decode tile"), so it is chosen up to 48.
 inline constexpr int kDecodeStageKBlocks = 4;
 inline constexpr int kNumConsumers = 2;         // with BLOCK_M = 128
 inline constexpr int kThreads = 128 * (1 + kNumConsumers);

@@ -20,6 +20,11 @@ std::string shape(int64_t m, int64_t n, int64_t k, int sms) {
   return s.str();
 }
 
+// A shape and the tile width the choice should give it.
+struct Pick {
+  int64_t m, n, k;
+  int block_n;
+};
 
 struct Shape {
   int64_t m, n, k;
@@ -132,10 +137,6 @@ TEST(Sm90Config, PicksNarrowTilesWhenWideTilesHalfFillTheWave) {
 // M <= 64 (decoding): 64-row tiles, as many as spread N evenly over the SMs
 // with enough of B in flight per SM.
 TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
-  struct Pick {
-    int64_t m, n, k;
-    int block_n;
-  };
   // The fewest waves, then the narrower tile. N = 4096: 32, 64 or 128
   // tiles of 128, 64 or 32 (one wave each; 16 would take two): 32. 14336:
   // 112 tiles of 128 (one wave; 96 takes two). 28672: 112 of 256 (one
@@ -385,10 +386,6 @@ TEST(Sm90Config, DescribeNamesTileAndStages) {
 // M <= 8, A and B K-major, nothing forced: the decode tile (8 rows, 4
 // k-blocks a stage) at the width the M <= 64 rule picks, where built.
 TEST(Sm90Config, SmallMTakesTheDecodeTile) {
-  struct Pick {
-    int64_t m, n, k;
-    int block_n;
-  };
   for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{8, 4096, 14336, 32}, Pick{1, 1024, 4096, 8},
                         Pick{4, 6144, 4096, 48}, Pick{1, 3584, 18944, 32}, Pick{1, 4608, 4096, 40},
                         Pick{1, 2048, 1000, 16}, Pick{1, 1, 1, 8}}) {
