@@ -93,6 +93,15 @@ inline double wave_efficiency(int64_t tiles, int slots) {
   return static_cast<double>(tiles) / static_cast<double>(waves * slots);
 }
 
+// Share of the columns of N's tiles `block_n` wide that lie inside N: 1
+// when block_n divides N. A tile past N's edge does its whole MMA work for
+// the columns it keeps, so a width's score is scaled by it (N = 16 at
+// M = 10240: a 256-wide tile does 16 times the output's work). Host only.
+inline double column_share(int64_t n, int block_n) {
+  const int64_t tiles = (n + block_n - 1) / block_n;
+  return static_cast<double>(n) / static_cast<double>(tiles * block_n);
+}
+
 // Whether an M x N output cut into block_m x block_n tiles has few enough
 // tiles for the 32-bit tile indices of the schedules (found by the API
 // fuzzer: M = N = 2^31-1 would overflow them). Host code only needs it.

@@ -81,7 +81,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   if (block_n == 0) {
     double best = -1.0;
     for (int w : {256, 128}) {  // ties go to the wider tile
-      const double score = detail::wave_efficiency(m_tiles * ceil_div(n, w), slots) * tile_width_factor(w);
+      const double score =
+          detail::wave_efficiency(m_tiles * ceil_div(n, w), slots) * tile_width_factor(w) * detail::column_share(n, w);
       if (score > best) {
         best = score;
         block_n = w;

@@ -204,14 +204,19 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       // docs/PERF.md). Candidates from half a wave of tiles up: below, the
       // small-problem rule that follows picks 64-row tiles, as measured.
       if (w % kEpiPanel != 0 && 2 * tiles < num_sms) continue;
-      const double score = detail::wave_efficiency(tiles, num_sms) * tile_width_factor(w);
+      // Scaled by the share of the tiles' columns inside N (1 wherever w
+      // divides N, as on every model layer of the suites): N = 16 at M =
+      // 10240 on 128x256 tiles measured 2.6x slower than on 128x64 (H200,
+      // docs/PERF.md), where every width made the same single column of tiles.
+      const double used = detail::column_share(n, w);
+      const double score = detail::wave_efficiency(tiles, num_sms) * tile_width_factor(w) * used;
       if (score > best) {
         best = score;
         block_n = w;
         pingpong = false;
       }
       if (is_tile_config(w, 1, true) && tiles >= 2 * static_cast<int64_t>(num_sms)) {
-        const double pp = detail::wave_efficiency(tiles, num_sms) * pingpong_factor(k);
+        const double pp = detail::wave_efficiency(tiles, num_sms) * pingpong_factor(k) * used;
         if (pp > best) {
           best = pp;
           block_n = w;

@@ -203,6 +203,9 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
   // 4096 x 1152: 16 x 4.5 -> 80 tiles of 256x256 (74 + 6, a poor second wave)
   // against 16 x 9 = 144 tiles of 256x128 (74 + 70): the narrower tile wins.
   EXPECT_EQ(select_config(4096, 1152, 4096, 148).block_n, 128);
+  // A narrow N at large M: 256- and 128-wide tiles both make one column of
+  // 128 tiles; the 256-wide one would compute 4 times the output's columns.
+  EXPECT_EQ(select_config(32768, 64, 4096, 148).block_n, 128);
   EXPECT_EQ(describe(clc), "256x256x64, 6 stages, cluster launch control");
   EXPECT_EQ(describe(per), "256x256x64, 6 stages, persistent");
   // Found by the API fuzzer: one pair cluster per tile cannot launch 2^30

@@ -134,6 +134,22 @@ TEST(Sm90Config, PicksNarrowTilesWhenWideTilesHalfFillTheWave) {
   EXPECT_EQ(select_config(1024, 1024, 1024, 132).block_n, 64);
 }
 
+// Large M with a narrow N (a router or a low-rank projection): every width
+// makes one column of tiles, so the wave efficiency ties and the width must
+// not be one that mostly computes columns past N (N = 16 at M = 10240 on
+// 128x256 tiles measured 2.6x slower than on 128x64, docs/PERF.md).
+TEST(Sm90Config, NarrowNDoesNotTakeATileMostlyPastIt) {
+  for (const Pick& p : {Pick{10240, 16, 8192, 64}, Pick{16384, 32, 4096, 64}, Pick{32768, 64, 4096, 64},
+                        Pick{16384, 128, 4096, 128}, Pick{8192, 128, 4096, 64}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132);
+  }
+  // Where the width divides N the share is 1 and nothing changes: a model
+  // layer at prefill (M = 4096, N = 4096, K = 14336) keeps its 128x256 tiles.
+  EXPECT_EQ(select_config(4096, 4096, 14336, 132).block_n, 256);
+}
+
 // M <= 64 (decoding): 64-row tiles, as many as spread N evenly over the SMs
 // with enough of B in flight per SM.
 TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
