@@ -179,6 +179,16 @@ inline const std::vector<BenchSuite>& bench_suites() {
        -1.0f,
        1.0f,
        "NT"},
+      // A narrow N at large M, in the nn.Linear layout: a mixture-of-experts
+      // router (N = experts) or a low-rank adapter's down projection over a
+      // prefill's tokens. Every tile width makes one column of tiles here,
+      // so the choice of width is the share of its columns inside N.
+      {"narrow",
+       "narrow outputs at large M (MoE routers, low-rank adapters), NT (inputs uniform(-1,1))",
+       {{10240, 16, 8192}, {16384, 32, 4096}, {32768, 64, 4096}, {8192, 128, 4096}, {16384, 128, 4096}},
+       -1.0f,
+       1.0f,
+       "NT"},
   };
   return suites;
 }
