@@ -98,8 +98,7 @@ inline double wave_efficiency(int64_t tiles, int slots) {
 // the columns it keeps, so a width's score is scaled by it (N = 16 at
 // M = 10240: a 256-wide tile does 16 times the output's work). Host only.
 inline double column_share(int64_t n, int block_n) {
-  const int64_t tiles = (n + block_n - 1) / block_n;
-  return static_cast<double>(n) / static_cast<double>(tiles * block_n);
+  return static_cast<double>(n) / (static_cast<double>(ceil_div(n, block_n)) * block_n);
 }
 
 // Whether an M x N output cut into block_m x block_n tiles has few enough
