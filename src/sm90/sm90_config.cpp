@@ -249,7 +249,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   }
   // One block-row (64 < M <= 128) where the 128-row choice is 64 wide, or
   // 128 wide in two waves or more: two block-rows of 64-row tiles 96 or 128
-  // wide, whichever fills its waves better (a tie to the wider). Measured on
+  // wide, whichever fills its waves better, scaled by the share of its columns
+  // inside N (a tie to the wider). Measured on
   // the H200 at M = 128 (llm shapes, bf16 NT, `bench --configs all`,
   // docs/PERF.md): 64x128 beat 128x64 with the same tile count by 1-5% (N =
   // 8192, 28672 x K 8192), 64x96 beat it by 3-10% where it fills more SMs
@@ -261,14 +262,22 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // better, ahead of this rule: 37888 on 128x144 1.05x the 64x96, 57344 on
   // 128x112 1.02x the 64x128, 12288 and 10240 on 128x96 1.02-1.03x the
   // 128x128.)
+  //
+  // And at any M where N is one column of 128-wide tiles but two of the
+  // 64-wide ones the 128-row choice took (64 < N <= 128): the same number of
+  // tiles, each covering all of N. Measured at 8192 x 128 x 4096 (bf16 NT,
+  // `bench --configs all`, docs/PERF.md): 64x128 0.956x cuBLAS against the
+  // 128x64 pick's 0.926x.
   const bool narrow_128 = block_n == 64 && !pingpong;
   const bool many_128 = block_n == 128 && m_blocks * static_cast<int64_t>(ceil_div(n, 128)) >= 2 * num_sms;
-  if (automatic && request.b_k_major && m_blocks == 1 && m > kSmallBlockM && (narrow_128 || many_128)) {
+  const bool one_column = narrow_128 && n > 64 && n <= 128;
+  const bool one_block_row = m_blocks == 1 && m > kSmallBlockM && (narrow_128 || many_128);
+  if (automatic && request.b_k_major && (one_block_row || one_column)) {
     int width = 0;
     double fill = -1.0;
     for (const int w : {128, 96}) {
       if (!is_tile_config(w, 1, false, kSmallBlockM)) continue;
-      const double f = detail::wave_efficiency(2 * static_cast<int64_t>(ceil_div(n, w)), num_sms);
+      const double f = detail::wave_efficiency(2 * m_blocks * ceil_div(n, w), num_sms) * detail::column_share(n, w);
       if (f > fill) {
         width = w;
         fill = f;
@@ -278,7 +287,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       ConfigRequest wide = request;
       wide.block_n = width;
       const Config c = small_m_config(m, n, k, num_sms, wide);
-      if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n)) return c;
+      if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
     }
   }
   Config c{};

@@ -140,11 +140,23 @@ TEST(Sm90Config, PicksNarrowTilesWhenWideTilesHalfFillTheWave) {
 // 128x256 tiles measured 2.6x slower than on 128x64, docs/PERF.md).
 TEST(Sm90Config, NarrowNDoesNotTakeATileMostlyPastIt) {
   for (const Pick& p : {Pick{10240, 16, 8192, 64}, Pick{16384, 32, 4096, 64}, Pick{32768, 64, 4096, 64},
-                        Pick{16384, 128, 4096, 128}, Pick{8192, 128, 4096, 64}}) {
+                        Pick{16384, 128, 4096, 128}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132);
   }
+  // 64 < N <= 128 where the 128-row choice is 64 wide (two columns): 64-row
+  // tiles one column wide, as many, each over all of N; 96 wide where that
+  // is all of N. M = 8192: 128 tiles either way.
+  for (const Pick& p : {Pick{8192, 128, 4096, 128}, Pick{8192, 100, 4096, 128}, Pick{8192, 96, 4096, 96},
+                        Pick{8192, 72, 4096, 96}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, 64) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.num_ctas, 128) << shape(p.m, p.n, p.k, 132);
+  }
+  // Not for B stored MN-major (the rule's layout is nn.Linear's).
+  EXPECT_EQ(select_config(8192, 128, 4096, 132, ConfigRequest{.b_k_major = false}).block_m, 128);
   // Where the width divides N the share is 1 and nothing changes: a model
   // layer at prefill (M = 4096, N = 4096, K = 14336) keeps its 128x256 tiles.
   EXPECT_EQ(select_config(4096, 4096, 14336, 132).block_n, 256);
