@@ -18,12 +18,17 @@
 // for in host time. (C++ autograd Functions do not compose with torch.func's
 // transforms, grad and vmap; torch.autograd and torch.compile work.)
 //
+// mm, linear and bmm also have AutocastCUDA kernels: under
+// torch.autocast("cuda") their operands are cast to the autocast dtype
+// first, as torch's own matmul and linear are.
+//
 // The CUDA kernels are also registered for CPU: a call with only CPU tensors
 // then gets tcgemm's message naming the CPU tensor, not the dispatcher's
 // "could not run with arguments from the CPU backend".
 #include <string>
 #include <vector>
 
+#include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/functions/utils.h>
@@ -130,10 +135,12 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
       const std::optional<at::Tensor> b = bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
       grad_z = activation_backward(grad_z, call_linear(x, weight, b, 0), activation);
     }
-    const at::Tensor g2 = grad_z.reshape({-1, n});
+    // The rows from x's leading dimensions (-1 would be ambiguous where N or K is 0).
+    const int64_t m = c10::multiply_integers(x.sizes().begin(), x.sizes().end() - 1);
+    const at::Tensor g2 = grad_z.reshape({m, n});
     at::Tensor grad_x, grad_w, grad_b;
     if (ctx->needs_input_grad(0)) grad_x = call_mm(g2, weight, 1.0).view(x.sizes());
-    if (ctx->needs_input_grad(1)) grad_w = call_mm(g2.t(), x.reshape({-1, k}), 1.0);
+    if (ctx->needs_input_grad(1)) grad_w = call_mm(g2.t(), x.reshape({m, k}), 1.0);
     if (bias.defined() && ctx->needs_input_grad(2)) grad_b = g2.sum({0}, false, at::kFloat).to(bias.scalar_type());
     return {grad_x, grad_w, grad_b, at::Tensor()};
   }
@@ -191,6 +198,28 @@ at::Tensor bmm_autograd(const at::Tensor& a, const at::Tensor& b) {
   return BmmFunction::apply(a, b);
 }
 
+// Under torch.autocast("cuda"), floating-point operands (bias included) are
+// cast to the autocast dtype, as torch casts those of its own matmul and
+// linear (autocast's lower-precision list), with autocast's cache of the
+// casts of leaf parameters; the op then runs below the Autocast key.
+at::Tensor autocast(const at::Tensor& t) {
+  return at::autocast::cached_cast(at::autocast::get_autocast_dtype(at::kCUDA), t, c10::DeviceType::CUDA);
+}
+at::Tensor mm_autocast(const at::Tensor& a, const at::Tensor& b, double alpha) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  return call_mm(autocast(a), autocast(b), alpha);
+}
+at::Tensor linear_autocast(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                           int64_t activation) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  return call_linear(autocast(x), autocast(weight), bias.has_value() ? std::optional(autocast(*bias)) : std::nullopt,
+                     activation);
+}
+at::Tensor bmm_autocast(const at::Tensor& a, const at::Tensor& b) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  return call_bmm(autocast(a), autocast(b));
+}
+
 }  // namespace
 
 TORCH_LIBRARY(tcgemm, m) {
@@ -222,4 +251,10 @@ TORCH_LIBRARY_IMPL(tcgemm, Autograd, m) {
   m.impl("bmm", &bmm_autograd);
   m.impl("linear", &linear_autograd);
   m.impl("mm", &mm_autograd);
+}
+
+TORCH_LIBRARY_IMPL(tcgemm, AutocastCUDA, m) {
+  m.impl("bmm", &bmm_autocast);
+  m.impl("linear", &linear_autocast);
+  m.impl("mm", &mm_autocast);
 }

@@ -21,6 +21,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
+#include <c10/util/accumulate.h>
 
 #include "tcgemm/tcgemm.hpp"
 #include "torch_layout.hpp"
@@ -306,7 +307,9 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
                     " (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu)" + call());
   const int64_t n = weight.size(0), k = weight.size(1);
   // x as M x K: a view when its rows are evenly spaced (reshape copies otherwise).
-  const at::Tensor x2 = x.reshape({-1, k});
+  // M from the leading dimensions, not -1: with K = 0 (C = act(bias)) -1 is ambiguous.
+  const int64_t m = c10::multiply_integers(x.sizes().begin(), x.sizes().end() - 1);
+  const at::Tensor x2 = x.reshape({m, k});
   const at::Tensor w_t = weight.t();
   check_tensors(x2, w_t, nullptr);
   std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());

@@ -6,7 +6,9 @@
 
 `Linear` is a torch.nn.Linear (same parameters, state_dict keys and
 initialization) whose forward is `tcgemm.linear`, with an optional fused
-activation. Calls tcgemm cannot take (float32 or CPU tensors) run
+activation. Under torch.autocast("cuda") a float32 layer runs on tcgemm
+in the autocast dtype, as torch's own linear does. Calls tcgemm cannot
+take (float32 outside autocast, CPU tensors) run
 torch.nn.functional.linear instead and are counted in `Linear.fallbacks`,
 with a warning the first time: nothing falls back silently.
 """
@@ -26,6 +28,7 @@ __all__ = ["Linear", "patch_linear", "unpatch_linear"]
 _FUSIBLE = {torch.nn.ReLU: "relu", torch.nn.SiLU: "silu", torch.nn.GELU: "gelu"}
 
 _HALF = (torch.float16, torch.bfloat16)  # the dtypes tcgemm computes in
+_FLOAT = (torch.float32, *_HALF)  # the dtypes torch.autocast casts to one of _HALF
 
 
 def _activation_name(module: torch.nn.Module) -> str | None:
@@ -77,6 +80,10 @@ class Linear(torch.nn.Linear):
         dtype = x.dtype
         if (dtype == weight.dtype and dtype in _HALF and x.is_cuda and x.device == weight.device
                 and (bias is None or bias.dtype in (dtype, torch.float32))):
+            return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[self.activation])
+        if (x.is_cuda and x.device == weight.device and torch.is_autocast_enabled("cuda")
+                and dtype in _FLOAT and weight.dtype in _FLOAT and (bias is None or bias.dtype in _FLOAT)):
+            # Under torch.autocast the op casts every operand to the autocast dtype (csrc/ops.cpp).
             return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[self.activation])
         if self.fallbacks == 0:
             warnings.warn(f"tcgemm.nn.Linear: {x.dtype} {x.device} input (weight {weight.dtype} "

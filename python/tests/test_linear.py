@@ -7,6 +7,8 @@ or a GPU tcgemm runs on.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from conftest import gpu_skip_reason
@@ -169,3 +171,66 @@ def test_patch_fuses_sequential_activations_and_unpatches() -> None:
         assert_close(model(x), want, torch.float16)
         tcgemm.unpatch_linear(model)
     assert list(model) == originals
+
+
+def _fp32_model() -> torch.nn.Sequential:
+    torch.manual_seed(1)
+    return torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.GELU(),
+                               torch.nn.Linear(256, 64, bias=False)).cuda()
+
+
+def _hand_cast(model: torch.nn.Sequential, x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """What the patched fp32 model computes under autocast(dtype): every operand cast to dtype first."""
+    h = tcgemm.linear(x.to(dtype), model[0].weight.to(dtype), model[0].bias.to(dtype), "gelu")
+    return tcgemm.linear(h, model[2].weight.to(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_autocast_runs_an_fp32_model_on_tcgemm(dtype) -> None:
+    model = _fp32_model()
+    x = torch.randn(5, 7, 128, device="cuda")
+    with torch.autocast("cuda", dtype=dtype):
+        want = model(x)
+    tcgemm.patch_linear(model)
+    with torch.autocast("cuda", dtype=dtype):
+        got = model(x)
+        assert torch.equal(tcgemm.matmul(x[0], model[0].weight.t()), tcgemm.matmul(x[0].to(dtype),
+                                                                                  model[0].weight.to(dtype).t()))
+        assert tcgemm.bmm(x, x.transpose(1, 2)).dtype == dtype
+    assert got.dtype == dtype and want.dtype == dtype
+    assert model[0].fallbacks == 0 and model[2].fallbacks == 0
+    assert torch.equal(got, _hand_cast(model, x, dtype))
+    assert_close(got, want, dtype)
+    got.float().square().sum().backward()  # the gradients reach the fp32 parameters
+    assert model[0].weight.grad.dtype == torch.float32 and torch.isfinite(model[0].weight.grad).all()
+    assert model[2].weight.grad.dtype == torch.float32 and torch.isfinite(model[2].weight.grad).all()
+
+
+def test_autocast_outside_a_compiled_model() -> None:
+    # The autocast context around the compiled call, its dtype changing between calls. Each call runs in the
+    # dtype torch's own compiled model runs in (torch 2.11 compiles an outer bfloat16 context as float16 for
+    # its own linear too: the patched model must agree with the unpatched one, whatever torch does), with
+    # the bits of tcgemm on operands cast to that dtype.
+    torch._dynamo.reset()
+    unpatched = _fp32_model()
+    model = tcgemm.patch_linear(copy.deepcopy(unpatched))
+    compiled, reference = torch.compile(model, fullgraph=True), torch.compile(unpatched, fullgraph=True)
+    x = torch.randn(9, 128, device="cuda")
+    with torch.no_grad():
+        for dtype in (torch.bfloat16, torch.float16, torch.bfloat16):
+            with torch.autocast("cuda", dtype=dtype):
+                got, want = compiled(x), reference(x)
+            assert got.dtype == want.dtype and got.dtype in DTYPES
+            assert torch.equal(got, _hand_cast(model, x, got.dtype))
+            assert_close(got, want, got.dtype)
+        assert model[0].fallbacks == 0
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("leading", [(3,), (2, 5), (0,)])
+def test_k_zero_is_the_activation_of_the_bias(leading) -> None:
+    w = torch.empty(96, 0, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(96, device="cuda", dtype=torch.float32)
+    y = tcgemm.linear(torch.empty(*leading, 0, device="cuda", dtype=torch.bfloat16), w, b, "gelu")
+    assert y.shape == (*leading, 96)
+    assert_close(y, F.gelu(b).to(torch.bfloat16).expand(*leading, 96), torch.bfloat16)
