@@ -16,6 +16,7 @@
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -284,6 +285,18 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
   return out;
 }
 
+// Whether the library takes a fused call's operands as laid out: checked
+// cheaply (K, base addresses, leading dimensions a multiple of 8 elements)
+// and, where that flags one, by the library's own plan (a one-row operand's
+// leading dimension is not used, so the cheap check alone could flag it).
+inline bool fusable_layout(const Call& c) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  if (c.args.k % 8 == 0 && c.args.lda % 8 == 0 && c.args.ldb % 8 == 0 && aligned(c.args.a) && aligned(c.args.b))
+    return true;
+  const c10::cuda::CUDAGuard guard(c.out.device());
+  return plan(c.args).status != Status::unsupported;
+}
+
 // y = act(x @ weight^T + bias): nn.Linear with the fused epilogue. x is
 // [..., K] (any leading dimensions, viewed as M x K without a copy when its
 // rows are evenly spaced), weight [N, K] (passed transposed, op T, no copy),
@@ -331,6 +344,22 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
     c.args.bias_type = b.scalar_type() == at::kFloat ? BiasType::f32 : BiasType::same;
   }
   c.args.activation = static_cast<Activation>(activation);
+  if (c.args.fused_epilogue() && !fusable_layout(c)) {
+    // No cuBLAS fallback can fuse a bias or activation, so a fused call needs
+    // operands tcgemm's kernels can load (16-byte aligned rows). Where x or
+    // the weight is a view they cannot, it is copied contiguous; where K is
+    // not a multiple of 8, both are copied with K zero-padded to one: zeros
+    // at the end of every element's in-order sum add nothing, so the bits
+    // are those of the product over K.
+    const int64_t pad = (8 - k % 8) % 8;
+    const at::Tensor xp = pad > 0 ? at::constant_pad_nd(x2, {0, pad}) : x2.contiguous();
+    const at::Tensor wp = pad > 0 ? at::constant_pad_nd(weight, {0, pad}) : weight.contiguous();
+    Call padded = make_call(xp, wp.t(), out, 1.0, 0.0);
+    padded.args.bias = c.args.bias;
+    padded.args.bias_type = c.args.bias_type;
+    padded.args.activation = c.args.activation;
+    c = std::move(padded);
+  }
   run(c);
   return out.view(out_shape);
 }

@@ -234,3 +234,22 @@ def test_k_zero_is_the_activation_of_the_bias(leading) -> None:
     y = tcgemm.linear(torch.empty(*leading, 0, device="cuda", dtype=torch.bfloat16), w, b, "gelu")
     assert y.shape == (*leading, 96)
     assert_close(y, F.gelu(b).to(torch.bfloat16).expand(*leading, 96), torch.bfloat16)
+
+
+@pytest.mark.parametrize("activation", ["silu", None])
+def test_operands_the_kernels_cannot_load_are_copied(activation) -> None:
+    # A fused call has no cuBLAS fallback: x as a transposed view with unaligned rows, a weight sliced out
+    # of a wider one, and K not a multiple of 8 (zero-padded) must still run, with the bits of the same
+    # call on aligned copies.
+    x, w, b = tensors((9, 512), 256, torch.bfloat16, "same", seed=11)
+    xt = x.t().contiguous().t()  # [9, 512], column-major: rows 18 bytes apart
+    assert xt.stride() == (1, 9)
+    assert torch.equal(tcgemm.linear(xt, w, b, activation), tcgemm.linear(x, w, b, activation))
+    wide = torch.cat([w, torch.randn(256, 4, device="cuda", dtype=torch.bfloat16)], dim=1)[:, :512]
+    assert wide.stride() == (516, 1)
+    assert torch.equal(tcgemm.linear(x, wide, b, activation), tcgemm.linear(x, w, b, activation))
+    x100, w100, b100 = tensors((3, 7, 100), 96, torch.float16, "f32", seed=12)
+    y = tcgemm.linear(x100, w100, b100, activation)
+    padded = tcgemm.linear(F.pad(x100, (0, 4)), F.pad(w100, (0, 4)), b100, activation)
+    assert torch.equal(y, padded)
+    assert_close(y, unfused(x100, w100, b100, activation), torch.float16)
