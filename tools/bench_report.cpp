@@ -192,12 +192,14 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
     j.key("config").begin_object();
     const KernelConfig& k = r.plan.config;
     j.member("block_m", k.block_m).member("block_n", k.block_n).member("block_k", k.block_k);
-    j.member("stages", k.stages).member("cluster_m", k.cluster_m).member("pingpong", k.pingpong);
+    j.member("stages", k.stages).member("cluster_m", k.cluster_m).member("cluster_n", k.cluster_n);
+    j.member("pingpong", k.pingpong);
     j.member("schedule", to_string(k.schedule));
     j.end_object();
     j.member("error", r.error).member("group", static_cast<uint64_t>(r.group)).member("heuristic", r.heuristic);
     j.member("forced_block_n", r.c.options.block_n).member("forced_cluster_m", r.c.options.cluster_m);
     j.member("forced_pingpong", r.c.options.pingpong).member("forced_block_m", r.c.options.block_m);
+    j.member("forced_cluster_n", r.c.options.cluster_n);
     if (r.timed()) {
       j.member("ours_us_median", r.ours_median()).member("cublas_us_median", r.cublas_median());
       j.member("ours_us_min", *std::min_element(r.ours_us.begin(), r.ours_us.end()));

@@ -163,11 +163,18 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // 12288 over one wave of 116-128 SMs; the 128-row 96, 112, 144 and 160 cut
 // N into fuller waves where 64, 128, 192 and 256 leave SMs idle (1536,
 // 3584, 4608 and 10240 at four block-rows).
+//
+// cluster_n = 2: two CTAs side by side along N in a cluster that shares A by
+// TMA multicast (each loads half of A's k-block for both), for the 128-row
+// tiles 64 and 96 wide, where A is the larger share of a stage's bytes (2/3
+// at 64 wide). Built and selectable, not chosen automatically: on the H200
+// they measured slower than the same tile alone (docs/PERF.md).
 struct TileConfig {
   int block_n;
   int cluster_m;
   bool pingpong = false;
   int block_m = 128;
+  int cluster_n = 1;
 };
 // Whether tiles `block_n` wide are built for B stored MN-major (op_b = N):
 // B's k-block is then loaded in panels of 64, 32 or 16 columns, so the width
@@ -179,7 +186,7 @@ inline constexpr TileConfig kTileConfigs[] = {
     {40, 1, false, 64}, {48, 1, false, 64}, {64, 1, false, 64}, {96, 1, false, 64}, {128, 1, false, 64},
     {256, 1, false, 64}, {96, 1},         {112, 1},          {144, 1},          {160, 1},
     {8, 1, false, 8},  {16, 1, false, 8}, {32, 1, false, 8}, {40, 1, false, 8}, {48, 1, false, 8},
-    {64, 1, false, 8}};
+    {64, 1, false, 8},  {64, 1, false, 128, 2}, {96, 1, false, 128, 2}};
 
 // The sm100 kernel configurations built in. A pair tile is one 256 x block_n
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A
@@ -218,7 +225,7 @@ inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_
 struct Options {
   Prefer prefer = Prefer::automatic;
   // Configuration override for the sm90 kernel: 0 chooses automatically; a
-  // non-zero (block_n, cluster_m, pingpong, block_m) must be one of
+  // non-zero (block_n, cluster_m, pingpong, block_m, cluster_n) must be one of
   // kTileConfigs (block_n alone picks that width, the rest chosen
   // automatically). Results are bit-identical for every choice (tests rely
   // on it).
@@ -240,6 +247,10 @@ struct Options {
   // kernel launched this way start during its own tail. The results are the
   // same either way; false launches it as an ordinary kernel.
   bool pdl = true;
+  // sm90: CTAs per cluster side by side along N, sharing A by TMA multicast:
+  // 0 (automatic), 1, or 2 with a block_n of a kTileConfigs entry whose
+  // cluster_n is 2 (cluster_m then 0 or 1). 0 on sm100.
+  int cluster_n = 0;
 };
 
 // The configuration tcgemm's kernel runs a call with (Plan::config). Every
@@ -255,6 +266,8 @@ struct KernelConfig {
   bool pingpong = false;  // sm90: the consumer warpgroups alternate tiles instead of sharing one
   Schedule schedule = Schedule::automatic;  // how tiles reach CTAs: persistent (always on sm90) or
                                             // cluster_launch_control
+  int cluster_n = 0;  // sm90: CTAs per cluster side by side along N, 1, or 2 sharing A by TMA
+                      // multicast (Options::cluster_n); sm100 1
 };
 
 // The plan for a call: which backend and kernel, and why.

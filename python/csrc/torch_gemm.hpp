@@ -208,7 +208,7 @@ inline std::vector<std::string> plan_of(const Call& c) {
           "block_m",   std::to_string(k.block_m), "block_n",  std::to_string(k.block_n),
           "block_k",   std::to_string(k.block_k), "stages",   std::to_string(k.stages),
           "cluster_m", std::to_string(k.cluster_m), "pingpong", k.pingpong ? "true" : "false",
-          "schedule",  to_string(k.schedule)};
+          "schedule",  to_string(k.schedule),       "cluster_n", std::to_string(k.cluster_n)};
 }
 
 // out = alpha * a @ b + beta * out.

@@ -102,7 +102,8 @@ class Plan:
                         # "none" (nothing to compute, or refused)
     # The kernel's configuration where path is "kernel" (zeros otherwise): the tile of C (block_m x block_n),
     # K per stage, the stages of its operand ring, CTAs per cluster along M, whether its consumer warpgroups
-    # alternate tiles (sm90), and how tiles reach CTAs ("persistent" or "cluster_launch_control").
+    # alternate tiles (sm90), how tiles reach CTAs ("persistent" or "cluster_launch_control"), and CTAs per
+    # cluster along N (sm90: 2 share A by multicast).
     block_m: int = 0
     block_n: int = 0
     block_k: int = 0
@@ -110,6 +111,7 @@ class Plan:
     cluster_m: int = 0
     pingpong: bool = False
     schedule: str = "automatic"
+    cluster_n: int = 0
 
     @classmethod
     def _from_fields(cls, fields: list[str]) -> Plan:

@@ -43,6 +43,7 @@ Config single_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t bat
   c.block_k = kBlockK;
   c.stages = stages_for(c.block_n, 1);
   c.cluster_m = 1;
+  c.cluster_n = 1;
   c.schedule = Schedule::persistent;
   c.group_m = 8;
   c.num_tiles = static_cast<int>(ceil_div(m, kBlockM) * ceil_div(n, c.block_n) * batch);
@@ -115,6 +116,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   c.block_k = kBlockK;
   c.stages = stages_for(block_n);
   c.cluster_m = kCtaGroup;
+  c.cluster_n = 1;
   c.group_m = 4;  // 4 tile rows = 1024 rows of A per raster group
   c.num_tiles = static_cast<int>(m_tiles * ceil_div(n, block_n));
   // Cluster Launch Control launches one cluster per tile: its grid (2 CTAs a

@@ -12,8 +12,9 @@
 // CLUSTER_M = 2: two CTAs of a cluster take vertically adjacent tiles (same
 // n_block, m_blocks 2p and 2p+1) and share B: each loads half of the B
 // k-block and multicasts it into both CTAs' rings, halving B's L2->SM
-// traffic. Each destination's full barrier counts the bytes, so every CTA
-// still expects a whole stage.
+// traffic. CLUSTER_N = 2: horizontally adjacent tiles (same m_block) share
+// A the same way. Each destination's full barrier counts the bytes, so every
+// CTA still expects a whole stage.
 #pragma once
 
 #include <cstdint>
@@ -27,14 +28,18 @@ namespace tcgemm::sm90 {
 
 // BATCHED: the call is a strided batch, its maps rank 3: every load names
 // the operand's batch coordinate (a plain call's loads are built without it).
-template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int BLOCK_M = kBlockM, bool BATCHED = false>
+template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N, int BLOCK_M = kBlockM,
+          bool BATCHED = false>
 struct MainloopLoad {
   using Stage = StageLayout<BLOCK_N, BLOCK_M>;
   static_assert(B_MAJOR == Major::K || detail::mn_panel_cols(BLOCK_N) != 0,
                 "an MN-major B is loaded in whole 16-, 32- or 64-wide panels");
   static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && BLOCK_N % 128 == 0),
                 "a 2-CTA cluster splits B into two halves of whole 64-wide panels");
-  static_assert(Stage::kKBlocks == 1 || (CLUSTER_M == 1 && A_MAJOR == Major::K && B_MAJOR == Major::K),
+  static_assert(CLUSTER_N == 1 || (CLUSTER_N == 2 && CLUSTER_M == 1 && BLOCK_M == kBlockM),
+                "a 2-CTA cluster along N splits the 128-row A into two halves of 64 rows");
+  static_assert(Stage::kKBlocks == 1 || (CLUSTER_M == 1 && CLUSTER_N == 1 && A_MAJOR == Major::K &&
+                                         B_MAJOR == Major::K),
                 "stages of several k-blocks (the decode tile): A and B K-major, no cluster");
 
   const CUtensorMap* tmap_a;
@@ -68,26 +73,15 @@ struct MainloopLoad {
         copy(a_dst + i * Stage::kAKBlockBytes, tmap_a, k0 + i * kBlockK, m0, a_batch, full);
         copy(b_dst + i * Stage::kBKBlockBytes, tmap_b, k0 + i * kBlockK, n0, b_batch, full);
       }
-    } else if constexpr (CLUSTER_M == 1) {
+    } else if constexpr (CLUSTER_M == 1 && CLUSTER_N == 1) {
       load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
       load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
-    } else {
+    } else if constexpr (CLUSTER_M == 2) {
       load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
-      // This CTA's half of B, written at the same offset into both CTAs'
-      // rings; each destination's full barrier counts the bytes.
-      constexpr uint16_t kBothCtas = 0b11;
-      constexpr int kHalfBytes = Stage::kBBytes / 2;
-      if constexpr (B_MAJOR == Major::K) {
-        // Rows (of N) [n0 + rank * BLOCK_N/2, +BLOCK_N/2): the map's box is BLOCK_N/2 rows.
-        copy(b_dst + cta_rank * kHalfBytes, tmap_b, k0, n0 + static_cast<int>(cta_rank) * (BLOCK_N / 2), b_batch,
-             full, kBothCtas);
-      } else {
-#pragma unroll
-        for (int p = 0; p < BLOCK_N / 128; ++p) {
-          const int panel = static_cast<int>(cta_rank) * (BLOCK_N / 128) + p;
-          copy(b_dst + panel * panel_bytes(64), tmap_b, n0 + 64 * panel, k0, b_batch, full, kBothCtas);
-        }
-      }
+      load_half<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
+    } else {
+      load_half<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
+      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
     }
   }
 
@@ -109,6 +103,29 @@ struct MainloopLoad {
 #pragma unroll
       for (int p = 0; p < ROWS / kPanel; ++p)
         copy(dst + p * panel_bytes(kPanel), tmap, row0 + kPanel * p, k0, batch, full);
+    }
+  }
+
+  // This CTA's half of one operand's k-block (ROWS rows of M or N from row0,
+  // shared by the cluster's two CTAs), written at the same offset into both
+  // CTAs' rings; each destination's full barrier counts the bytes. K-major:
+  // rows [row0 + rank * ROWS/2, +ROWS/2), the map's box being ROWS/2 rows;
+  // MN-major: this CTA's half of the 64-wide panels.
+  template <Major MAJOR, int ROWS>
+  __device__ __forceinline__ void load_half(uint8_t* dst, const CUtensorMap* tmap, uint64_t* full, int row0, int k0,
+                                            int batch) const {
+    constexpr uint16_t kBothCtas = 0b11;
+    if constexpr (MAJOR == Major::K) {
+      constexpr int kHalfBytes = ROWS / 2 * kBlockK * 2;
+      copy(dst + cta_rank * kHalfBytes, tmap, k0, row0 + static_cast<int>(cta_rank) * (ROWS / 2), batch, full,
+           kBothCtas);
+    } else {
+      static_assert(ROWS % 128 == 0, "each CTA of the pair loads whole 64-wide panels");
+#pragma unroll
+      for (int p = 0; p < ROWS / 128; ++p) {
+        const int panel = static_cast<int>(cta_rank) * (ROWS / 128) + p;
+        copy(dst + panel * panel_bytes(64), tmap, row0 + 64 * panel, k0, batch, full, kBothCtas);
+      }
     }
   }
 

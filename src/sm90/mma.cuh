@@ -139,16 +139,18 @@ struct MainloopMma {
 };
 
 // Hands a stage back to the producers: one arrival per consumer warp on the
-// stage's empty barrier in this CTA and, in a cluster, in the peer CTA too
-// (the peer's producer multicasts its half of B into this CTA's stage).
+// stage's empty barrier in this CTA and, in a 2-CTA cluster, in the peer CTA
+// too (the peer's producer multicasts its half of B, or of A, into this
+// CTA's stage). CLUSTER_CTAS: 1 or 2.
 // READERS: the consumer warpgroups that read each stage (2 when they split a
 // 128-row tile; 1 with ping-pong, where one takes the whole tile, or with a
 // 64- or 8-row tile).
-template <int CLUSTER_M, int READERS>
+template <int CLUSTER_CTAS, int READERS>
 struct StageRelease {
+  static_assert(CLUSTER_CTAS == 1 || CLUSTER_CTAS == 2, "the peer is the other CTA of a pair");
   // Arrivals that free a stage (smem_empty's count): every warp of the
   // consumers that read it, in every CTA of the cluster.
-  static constexpr int kArrivals = READERS * 4 * CLUSTER_M;
+  static constexpr int kArrivals = READERS * 4 * CLUSTER_CTAS;
 
   uint32_t local_empty;      // this CTA's smem_empty[0], a shared::cta address (held: see MainloopMma)
   uint32_t peer_empty = 0;  // the peer CTA's smem_empty[0], a shared::cluster address
@@ -156,11 +158,11 @@ struct StageRelease {
   __device__ __forceinline__ StageRelease(uint64_t* empty, uint32_t cta_rank)
       : local_empty(static_cast<uint32_t>(__cvta_generic_to_shared(empty))) {
     detail::compute_here(local_empty);
-    if constexpr (CLUSTER_M > 1) peer_empty = detail::map_to_cta(empty, cta_rank ^ 1);
+    if constexpr (CLUSTER_CTAS > 1) peer_empty = detail::map_to_cta(empty, cta_rank ^ 1);
   }
   __device__ __forceinline__ void operator()(int stage) const {
     detail::mbarrier_arrive_shared(local_empty + stage * sizeof(uint64_t));
-    if constexpr (CLUSTER_M > 1) detail::mbarrier_arrive_remote(peer_empty + stage * sizeof(uint64_t));
+    if constexpr (CLUSTER_CTAS > 1) detail::mbarrier_arrive_remote(peer_empty + stage * sizeof(uint64_t));
   }
 };
 

@@ -121,6 +121,7 @@ Config small_m_config(int64_t m, int64_t n, int64_t k, int num_sms, const Config
   if (latency_bound && !r.fused && has_shallow_ring(c.block_n, block_m) && ceil_div(k, kBlockK) <= kShallowStages)
     c.stages = kShallowStages;
   c.cluster_m = 1;
+  c.cluster_n = 1;
   c.pingpong = false;
   c.schedule = Schedule::persistent;
   c.group_m = 8;
@@ -140,7 +141,7 @@ Config small_m_config(int64_t m, int64_t n, int64_t k, int num_sms, const Config
 // than the probe; at 64 wide (6 stages of 4 k-blocks) 0-1% slower, so not
 // picked there.
 bool takes_decode_tile(int64_t m, const ConfigRequest& r, const Config& c) {
-  const bool automatic = r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && !r.pingpong;
+  const bool automatic = r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && r.cluster_n == 0 && !r.pingpong;
   return automatic && m <= kDecodeBlockM && c.block_m == kSmallBlockM && c.block_n <= 48 &&
          is_tile_config(c.block_n, 1, false, kDecodeBlockM) &&
          builds_for_layout(kDecodeBlockM, c.block_n, r.a_k_major, r.b_k_major);
@@ -164,7 +165,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
     block_m = kSmallBlockM;
   }
   if (block_m != kSmallBlockM && block_m != kBlockM) {
-    const bool wants_128 = request.cluster_m > 1 || request.pingpong;
+    const bool wants_128 = request.cluster_m > 1 || request.cluster_n > 1 || request.pingpong;
     const bool width_fits_64 = request.block_n == 0 || is_tile_config(request.block_n, 1, false, kSmallBlockM);
     if (small_m_only(request.block_n) || (m <= kSmallBlockM && !wants_128 && width_fits_64))
       block_m = kSmallBlockM;
@@ -228,11 +229,17 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // 2-CTA clusters (B shared by multicast) are built and selectable, but not
   // chosen automatically: on the H200 they measured 0-2% slower than the same
   // tile without a cluster on every shape of the large and matmul_v2 suites
-  // (docs/PERF.md): B's L2->SM traffic is not what limits this kernel.
+  // (docs/PERF.md): B's L2->SM traffic is not what limits this kernel. Nor
+  // are the clusters along N (A shared): 128x64 in pairs took 10.5 us at
+  // 1024^3 against 10.0 alone, 128x96 11.9 against 11.0 at 1024x1536x1024.
   int cluster_m = request.cluster_m;
-  if (!is_tile_config(block_n, cluster_m, pingpong)) {
+  int cluster_n = request.cluster_n != 0 ? request.cluster_n : 1;
+  if (!is_tile_config(block_n, cluster_m, pingpong, kBlockM, cluster_n)) {
     cluster_m = 1;
-    if (!is_tile_config(block_n, cluster_m, pingpong)) pingpong = false;
+    if (!is_tile_config(block_n, cluster_m, pingpong, kBlockM, cluster_n)) {
+      cluster_n = 1;
+      if (!is_tile_config(block_n, cluster_m, pingpong)) pingpong = false;
+    }
   }
   // Small problems (matmul_v2's 128^3-512^3): where the 128-row tiles leave
   // half the SMs or more idle, 64-row tiles, each with half the work or less
@@ -242,7 +249,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // 32 wide: 16 to 128 CTAs) 1.01-1.05x that (fp16 NN, `bench --configs
   // all`, docs/PERF.md). Not when the call asked for a height, width,
   // cluster or ping-pong.
-  const bool automatic = request.block_m == 0 && request.block_n == 0 && request.cluster_m == 0 && !request.pingpong;
+  const bool automatic = request.block_m == 0 && request.block_n == 0 && request.cluster_m == 0 &&
+                         request.cluster_n == 0 && !request.pingpong;
   if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms) {
     const Config c = small_m_config(m, n, k, num_sms, request, /*latency_bound=*/true);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
@@ -296,19 +304,22 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   c.block_k = kBlockK;
   c.stages = stages_for(block_n);
   c.cluster_m = cluster_m;
+  c.cluster_n = cluster_n;
   c.pingpong = pingpong;
   c.schedule = Schedule::persistent;
   c.group_m = 8 / cluster_m;
-  const int64_t clusters =
-      ceil_div(ceil_div(m, kBlockM), cluster_m) * static_cast<int64_t>(ceil_div(n, block_n)) * request.batch;
-  const int64_t max_clusters = num_sms / cluster_m > 0 ? num_sms / cluster_m : 1;
-  c.num_ctas = static_cast<int>((clusters < max_clusters ? clusters : max_clusters) * cluster_m);
+  const int cluster_ctas = cluster_m * cluster_n;
+  const int64_t clusters = ceil_div(ceil_div(m, kBlockM), cluster_m) *
+                           static_cast<int64_t>(ceil_div(ceil_div(n, block_n), cluster_n)) * request.batch;
+  const int64_t max_clusters = num_sms / cluster_ctas > 0 ? num_sms / cluster_ctas : 1;
+  c.num_ctas = static_cast<int>((clusters < max_clusters ? clusters : max_clusters) * cluster_ctas);
   return c;
 }
 
 std::string describe(const KernelConfig& c) {
   return std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" + std::to_string(c.block_k) + ", " +
          std::to_string(c.stages) + " stages" + (c.cluster_m > 1 ? ", cluster 2x1 (B multicast)" : "") +
+         (c.cluster_n > 1 ? ", cluster 1x2 (A multicast)" : "") +
          (c.pingpong ? ", ping-pong" : "");
 }
 

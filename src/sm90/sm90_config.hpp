@@ -100,10 +100,12 @@ constexpr bool is_tile_width(int block_n) {
   return false;
 }
 
-// Whether (block_n, cluster_m, pingpong, block_m) is one of kTileConfigs.
-constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false, int block_m = kBlockM) {
+// Whether (block_n, cluster_m, pingpong, block_m, cluster_n) is one of kTileConfigs.
+constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false, int block_m = kBlockM,
+                              int cluster_n = 1) {
   for (TileConfig c : kTileConfigs)
-    if (c.block_n == block_n && c.cluster_m == cluster_m && c.pingpong == pingpong && c.block_m == block_m)
+    if (c.block_n == block_n && c.cluster_m == cluster_m && c.pingpong == pingpong && c.block_m == block_m &&
+        c.cluster_n == cluster_n)
       return true;
   return false;
 }
@@ -126,10 +128,10 @@ constexpr bool builds_for_layout(int block_m, int block_n, bool a_k_major, bool 
 
 // The configuration of one call: what Plan::config shows (block_m 128, 64
 // or 8, block_n one of kTileWidths, block_k = stage_block_k(block_m), the
-// stages for the tile, cluster_m 1 or 2, pingpong, schedule always
-// persistent), and how the persistent grid covers C.
+// stages for the tile, cluster_m and cluster_n 1 or 2 (not both 2),
+// pingpong, schedule always persistent), and how the persistent grid covers C.
 struct Config : KernelConfig {
-  int group_m = 0;   // raster group, in cluster block-rows
+  int group_m = 0;   // raster group, in cluster block-rows (cluster_m of them each)
   int num_ctas = 0;  // persistent grid size: an upper bound; the launcher caps it
                      // at the number of clusters that can be resident at once
   bool pdl = true;   // launched as a programmatic dependent launch (Options::pdl)
@@ -151,6 +153,8 @@ struct ConfigRequest {
   // Whether the call has a fused epilogue (bias or activation): the shallow
   // ring is built for the plain epilogue only.
   bool fused = false;
+  // Options::cluster_n (0: automatic).
+  int cluster_n = 0;
 };
 
 // Picks the configuration (unless overridden by one of kTileConfigs).
@@ -166,13 +170,15 @@ struct ConfigRequest {
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
-                            int cluster_m_override = 0, bool pingpong_override = false, int block_m_override = 0) {
-  return select_config(m, n, k, num_sms,
-                       ConfigRequest{block_n_override, cluster_m_override, pingpong_override, block_m_override, true});
+                            int cluster_m_override = 0, bool pingpong_override = false, int block_m_override = 0,
+                            int cluster_n_override = 0) {
+  ConfigRequest r{block_n_override, cluster_m_override, pingpong_override, block_m_override, true};
+  r.cluster_n = cluster_n_override;
+  return select_config(m, n, k, num_sms, r);
 }
 
-// "128x256x64, 4 stages[, cluster 2x1 (B multicast)][, ping-pong]": for
-// plans and tables.
+// "128x256x64, 4 stages[, cluster 2x1 (B multicast)][, cluster 1x2 (A
+// multicast)][, ping-pong]": for plans and tables.
 std::string describe(const KernelConfig& config);
 
 }  // namespace tcgemm::sm90

@@ -27,13 +27,18 @@ std::string check_config_options(const Options& o) {
   const int block_m = o.block_m != 0                                             ? o.block_m
                       : o.block_n == 0 || is_tile_config(o.block_n, 1, false, kBlockM) ? kBlockM
                                                                                        : kSmallBlockM;
-  const bool named = (o.cluster_m != 0 || o.pingpong) && !is_tile_config(o.block_n, o.cluster_m, o.pingpong, block_m);
+  // (A cluster along N names its configuration with cluster_m 0 or 1.)
+  const int cluster_n = o.cluster_n != 0 ? o.cluster_n : 1;
+  const int named_cluster_m = o.cluster_m == 0 && o.cluster_n != 0 ? 1 : o.cluster_m;
+  const bool named = (o.cluster_m != 0 || o.cluster_n != 0 || o.pingpong) &&
+                     !is_tile_config(o.block_n, named_cluster_m, o.pingpong, block_m, cluster_n);
   const bool height = o.block_m != 0 && o.block_n != 0 &&
-                      !is_tile_config(o.block_n, o.cluster_m != 0 ? o.cluster_m : 1, o.pingpong, o.block_m);
+                      !is_tile_config(o.block_n, o.cluster_m != 0 ? o.cluster_m : 1, o.pingpong, o.block_m, cluster_n);
   if (named || height)
     return "Options block_n=" + std::to_string(o.block_n) + " cluster_m=" + std::to_string(o.cluster_m) +
            " pingpong=" + (o.pingpong ? "true" : "false") +
            (o.block_m != 0 ? " block_m=" + std::to_string(o.block_m) : std::string()) +
+           (o.cluster_n != 0 ? " cluster_n=" + std::to_string(o.cluster_n) : std::string()) +
            " is not a built-in configuration (kTileConfigs)";
   return {};
 }

@@ -27,9 +27,12 @@
 // TMA stores drain while the next tile's wgmmas run.
 //
 // CLUSTER_M = 2: two CTAs of a cluster take vertically adjacent tiles and
-// share B by multicast (sm90/mainloop.cuh). A stage may then be refilled
-// only when the consumers of both CTAs released it, so every consumer warp
-// arrives on smem_empty[s] of both CTAs.
+// share B by multicast (sm90/mainloop.cuh). CLUSTER_N = 2: they take
+// horizontally adjacent tiles and share A the same way. A stage may then be
+// refilled only when the consumers of both CTAs released it, so every
+// consumer warp arrives on smem_empty[s] of both CTAs. The raster walks
+// clusters: its (m_block, n_block) is the cluster's, and rank r of the
+// cluster takes the r-th tile of it along M or N.
 //
 // A strided batch (GemmArgs::batch > 1): the raster's tile indices run over
 // batch x tiles (common/tile_order.hpp), so one persistent grid walks every
@@ -94,17 +97,20 @@ namespace tcgemm::sm90 {
 
 using detail::EpilogueParams;
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG,
-          int BLOCK_M = kBlockM, bool FUSED = false>
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
+          bool PINGPONG, int BLOCK_M = kBlockM, bool FUSED = false>
 __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                          const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
                          const int num_k_blocks, const EpilogueParams epi, const uint32_t a_stage_bytes,
                          const detail::BatchSteps batch_steps) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(!PINGPONG || CLUSTER_M == 1, "ping-pong consumers take alternate tiles of one CTA: no cluster");
+  // CTAs per cluster: 2 along M or along N, or 1.
+  constexpr int kClusterCtas = CLUSTER_M * CLUSTER_N;
+  static_assert(CLUSTER_M == 1 || CLUSTER_N == 1, "a cluster of 2 CTAs along M or along N, not both");
+  static_assert(!PINGPONG || kClusterCtas == 1, "ping-pong consumers take alternate tiles of one CTA: no cluster");
   static_assert(BLOCK_M == kBlockM ||
-                    ((BLOCK_M == kSmallBlockM || BLOCK_M == kDecodeBlockM) && CLUSTER_M == 1 && !PINGPONG),
+                    ((BLOCK_M == kSmallBlockM || BLOCK_M == kDecodeBlockM) && kClusterCtas == 1 && !PINGPONG),
                 "64- and 8-row tiles: one consumer, no cluster, no ping-pong");
   static_assert(BLOCK_M != kDecodeBlockM || (A_MAJOR == Major::K && B_MAJOR == Major::K),
                 "the decode tile: A and B K-major");
@@ -113,7 +119,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   // K-blocks per ring stage (kDecodeStageKBlocks for the decode tile, else 1).
   constexpr int kKBlocks = stage_k_blocks(BLOCK_M);
   using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, PINGPONG, BLOCK_M>;
-  using Release = StageRelease<CLUSTER_M, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
+  using Release = StageRelease<kClusterCtas, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
   using Ring = detail::RingState<NUM_STAGES>;
   using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, (kSmallM ? BLOCK_M : kSmallBlockM)>,
                                           Epilogue<Element, BLOCK_N, Mma::kMmaRows>>;
@@ -126,17 +132,24 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, BLOCK_M>::at(smem_raw);
   const int warpgroup = detail::warp_uniform(static_cast<int>(threadIdx.x) / 128);  // (keeps roles' loops uniform)
   const int wg_thread = threadIdx.x % 128;
-  // This CTA takes row `cta_rank` of the cluster's CLUSTER_M block-rows; the
-  // cluster's tiles come in the same order in both CTAs.
-  const uint32_t cta_rank = CLUSTER_M > 1 ? cuda::ptx::get_sreg_cluster_ctarank() : 0;
-  const detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / CLUSTER_M,
-                                            static_cast<int>(gridDim.x) / CLUSTER_M, raster.num_tiles()};
+  // This CTA takes tile `cta_rank` of its cluster's CLUSTER_M x CLUSTER_N;
+  // the cluster's tiles come in the same order in both CTAs.
+  const uint32_t cta_rank = kClusterCtas > 1 ? cuda::ptx::get_sreg_cluster_ctarank() : 0;
+  const detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / kClusterCtas,
+                                            static_cast<int>(gridDim.x) / kClusterCtas, raster.num_tiles()};
+  // The first row and column of this CTA's tile of the cluster tile t.
+  const auto tile_m0 = [cta_rank](const TileCoord& t) {
+    return (t.m_block * CLUSTER_M + (CLUSTER_M > 1 ? static_cast<int>(cta_rank) : 0)) * BLOCK_M;
+  };
+  const auto tile_n0 = [cta_rank](const TileCoord& t) {
+    return (t.n_block * CLUSTER_N + (CLUSTER_N > 1 ? static_cast<int>(cta_rank) : 0)) * BLOCK_N;
+  };
   if (threadIdx.x == 0) {
     if constexpr (kSmallM) detail::prefetch_tensormaps(&tmap_a, &tmap_b);  // (C: stored from registers)
     else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
-    smem.init_barriers(detail::ring_full_arrivals(epi), Release::kArrivals, CLUSTER_M > 1);
+    smem.init_barriers(detail::ring_full_arrivals(epi), Release::kArrivals, kClusterCtas > 1);
   }
-  if constexpr (CLUSTER_M > 1) detail::cluster_sync(); else __syncthreads();
+  if constexpr (kClusterCtas > 1) detail::cluster_sync(); else __syncthreads();
   // Launched as a programmatic dependent launch (Options::pdl), the kernel
   // gets here while the stream's previous kernel may still run: nothing
   // above touched global memory; from here on A, B and C may be its output.
@@ -152,7 +165,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       // of the batch.
       const auto produce = [&](auto batched) {
         constexpr bool kBatched = decltype(batched)::value;
-        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, BLOCK_M, kBatched>;
+        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N, BLOCK_M, kBatched>;
         // (a_stage_bytes: A's box of one k-block, which only the 64- and 8-row tiles shorten.)
         const Load load{&tmap_a, &tmap_b, cta_rank,
                         kSmallM ? a_stage_bytes + Load::Stage::kBKBlockBytes : Load::Stage::kStageBytes};
@@ -164,9 +177,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
             // Arms smem_full[s]; the TMA bytes complete it.
-            load(smem.stage(ring.index), &smem.smem_full()[ring.index], (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M,
-                 t.n_block * BLOCK_N, ks * kKBlocks * kBlockK, t.batch * batch_steps.a, t.batch * batch_steps.b,
-                 stage_count(ks));
+            load(smem.stage(ring.index), &smem.smem_full()[ring.index], tile_m0(t), tile_n0(t), ks * kKBlocks * kBlockK,
+                 t.batch * batch_steps.a, t.batch * batch_steps.b, stage_count(ks));
             ring.advance();
           }
         }
@@ -202,8 +214,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         // now, while the stage loads, not after the mainloop where the
         // compiler would otherwise put it (two integer divisions ahead of the
         // epilogue's first store).
-        int m0 = (t.m_block * CLUSTER_M + cta_rank) * BLOCK_M + (PINGPONG ? 0 : consumer * 64);
-        int n0 = t.n_block * BLOCK_N;
+        int m0 = tile_m0(t) + (PINGPONG ? 0 : consumer * 64);
+        int n0 = tile_n0(t);
         detail::compute_here(m0);
         detail::compute_here(n0);
         epilogue.template prefetch_bias<kAct>(epi, n0);
@@ -239,7 +251,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   }
   // Neither CTA may exit while its peer can still multicast into its ring or
   // arrive on its barriers. Every thread of both CTAs gets here.
-  if constexpr (CLUSTER_M > 1) detail::cluster_sync();
+  if constexpr (kClusterCtas > 1) detail::cluster_sync();
 #elif defined(__CUDA_ARCH__)
   static_assert(detail::kDependentFalse<Element>,
                 "sm90_gemm_persistent is sm_90a code: build its translation units for compute_90a/sm_90a only");

@@ -20,35 +20,40 @@ using detail::launch_config;
 
 // The rows of A's TMA box: the tile's, except for a 64-row tile of a call
 // with M < 64 and A K-major (op_a = N), which loads only M rounded up to 8
-// (MainloopLoad::k_block_bytes says why). (The decode tile's: its 8.)
+// (MainloopLoad::k_block_bytes says why), and a tile of a cluster along N,
+// whose CTAs load half of it each. (The decode tile's: its 8.)
 inline int a_box_rows(const GemmArgs& args, const Config& config) {
+  if (config.cluster_n > 1) return config.block_m / config.cluster_n;
   if (config.block_m != kSmallBlockM || args.op_a != Op::N) return config.block_m;
   return static_cast<int>(std::min<int64_t>(kSmallBlockM, ceil_div(args.m, 8) * 8));
 }
 
-template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, bool PINGPONG,
-          int BLOCK_M, bool FUSED>
+template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
+          bool PINGPONG, int BLOCK_M, bool FUSED>
 std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
                    const Config& config, int* grid_ctas) {
-  constexpr auto kernel =
-      &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, PINGPONG, BLOCK_M, FUSED>;
+  constexpr auto kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N,
+                                                PINGPONG, BLOCK_M, FUSED>;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
   constexpr int kCtaThreads = threads_for(BLOCK_M);
+  constexpr int kClusterCtas = CLUSTER_M * CLUSTER_N;
   int resident = 0;
-  if (std::string why = detail::setup_kernel_once<kernel>(kCtaThreads, CLUSTER_M, kSmem, &resident); !why.empty())
+  if (std::string why = detail::setup_kernel_once<kernel>(kCtaThreads, kClusterCtas, kSmem, &resident); !why.empty())
     return why;
 
-  const GroupedRaster raster{ceil_div(ceil_div(args.m, BLOCK_M), CLUSTER_M), ceil_div(args.n, BLOCK_N),
-                             config.group_m, static_cast<int>(args.batch)};
+  // (The raster walks clusters: CLUSTER_M block-rows by CLUSTER_N block-columns each.)
+  const GroupedRaster raster{ceil_div(ceil_div(args.m, BLOCK_M), CLUSTER_M),
+                             ceil_div(ceil_div(args.n, BLOCK_N), CLUSTER_N), config.group_m,
+                             static_cast<int>(args.batch)};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   EpilogueParams epi = detail::epilogue_params(args);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
-  const int clusters = std::min(config.num_ctas / CLUSTER_M, resident);
+  const int clusters = std::min(config.num_ctas / kClusterCtas, resident);
 
   detail::LaunchAttributes attrs{};
   const cudaLaunchConfig_t cfg =
-      launch_config(clusters * CLUSTER_M, kCtaThreads, CLUSTER_M, kSmem, args.stream, attrs, config.pdl);
-  *grid_ctas = clusters * CLUSTER_M;
+      launch_config(clusters * kClusterCtas, kCtaThreads, kClusterCtas, kSmem, args.stream, attrs, config.pdl);
+  *grid_ctas = clusters * kClusterCtas;
   const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;  // (A's box of one k-block)
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi, a_stage_bytes,
                                              detail::batch_steps(args));
@@ -56,7 +61,8 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   return {};
 }
 
-template <typename Element, int BLOCK_N, int CLUSTER_M, bool PINGPONG = false, int BLOCK_M = kBlockM>
+template <typename Element, int BLOCK_N, int CLUSTER_M, bool PINGPONG = false, int BLOCK_M = kBlockM,
+          int CLUSTER_N = 1>
 std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
                           int* grid_ctas) {
   return detail::with_operand_majors(args, [&](auto a, auto b) -> std::string {
@@ -69,12 +75,12 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
     } else {
       if constexpr (has_shallow_ring(BLOCK_N, BLOCK_M)) {
         if (config.stages == kShallowStages && !args.fused_epilogue())
-          return launch<Element, BLOCK_N, kShallowStages, kA, kB, CLUSTER_M, PINGPONG, BLOCK_M, false>(
+          return launch<Element, BLOCK_N, kShallowStages, kA, kB, CLUSTER_M, CLUSTER_N, PINGPONG, BLOCK_M, false>(
               maps.a, maps.b, maps.c, args, config, grid_ctas);
       }
       return detail::with_epilogue_kind(args, [&](auto fused) {
-        return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, PINGPONG, BLOCK_M,
-                      decltype(fused)::value>(maps.a, maps.b, maps.c, args, config, grid_ctas);
+        return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, CLUSTER_N, PINGPONG,
+                      BLOCK_M, decltype(fused)::value>(maps.a, maps.b, maps.c, args, config, grid_ctas);
       });
     }
   });
@@ -112,6 +118,11 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   } else if (config.block_m == kDecodeBlockM && config.cluster_m == 1 && !config.pingpong) {
     if (auto run = launch_width<Element, kDecodeBlockM, 8, 16, 32, 40, 48, 64>(maps, args, config, grid_ctas))
       return *run;
+  } else if (config.block_m == kBlockM && config.cluster_n == 2) {
+    switch (config.block_n) {
+      case 64: return launch_layout<Element, 64, 1, false, kBlockM, 2>(maps, args, config, grid_ctas);
+      case 96: return launch_layout<Element, 96, 1, false, kBlockM, 2>(maps, args, config, grid_ctas);
+    }
   } else if (config.block_m == kBlockM) {
     const int key = config.block_n * 100 + config.cluster_m * 10 + (config.pingpong ? 1 : 0);
     switch (key) {

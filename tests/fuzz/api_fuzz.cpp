@@ -133,7 +133,7 @@ cudaError_t probe_kernel_image() { return cudaSuccess; }
 namespace tcgemm::sm90 {
 std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
   check_kernel_args("sm90", g);
-  if (!is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m) || c.num_ctas < 1)
+  if (!is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m, c.cluster_n) || c.num_ctas < 1)
     fail("sm90", "bad config " + describe(c));
   if (!builds_for_layout(c.block_m, c.block_n, g.op_a == Op::N, g.op_b == Op::T))
     fail("sm90", "config " + describe(c) + " is not built for the call's layout");

@@ -164,6 +164,7 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
           EXPECT_EQ(p.config.block_n, v.options.block_n) << p.kernel << cfg;
           if (own_backend() == Backend::sm90) {
             EXPECT_EQ(p.config.cluster_m, v.options.cluster_m) << p.kernel << cfg;
+            EXPECT_EQ(p.config.cluster_n, v.options.cluster_n) << p.kernel << cfg;
             EXPECT_EQ(p.config.pingpong, v.options.pingpong) << p.kernel << cfg;
             EXPECT_EQ(p.config.block_m, v.options.block_m) << p.kernel << cfg;
           } else {

@@ -41,23 +41,26 @@ GemmArgs aligned_args(int64_t m = 4096, int64_t n = 4096, int64_t k = 4096) {
 }
 
 Options forced(int block_n, int cluster_m = 0, bool pingpong = false, Schedule schedule = Schedule::automatic,
-               int block_m = 0) {
+               int block_m = 0, int cluster_n = 0) {
   Options o;
   o.block_n = block_n;
   o.cluster_m = cluster_m;
   o.pingpong = pingpong;
   o.schedule = schedule;
   o.block_m = block_m;
+  o.cluster_n = cluster_n;
   return o;
 }
 Options forced(const TileConfig& tc) {
-  return forced(tc.block_n, tc.cluster_m, tc.pingpong, Schedule::automatic, tc.block_m);
+  return forced(tc.block_n, tc.cluster_m, tc.pingpong, Schedule::automatic, tc.block_m, tc.cluster_n);
 }
 
 TEST(CheckOptions, AcceptsTheDefaultsAndEveryBuiltInConfiguration) {
   EXPECT_EQ(check_options(Options{}), "");
   for (TileConfig tc : kTileConfigs) {
-    EXPECT_EQ(check_options(forced(tc.block_n, tc.cluster_m, tc.pingpong)), "");
+    if (tc.cluster_n == 1) {
+      EXPECT_EQ(check_options(forced(tc.block_n, tc.cluster_m, tc.pingpong)), "");
+    }
     EXPECT_EQ(check_options(forced(tc)), "");
   }
   for (Sm100TileConfig tc : kSm100TileConfigs)
@@ -89,6 +92,22 @@ TEST(CheckOptions, NamesWhatIsWrong) {
             "Options block_n=64 cluster_m=2 pingpong=false is not a built-in configuration (kTileConfigs)");
   EXPECT_EQ(check_options(forced(0, 0, true)),
             "Options block_n=0 cluster_m=0 pingpong=true is not a built-in configuration (kTileConfigs)");
+  // A cluster along N: built for the 128-row tiles 64 and 96 wide, cluster_m 0 or 1, no ping-pong.
+  EXPECT_EQ(check_options(forced(64, 0, false, Schedule::automatic, 0, 2)), "");
+  EXPECT_EQ(check_options(forced(96, 1, false, Schedule::automatic, 128, 2)), "");
+  EXPECT_EQ(check_options(forced(128, 0, false, Schedule::automatic, 0, 2)),
+            "Options block_n=128 cluster_m=0 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(256, 0, false, Schedule::automatic, 0, 2)),
+            "Options block_n=256 cluster_m=0 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(128, 2, false, Schedule::automatic, 0, 2)),
+            "Options block_n=128 cluster_m=2 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(128, 1, true, Schedule::automatic, 0, 2)),
+            "Options block_n=128 cluster_m=1 pingpong=true cluster_n=2 is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(64, 0, false, Schedule::automatic, 64, 2)),
+            "Options block_n=64 cluster_m=0 pingpong=false block_m=64 cluster_n=2 is not a built-in configuration "
+            "(kTileConfigs)");
+  EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 0, 2)),
+            "Options block_n=0 cluster_m=0 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
 }
 
 TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
@@ -103,7 +122,8 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_EQ(sm100::check_options(forced(128, 1)), "");
   EXPECT_EQ(sm100::check_options(forced(64)), "");
   EXPECT_TRUE(contains(sm100::check_options(forced(128, 3)), "Options::cluster_m must be 0 (automatic), 1"));
-  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "pingpong and block_m select sm90"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "pingpong, block_m and cluster_n select sm90"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(64, 0, false, Schedule::automatic, 0, 2)), "cluster_n"));
   EXPECT_TRUE(contains(sm100::check_options(forced(128, 0, false, Schedule::automatic, 64)), "block_m"));
   EXPECT_TRUE(contains(sm100::check_options(forced(64, 0, false, Schedule::cluster_launch_control)),
                        "persistent schedule only"));
@@ -158,7 +178,8 @@ TEST(Decide, Sm90KernelWithItsConfigurationInThePlan) {
     EXPECT_EQ(d.plan.backend, Backend::sm90);
     EXPECT_EQ(d.plan.reason, "sm_90 device, operands TMA-compatible");
     const sm90::Config want =
-        sm90::select_config(g.m, g.n, g.k, kH200.num_sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
+        sm90::select_config(g.m, g.n, g.k, kH200.num_sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m,
+                            tc.cluster_n);
     const sm90::Config* got = std::get_if<sm90::Config>(&d.config);
     ASSERT_NE(got, nullptr);
     EXPECT_EQ(got->num_ctas, want.num_ctas);
@@ -168,12 +189,14 @@ TEST(Decide, Sm90KernelWithItsConfigurationInThePlan) {
     EXPECT_EQ(k.block_k, tc.block_m == 8 ? 256 : 64);
     EXPECT_EQ(k.stages, want.stages);
     EXPECT_EQ(k.cluster_m, tc.cluster_m);
+    EXPECT_EQ(k.cluster_n, tc.cluster_n);
     EXPECT_EQ(k.pingpong, tc.pingpong);
     EXPECT_EQ(k.schedule, Schedule::persistent);
     EXPECT_EQ(d.plan.kernel, "sm90_gemm_persistent<f16,NT," + std::to_string(tc.block_m) + "x" +
                                  std::to_string(tc.block_n) + "x" + std::to_string(k.block_k) + ", " +
                                  std::to_string(want.stages) + " stages" +
                                  (tc.cluster_m == 2 ? ", cluster 2x1 (B multicast)" : "") +
+                                 (tc.cluster_n == 2 ? ", cluster 1x2 (A multicast)" : "") +
                                  (tc.pingpong ? ", ping-pong" : "") + ">");
   }
 }

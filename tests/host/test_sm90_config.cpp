@@ -62,14 +62,16 @@ TEST(Sm90Config, OverrideIsRespected) {
       for (int bn : kTileWidths) {
         const Config c = select_config(s.m, s.n, s.k, sms, bn);
         EXPECT_EQ(c.block_n, bn) << shape(s.m, s.n, s.k, sms) << " override=" << bn;
-        EXPECT_TRUE(is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m))
+        EXPECT_TRUE(is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m, c.cluster_n))
             << shape(s.m, s.n, s.k, sms) << " " << describe(c);
       }
       for (TileConfig tc : kTileConfigs) {
-        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
+        const Config c =
+            select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m, tc.cluster_n);
         EXPECT_EQ(c.block_m, tc.block_m) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.block_n, tc.block_n) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.cluster_m, tc.cluster_m) << shape(s.m, s.n, s.k, sms);
+        EXPECT_EQ(c.cluster_n, tc.cluster_n) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.pingpong, tc.pingpong) << shape(s.m, s.n, s.k, sms);
       }
     }
@@ -87,16 +89,27 @@ TEST(Sm90Config, InvalidOverrideFallsBackToAutomatic) {
   const Config c = select_config(4096, 4096, 4096, 132, 64, 2);
   EXPECT_EQ(c.block_n, 64);
   EXPECT_EQ(c.cluster_m, 1);
+  const Config n = select_config(4096, 4096, 4096, 132, 256, 0, false, 0, 2);
+  EXPECT_EQ(n.block_n, 256);
+  EXPECT_EQ(n.cluster_n, 1);
+  // A cluster along N with cluster_m left automatic is honoured where built.
+  const Config along_n = select_config(1024, 1024, 1024, 132, 64, 0, false, 0, 2);
+  EXPECT_EQ(along_n.cluster_m, 1);
+  EXPECT_EQ(along_n.cluster_n, 2);
+  EXPECT_EQ(along_n.block_m, 128);
 }
 
 TEST(Sm90Config, EveryTileConfigIsAnInstantiatedWidth) {
   for (TileConfig tc : kTileConfigs) {
     EXPECT_TRUE(is_tile_width(tc.block_n)) << tc.block_n;
     EXPECT_TRUE(tc.cluster_m == 1 || tc.cluster_m == 2) << tc.cluster_m;
+    EXPECT_TRUE(tc.cluster_n == 1 || tc.cluster_n == 2) << tc.cluster_n;
+    EXPECT_TRUE(tc.cluster_m == 1 || tc.cluster_n == 1) << "a pair along M or along N";
     EXPECT_TRUE(tc.block_m == 128 || tc.block_m == 64 || tc.block_m == 8) << tc.block_m;
     // A 64- or 8-row tile has one consumer: no cluster, no ping-pong.
     if (tc.block_m != 128) {
       EXPECT_EQ(tc.cluster_m, 1);
+      EXPECT_EQ(tc.cluster_n, 1);
       EXPECT_FALSE(tc.pingpong);
     }
     // The decode tile: the widths the M <= 64 rule picks up to 64, each also a 64-row tile
@@ -113,6 +126,7 @@ TEST(Sm90Config, EveryTileConfigIsAnInstantiatedWidth) {
     if (tc.pingpong) {
       EXPECT_LE(tc.block_n, 128) << tc.block_n;
       EXPECT_EQ(tc.cluster_m, 1);
+      EXPECT_EQ(tc.cluster_n, 1);
     }
   }
 }
@@ -291,10 +305,17 @@ TEST(Sm90Config, ShallowRingForSmallProblemsWithShortK) {
 
 TEST(Sm90Config, ClustersOnlyWhenAsked) {
   // Measured no faster on the H200 (docs/PERF.md), so never automatic...
-  for (const auto& s : kShapes) EXPECT_EQ(select_config(s.m, s.n, s.k, 132).cluster_m, 1) << shape(s.m, s.n, s.k, 132);
+  for (const auto& s : kShapes) {
+    EXPECT_EQ(select_config(s.m, s.n, s.k, 132).cluster_m, 1) << shape(s.m, s.n, s.k, 132);
+    EXPECT_EQ(select_config(s.m, s.n, s.k, 132).cluster_n, 1) << shape(s.m, s.n, s.k, 132);
+  }
+  EXPECT_EQ(select_config(1024, 1024, 1024, 132).cluster_n, 1);
+  EXPECT_EQ(select_config(1024, 1536, 1024, 132).cluster_n, 1);
   // ...but an explicit request for a built configuration is honoured.
   EXPECT_EQ(select_config(8192, 8192, 8192, 132, 256, 2).cluster_m, 2);
   EXPECT_EQ(select_config(8192, 8192, 8192, 132, 128, 2).cluster_m, 2);
+  EXPECT_EQ(select_config(1024, 1024, 1024, 132, 64, 0, false, 0, 2).cluster_n, 2);
+  EXPECT_EQ(select_config(1024, 1536, 1024, 132, 96, 1, false, 128, 2).cluster_n, 2);
 }
 
 TEST(Sm90Config, PingPongAtShortKWithTwoTilesPerCta) {
@@ -315,14 +336,18 @@ TEST(Sm90Config, PersistentGridIsMinOfClustersAndResidentClusters) {
   for (const auto& s : kShapes)
     for (int sms : {1, 78, 114, 132})
       for (TileConfig tc : kTileConfigs) {
-        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
+        const Config c =
+            select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m, tc.cluster_n);
         const int64_t m_blocks = (s.m + c.block_m - 1) / c.block_m;
-        const int64_t clusters = (m_blocks + c.cluster_m - 1) / c.cluster_m * ((s.n + c.block_n - 1) / c.block_n);
-        const int64_t resident = sms / c.cluster_m > 0 ? sms / c.cluster_m : 1;
-        EXPECT_EQ(c.num_ctas, (clusters < resident ? clusters : resident) * c.cluster_m)
+        const int64_t n_blocks = (s.n + c.block_n - 1) / c.block_n;
+        const int64_t clusters =
+            (m_blocks + c.cluster_m - 1) / c.cluster_m * ((n_blocks + c.cluster_n - 1) / c.cluster_n);
+        const int size = c.cluster_m * c.cluster_n;
+        const int64_t resident = sms / size > 0 ? sms / size : 1;
+        EXPECT_EQ(c.num_ctas, (clusters < resident ? clusters : resident) * size)
             << shape(s.m, s.n, s.k, sms) << " " << describe(c);
-        EXPECT_GE(c.num_ctas, c.cluster_m) << shape(s.m, s.n, s.k, sms);
-        EXPECT_EQ(c.num_ctas % c.cluster_m, 0) << shape(s.m, s.n, s.k, sms);
+        EXPECT_GE(c.num_ctas, size) << shape(s.m, s.n, s.k, sms);
+        EXPECT_EQ(c.num_ctas % size, 0) << shape(s.m, s.n, s.k, sms);
       }
 }
 
@@ -382,12 +407,14 @@ TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
 // cluster and consumer schedule asked for, and the persistent tile schedule.
 TEST(Sm90Config, SelectConfigFillsThePublicFields) {
   for (TileConfig tc : kTileConfigs) {
-    const Config c = select_config(4096, 4096, 4096, 132, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m);
+    const Config c =
+        select_config(4096, 4096, 4096, 132, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m, tc.cluster_n);
     EXPECT_EQ(c.block_m, tc.block_m);
     EXPECT_EQ(c.block_n, tc.block_n);
     EXPECT_EQ(c.block_k, tc.block_m == 8 ? 4 * kBlockK : kBlockK);
     EXPECT_EQ(c.stages, stages_for(tc.block_n, tc.block_m));
     EXPECT_EQ(c.cluster_m, tc.cluster_m);
+    EXPECT_EQ(c.cluster_n, tc.cluster_n);
     EXPECT_EQ(c.pingpong, tc.pingpong);
     EXPECT_EQ(c.schedule, Schedule::persistent);
   }
@@ -406,6 +433,9 @@ TEST(Sm90Config, DescribeNamesTileAndStages) {
   c.cluster_m = 2;
   EXPECT_EQ(describe(c), "128x128x64, 6 stages, cluster 2x1 (B multicast)");
   c.cluster_m = 1;
+  c.cluster_n = 2;
+  EXPECT_EQ(describe(c), "128x128x64, 6 stages, cluster 1x2 (A multicast)");
+  c.cluster_n = 1;
   c.pingpong = true;
   EXPECT_EQ(describe(c), "128x128x64, 6 stages, ping-pong");
   EXPECT_EQ(describe(select_config(1, 4096, 4096, 132)), "8x32x256, 11 stages");
@@ -476,7 +506,7 @@ TEST(Sm90Config, ForcedDecodeTile) {
   tn.block_m = 8;
   tn.block_n = 32;
   const Config t = select_config(1, 4096, 4096, 132, tn);
-  EXPECT_TRUE(is_tile_config(t.block_n, t.cluster_m, t.pingpong, t.block_m)) << describe(t);
+  EXPECT_TRUE(is_tile_config(t.block_n, t.cluster_m, t.pingpong, t.block_m, t.cluster_n)) << describe(t);
   EXPECT_NE(t.block_m, 8);
 }
 
