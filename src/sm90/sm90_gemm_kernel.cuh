@@ -182,13 +182,29 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
             ring.advance();
           }
         }
+        return ring;
       };
-      if (raster.batch > 1) produce(std::true_type{});
-      else produce(std::false_type{});
+      Ring ring = raster.batch > 1 ? produce(std::true_type{}) : produce(std::false_type{});
       // The CTA's last loads are issued: the next kernel of the stream, if
       // launched as a programmatic dependent, may start its launch now (it
       // still waits for this grid to complete before touching memory).
       cudaTriggerProgrammaticLaunchCompletion();
+      // In a cluster, this CTA may not exit while the peer can still arrive
+      // on its empty barriers or multicast into its ring. Every stage's last
+      // fill released by the consumers of both CTAs means both are over: the
+      // peer's multicasts into a stage complete its full barrier before this
+      // CTA's consumers read and release it, and the peer's consumers arrive
+      // here after their last read. (A stage never filled passes at once.)
+      // This thread alone waits. A cluster barrier at exit, where half the
+      // stall samples of a paired 1024^3 call sat (behind a cluster-scope
+      // release fence), cost 0.3-0.6 us more (docs/PERF.md).
+      if constexpr (kClusterCtas > 1) {
+        for (int i = 0; i < NUM_STAGES; ++i) {
+          detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
+                               "producer (drain)");
+          ring.advance();
+        }
+      }
     }
   } else {
     // ======================= consumers: mainloop and epilogue, tile by tile =======================
@@ -249,9 +265,6 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     else tiles(std::integral_constant<int, detail::kPlainEpilogue>{});
     epilogue.finish();
   }
-  // Neither CTA may exit while its peer can still multicast into its ring or
-  // arrive on its barriers. Every thread of both CTAs gets here.
-  if constexpr (kClusterCtas > 1) detail::cluster_sync();
 #elif defined(__CUDA_ARCH__)
   static_assert(detail::kDependentFalse<Element>,
                 "sm90_gemm_persistent is sm_90a code: build its translation units for compute_90a/sm_90a only");
