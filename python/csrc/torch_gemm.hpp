@@ -340,10 +340,16 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
     TCGEMM_REFUSE(ValueError, b.is_cuda() && b.device() == x.device(),
                   "tcgemm.linear: bias must be on x's device (" + x.device().str() + ")" + call());
     if (b.stride(0) != 1) b = b.contiguous();
-    c.args.bias = b.data_ptr();
-    c.args.bias_type = b.scalar_type() == at::kFloat ? BiasType::f32 : BiasType::same;
   }
-  c.args.activation = static_cast<Activation>(activation);
+  // The fused epilogue, set on whichever operands the call runs with.
+  const auto fuse = [&](Call& on) {
+    if (b.defined()) {
+      on.args.bias = b.data_ptr();
+      on.args.bias_type = b.scalar_type() == at::kFloat ? BiasType::f32 : BiasType::same;
+    }
+    on.args.activation = static_cast<Activation>(activation);
+  };
+  fuse(c);
   if (c.args.fused_epilogue() && !fusable_layout(c)) {
     // No cuBLAS fallback can fuse a bias or activation, so a fused call needs
     // operands tcgemm's kernels can load (16-byte aligned rows). Where x or
@@ -354,11 +360,8 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
     const int64_t pad = (8 - k % 8) % 8;
     const at::Tensor xp = pad > 0 ? at::constant_pad_nd(x2, {0, pad}) : x2.contiguous();
     const at::Tensor wp = pad > 0 ? at::constant_pad_nd(weight, {0, pad}) : weight.contiguous();
-    Call padded = make_call(xp, wp.t(), out, 1.0, 0.0);
-    padded.args.bias = c.args.bias;
-    padded.args.bias_type = c.args.bias_type;
-    padded.args.activation = c.args.activation;
-    c = std::move(padded);
+    c = make_call(xp, wp.t(), out, 1.0, 0.0);
+    fuse(c);
   }
   run(c);
   return out.view(out_shape);
