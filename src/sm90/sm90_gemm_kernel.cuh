@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       // here after their last read. (A stage never filled passes at once.)
       // This thread alone waits. A cluster barrier at exit, where half the
       // stall samples of a paired 1024^3 call sat (behind a cluster-scope
-      // release fence), cost 0.3-0.6 us more (docs/PERF.md).
+      // release fence), cost 0.2-0.7 us more (docs/PERF.md).
       if constexpr (kClusterCtas > 1) {
         for (int i = 0; i < NUM_STAGES; ++i) {
           detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
