@@ -92,8 +92,10 @@ class CaseRunner {
     bias.apply(args[kOurs]);
     // The output the cuBLAS sides are compared with: the GEMM without the epilogue.
     ElementBuffer& c_gemm = fused_.any() ? c_plain : c_ours;
-    // Which kernel the automatic choice would run, to mark it among forced configs.
-    row.heuristic = same_kernel(plan(args[kOurs], Options{}), plan(args[kOurs], c.options));
+    // The automatic choice's row (options not forced), and with --configs all
+    // the forced configuration that runs the same kernel, if one does.
+    row.heuristic = c.options.block_n == 0;
+    row.same_as_pick = !row.heuristic && same_kernel(plan(args[kOurs], Options{}), plan(args[kOurs], c.options));
 
     for (int round = 0; round < rounds_; ++round) {
       // Fresh inputs every round (the leaderboard re-seeds before every call):
@@ -272,11 +274,14 @@ std::map<std::string, double> measure_peaks(const BenchSettings& s) {
 // The rows to time: every shape in every dtype and layout, shape-major (the
 // dtypes and layouts of one shape run back to back, which keeps their rows
 // together in the table), and with --configs all every built-in
-// configuration of the device's family for each.
+// configuration of the device's family for each, then the automatic choice
+// itself (which may run a configuration no forced one does: the shallow ring
+// of the small problems).
 std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::string, double>& peaks) {
   std::vector<BenchRow> rows;
-  std::vector<support::KernelVariant> variants(1);  // the automatic choice
+  std::vector<support::KernelVariant> variants;
   if (s.all_configs) variants = support::builtin_variants(support::device_family());
+  variants.emplace_back();  // the automatic choice: Options{}
   size_t group = 0;
   for (const BenchCase& t : s.shapes)
     for (const DType dtype : s.dtypes)

@@ -62,10 +62,13 @@ void print_table(const std::vector<BenchRow>& rows) {
   const char* head = "%-18s %-5s %-3s %-28s %10s %10s %8s %8s %6s %7s %5s %8s %10s %9s %8s %7s  %s\n";
   std::printf(head, "shape", "dtype", "lay", "kernel", "ours us", "cuBLAS us", "ours TF", "cuBLAS TF", "%peak",
               "GB/s", "%HBM", "speedup", "strict us", "vs strict", "=cuBLAS", "host us", "");
+  // With --configs all, '*' marks the automatic choice's row and '=' the
+  // forced configuration that is the same kernel.
+  const bool all_configs =
+      std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.c.options.block_n != 0; });
   for (const BenchRow& r : rows) {
     std::string kernel = r.plan.status == Status::ok ? short_kernel(r.plan) : "rejected";
-    // With --configs all, '*' marks the configuration the heuristic picks.
-    if (r.c.options.block_n != 0) kernel = (r.heuristic ? "*" : " ") + kernel;
+    if (all_configs) kernel = (r.heuristic ? "*" : r.same_as_pick ? "=" : " ") + kernel;
     if (!r.timed()) {
       std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(), "-",
                   "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", r.warning().c_str());
@@ -197,6 +200,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
     j.member("schedule", to_string(k.schedule));
     j.end_object();
     j.member("error", r.error).member("group", static_cast<uint64_t>(r.group)).member("heuristic", r.heuristic);
+    j.member("same_as_pick", r.same_as_pick);
     j.member("forced_block_n", r.c.options.block_n).member("forced_cluster_m", r.c.options.cluster_m);
     j.member("forced_pingpong", r.c.options.pingpong).member("forced_block_m", r.c.options.block_m);
     j.member("forced_cluster_n", r.c.options.cluster_n);

@@ -42,7 +42,8 @@ struct BenchRow {
   int64_t fused_nonfinite = 0;              // NaN/Inf in the fused call's output (any round)
   bool inputs_ok = true;
   size_t group = 0;                 // rows of one (shape, dtype, layout) share it
-  bool heuristic = false;           // this configuration is what the automatic choice runs
+  bool heuristic = false;           // the automatic choice's own row (options not forced)
+  bool same_as_pick = false;        // --configs all: a forced configuration that is the same kernel as the pick
   double peak = -1.0;               // TFLOP/s ceiling for the dtype, < 0 if unknown
   double hbm = -1.0;                // GB/s HBM read ceiling, < 0 if unknown
 

@@ -35,7 +35,8 @@ void add_bench_options(ArgParser& parser) {
                   "launch, and cuBLAS");
   parser.add_option("configs", "auto|all",
                     "auto: the heuristic's choice (default); all: time every built-in configuration of the "
-                    "device's kernel family for each case and mark the heuristic's pick with '*'");
+                    "device's kernel family for each case, then the heuristic's choice itself (marked '*'; "
+                    "'=' marks the configuration that is the same kernel)");
   add_fused_epilogue_options(parser,
                              "time tcgemm with a fused epilogue (a fourth side, tcgemm without it, timed beside it; "
                              "cuBLAS runs the GEMM alone)");
