@@ -162,8 +162,10 @@ struct ConfigRequest {
 // whole cost): 64-row tiles, the width that spreads N over the SMs most
 // evenly with enough of B in flight per SM (the ring's depth times the
 // width); for M <= 8 with A and B K-major, the decode tile of that width
-// where it is built (8 rows, 4 k-blocks a stage). Otherwise 128-row tiles by the expected efficiency of the last
-// wave: tiles / (waves * num_sms), weighted by how well each tile keeps the
+// where it is built (8 rows, 4 k-blocks a stage), and for 8 < M <= 64 where
+// the 64-row tiles would occupy at most half the SMs, the decode tile at the
+// same rule's width among its own widths. Otherwise 128-row tiles by the
+// expected efficiency of the last wave: tiles / (waves * num_sms), weighted by how well each tile keeps the
 // tensor cores fed (narrower tiles move more operand bytes per FLOP: 128x64
 // moves 2.5x what 128x256 does) and, for the ping-pong 128x128, by how much
 // epilogue it hides (more at short K).

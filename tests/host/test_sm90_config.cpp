@@ -487,6 +487,44 @@ TEST(Sm90Config, SmallMTakesTheDecodeTile) {
   EXPECT_EQ(b.num_ctas, 128);
 }
 
+// 8 < M <= 64, A and B K-major, nothing forced, where the 64-row tiles would
+// occupy at most half the SMs: the decode tile, at the width the M <= 64 rule
+// picks among the decode widths for ceil(M / 8) block-rows.
+TEST(Sm90Config, SmallGridTakesTheDecodeTile) {
+  struct Case {
+    int64_t m, n, k;
+    int block_n, ctas;
+  };
+  // (N = 256: 32 tiles 64 x 8.) M = 16: 2 block-rows of 32 tiles 8 wide, one
+  // wave; M = 32: 4 of 32; M = 64: 8 block-rows, 16 wide for one wave.
+  for (const Case& t : {Case{16, 256, 2048, 8, 64}, Case{32, 256, 2048, 8, 128}, Case{64, 256, 2048, 16, 128},
+                        Case{9, 128, 64, 8, 32}, Case{64, 512, 4096, 32, 128}}) {
+    const Config c = select_config(t.m, t.n, t.k, 132);
+    EXPECT_EQ(c.block_m, 8) << shape(t.m, t.n, t.k, 132) << " " << describe(c);
+    EXPECT_EQ(c.block_n, t.block_n) << shape(t.m, t.n, t.k, 132) << " " << describe(c);
+    EXPECT_EQ(c.num_ctas, t.ctas) << shape(t.m, t.n, t.k, 132);
+    EXPECT_EQ(c.stages, stages_for(t.block_n, 8));
+  }
+  // Not where the 64-row tiles fill more than half the SMs (N = 2048: 128
+  // tiles 16 wide), nor past 64 rows, nor with A or B MN-major, nor forced.
+  EXPECT_EQ(select_config(16, 2048, 2048, 132).block_m, 64);
+  EXPECT_EQ(select_config(65, 256, 2048, 132).block_m, 64);
+  ConfigRequest tn;
+  tn.a_k_major = false;
+  EXPECT_EQ(select_config(16, 256, 2048, 132, tn).block_m, 64);
+  ConfigRequest nn;
+  nn.b_k_major = false;
+  EXPECT_EQ(select_config(16, 256, 2048, 132, nn).block_m, 64);
+  EXPECT_EQ(select_config(16, 256, 2048, 132, 8).block_m, 64);
+  // A batch counts its problems' tiles: 4 x 16 x 256 makes 128 tiles 64 x 8,
+  // not a small grid.
+  ConfigRequest batched;
+  batched.batch = 4;
+  EXPECT_EQ(select_config(16, 256, 2048, 132, batched).block_m, 64);
+  batched.batch = 2;
+  EXPECT_EQ(select_config(16, 256, 2048, 132, batched).block_m, 8);
+}
+
 // Options::block_m = 8 forces the decode tile at any M (a block-row per 8
 // rows); without a width, the M <= 64 rule's among the decode widths.
 TEST(Sm90Config, ForcedDecodeTile) {
