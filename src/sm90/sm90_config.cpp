@@ -130,6 +130,12 @@ Config small_m_config(int64_t m, int64_t n, int64_t k, int num_sms, const Config
   return c;
 }
 
+// Whether the call leaves the whole choice to select_config: no height,
+// width, cluster or ping-pong asked for.
+bool is_automatic(const ConfigRequest& r) {
+  return r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && r.cluster_n == 0 && !r.pingpong;
+}
+
 // The decode tile in place of the 64-row tile `c` of an automatic choice:
 // M <= 8 (one 8-row block-row), A and B K-major, and c's width built as a
 // decode tile, at most 48. A TMA probe (docs/PERF.md, "a TMA stream probe")
@@ -141,8 +147,7 @@ Config small_m_config(int64_t m, int64_t n, int64_t k, int num_sms, const Config
 // than the probe; at 64 wide (6 stages of 4 k-blocks) 0-1% slower, so not
 // picked there.
 bool takes_decode_tile(int64_t m, const ConfigRequest& r, const Config& c) {
-  const bool automatic = r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && r.cluster_n == 0 && !r.pingpong;
-  return automatic && m <= kDecodeBlockM && c.block_m == kSmallBlockM && c.block_n <= 48 &&
+  return is_automatic(r) && m <= kDecodeBlockM && c.block_m == kSmallBlockM && c.block_n <= 48 &&
          is_tile_config(c.block_n, 1, false, kDecodeBlockM) &&
          builds_for_layout(kDecodeBlockM, c.block_n, r.a_k_major, r.b_k_major);
 }
@@ -157,9 +162,8 @@ bool takes_decode_tile(int64_t m, const ConfigRequest& r, const Config& c) {
 // tiles at M = 16, 8 x 8 on 128 at M = 32 and 8 x 16 on 128 at M = 64 ran
 // 10-15% faster than 64 x 8 on 32.
 bool takes_decode_grid(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, const Config& c) {
-  const bool automatic = r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && r.cluster_n == 0 && !r.pingpong;
   const int64_t tiles = ceil_div(m, c.block_m) * ceil_div(n, c.block_n) * r.batch;
-  return automatic && m > kDecodeBlockM && m <= kSmallBlockM && c.block_m == kSmallBlockM && 2 * tiles <= num_sms &&
+  return is_automatic(r) && m > kDecodeBlockM && m <= kSmallBlockM && c.block_m == kSmallBlockM && 2 * tiles <= num_sms &&
          r.a_k_major && r.b_k_major;
 }
 
@@ -270,8 +274,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // 32 wide: 16 to 128 CTAs) 1.01-1.05x that (fp16 NN, `bench --configs
   // all`, docs/PERF.md). Not when the call asked for a height, width,
   // cluster or ping-pong.
-  const bool automatic = request.block_m == 0 && request.block_n == 0 && request.cluster_m == 0 &&
-                         request.cluster_n == 0 && !request.pingpong;
+  const bool automatic = is_automatic(request);
   if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms) {
     const Config c = small_m_config(m, n, k, num_sms, request, /*latency_bound=*/true);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;

@@ -441,6 +441,17 @@ TEST(Sm90Config, DescribeNamesTileAndStages) {
   EXPECT_EQ(describe(select_config(1, 4096, 4096, 132)), "8x32x256, 11 stages");
 }
 
+// The decode tile is built for A and B K-major only: with either MN-major
+// the automatic choice at (m, n, k) keeps 64-row tiles.
+void expect_64_rows_unless_k_major(int64_t m, int64_t n, int64_t k) {
+  for (const bool a_k_major : {false, true}) {
+    ConfigRequest r;
+    r.a_k_major = a_k_major;
+    r.b_k_major = !a_k_major;
+    EXPECT_EQ(select_config(m, n, k, 132, r).block_m, 64) << shape(m, n, k, 132) << " A K-major " << a_k_major;
+  }
+}
+
 // M <= 8, A and B K-major, nothing forced: the decode tile (8 rows, 4
 // k-blocks a stage) at the width the M <= 64 rule picks, where built.
 TEST(Sm90Config, SmallMTakesTheDecodeTile) {
@@ -468,12 +479,7 @@ TEST(Sm90Config, SmallMTakesTheDecodeTile) {
   EXPECT_EQ(select_config(1, 14336, 4096, 132).block_m, 64) << "128 wide";
   EXPECT_EQ(select_config(1, 12288, 4096, 132).block_m, 64) << "96 wide";
   // Not with A or B stored MN-major.
-  ConfigRequest tn;
-  tn.a_k_major = false;
-  EXPECT_EQ(select_config(1, 4096, 4096, 132, tn).block_m, 64);
-  ConfigRequest nn;
-  nn.b_k_major = false;
-  EXPECT_EQ(select_config(1, 4096, 4096, 132, nn).block_m, 64);
+  expect_64_rows_unless_k_major(1, 4096, 4096);
   // Not where anything was forced: a width, or the 64-row height.
   EXPECT_EQ(select_config(1, 4096, 4096, 132, 32).block_m, 64);
   EXPECT_EQ(select_config(1, 4096, 4096, 132, 0, 0, false, 64).block_m, 64);
@@ -509,12 +515,7 @@ TEST(Sm90Config, SmallGridTakesTheDecodeTile) {
   // tiles 16 wide), nor past 64 rows, nor with A or B MN-major, nor forced.
   EXPECT_EQ(select_config(16, 2048, 2048, 132).block_m, 64);
   EXPECT_EQ(select_config(65, 256, 2048, 132).block_m, 64);
-  ConfigRequest tn;
-  tn.a_k_major = false;
-  EXPECT_EQ(select_config(16, 256, 2048, 132, tn).block_m, 64);
-  ConfigRequest nn;
-  nn.b_k_major = false;
-  EXPECT_EQ(select_config(16, 256, 2048, 132, nn).block_m, 64);
+  expect_64_rows_unless_k_major(16, 256, 2048);
   EXPECT_EQ(select_config(16, 256, 2048, 132, 8).block_m, 64);
   // A batch counts its problems' tiles: 4 x 16 x 256 makes 128 tiles 64 x 8,
   // not a small grid.
