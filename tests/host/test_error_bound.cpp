@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/gelu.hpp"
+#include "common/silu.hpp"
 #include "support/error_bound.hpp"
 #include "support/half_bits.hpp"
 
@@ -263,7 +264,8 @@ float activate_f32(Activation act, float x) {
       const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
       return 0.5f * x * (1.0f + std::tanh(inner));
     }
-    case Activation::silu: return x / (1.0f + std::exp(-x));
+    case Activation::silu:  // the kernels' formula; their exp2 and reciprocal are approximate (see SiluFormula below)
+      return detail::silu_from_reciprocal(x, 1.0f / (1.0f + std::exp2(detail::silu_exp2_argument(x))));
     default: return x;
   }
 }
@@ -298,6 +300,19 @@ FusedTerms fused_terms(const Element& e, float bias, Activation act) {
 const Activation kFusedActivations[] = {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
                                         Activation::silu};
 
+// f(x) for every 16th float x of either sign from 2^-31 up to the float
+// whose bits are max_bits.
+template <typename F>
+void for_every_16th_float(uint32_t max_bits, F f) {
+  for (const uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t bits = 0x30000000u; bits <= max_bits; bits += 16) {
+      float x;
+      const uint32_t b = bits | sign;
+      std::memcpy(&x, &b, sizeof x);
+      f(x);
+    }
+}
+
 // The kernels' gelu (common/gelu.hpp) against float64 at every 16th float
 // of [-12, 12] down to |x| = 2^-31 (every one of them was checked when the
 // polynomial was fitted: 2.2 at most, exp2 correctly rounded): within 2.6 u
@@ -308,16 +323,12 @@ TEST(ErrorBound, GeluPolynomialWithinItsEvaluationError) {
   const double u = 0x1p-24;
   double worst = 0.0;
   float worst_x = 0.0f;
-  for (uint32_t sign : {0u, 0x80000000u})
-    for (uint32_t bits = 0x30000000u; bits <= 0x41400000u; bits += 16) {  // 2^-31 .. 12
-      float x;
-      const uint32_t b = bits | sign;
-      std::memcpy(&x, &b, sizeof x);
-      const double exact = 0.5 * static_cast<double>(x) * std::erfc(-static_cast<double>(x) / std::sqrt(2.0));
-      const double got = activate_f32(Activation::gelu, x);
-      const double ratio = std::fabs(got - exact) / (u * (std::fabs(static_cast<double>(x)) + std::fabs(exact)));
-      if (ratio > worst) worst = ratio, worst_x = x;
-    }
+  for_every_16th_float(0x41400000u, [&](float x) {  // 2^-31 .. 12
+    const double exact = 0.5 * static_cast<double>(x) * std::erfc(-static_cast<double>(x) / std::sqrt(2.0));
+    const double got = activate_f32(Activation::gelu, x);
+    const double ratio = std::fabs(got - exact) / (u * (std::fabs(static_cast<double>(x)) + std::fabs(exact)));
+    if (ratio > worst) worst = ratio, worst_x = x;
+  });
   EXPECT_LE(worst, 2.6) << "at x = " << worst_x;
   EXPECT_LE(worst + 2.0, activation_eval_ulps(Activation::gelu));
   // Special values.
@@ -330,6 +341,35 @@ TEST(ErrorBound, GeluPolynomialWithinItsEvaluationError) {
   // inside the bound, and -inf stays -inf (torch's formula: NaN).
   EXPECT_LE(std::fabs(activate_f32(Activation::gelu, -100.0f)), 1e-7f);
   EXPECT_EQ(activate_f32(Activation::gelu, -INFINITY), -INFINITY);
+}
+
+// The kernels' silu (common/silu.hpp) against float64 at every 16th float of
+// [-104, 104] down to |x| = 2^-31, with the device's approximations at their
+// worst: ex2.approx off by 2 ulp and rcp.approx by 1, either way. Within the
+// fused bound's 8 u (|x| + |silu(x)|) (activation_eval_ulps).
+TEST(ErrorBound, SiluFormulaWithinItsEvaluationError) {
+  const double u = 0x1p-24;
+  double worst = 0.0;
+  float worst_x = 0.0f;
+  for_every_16th_float(0x42d00000u, [&](float x) {  // 2^-31 .. 104
+    const double exact = static_cast<double>(x) / (1.0 + std::exp(-static_cast<double>(x)));
+    const double scale = u * (std::fabs(static_cast<double>(x)) + std::fabs(exact));
+    const double e = std::exp2(static_cast<double>(detail::silu_exp2_argument(x)));
+    for (const double de : {-2.0, 0.0, 2.0})
+      for (const double dr : {-1.0, 0.0, 1.0}) {
+        const float d = 1.0f + static_cast<float>(e * (1.0 + de * 0x1p-23));
+        const float r = static_cast<float>((1.0 / static_cast<double>(d)) * (1.0 + dr * 0x1p-23));
+        const double ratio = std::fabs(detail::silu_from_reciprocal(x, r) - exact) / scale;
+        if (ratio > worst) worst = ratio, worst_x = x;
+      }
+  });
+  EXPECT_LE(worst, activation_eval_ulps(Activation::silu)) << "at x = " << worst_x;
+  std::printf("silu: worst %.2f u (|x| + |silu(x)|) at x = %g\n", worst, worst_x);
+  // Special values: +inf stays +inf, NaN stays NaN, a large negative x gives -0 or a tiny value.
+  EXPECT_EQ(activate_f32(Activation::silu, INFINITY), INFINITY);
+  EXPECT_TRUE(std::isnan(activate_f32(Activation::silu, NAN)));
+  EXPECT_LE(std::fabs(activate_f32(Activation::silu, -100.0f)), 1e-30f);
+  EXPECT_EQ(activate_f32(Activation::silu, 100.0f), 100.0f);
 }
 
 // Random elements of every K size class, with and without bias and beta,

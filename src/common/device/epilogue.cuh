@@ -14,6 +14,7 @@
 #include "common/device/barrier.cuh"
 #include "common/device/ptx_wrappers.cuh"
 #include "common/gelu.hpp"
+#include "common/silu.hpp"
 #include "common/smem_layout.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -148,11 +149,8 @@ __device__ __forceinline__ float activate(float x, int activation) {
       const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
       return 0.5f * x * (1.0f + tanhf(inner));
     }
-    // silu: expf is accurate (the error bound allows 8 ulp); the division
-    // need not be IEEE's (whose slow path is a subroutine call): __fdividef
-    // is within 2 ulp for a divisor in [1, 2^126], and beyond (x < -87) gives
-    // 0 for a result below 1e-36.
-    case 4: return __fdividef(x, 1.0f + expf(-x));
+    // silu: one exp2 and one reciprocal (common/silu.hpp).
+    case 4: return silu_from_reciprocal(x, rcp_approx(1.0f + ex2_approx(silu_exp2_argument(x))));
     default: return x;
   }
 }

@@ -3,7 +3,8 @@
 // (PTX ISA 9.7.13.11), prefetch.tensormap (9.7.9.15), mapa (9.7.9.19) with a
 // remote mbarrier arrivals on shared::cluster addresses, named barriers
 // (bar.sync), mbarrier waits and arrivals on 32-bit shared addresses, and
-// ex2.approx (the floating-point instructions: the fused epilogue's gelu).
+// ex2.approx and rcp.approx (the floating-point instructions: the fused
+// epilogue's gelu and silu).
 // One function per instruction; nothing here decides anything.
 #pragma once
 
@@ -75,6 +76,15 @@ __device__ __forceinline__ void mbarrier_arrive_shared(uint32_t bar) {
 __device__ __forceinline__ float ex2_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// rcp.approx.ftz.f32: 1 / x in one instruction, within 1 ulp; subnormal
+// inputs and results flush to zero (the fused epilogue's silu takes the
+// reciprocal of 1 + 2^a >= 1).
+__device__ __forceinline__ float rcp_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
 }
 
