@@ -163,8 +163,8 @@ bool takes_decode_tile(int64_t m, const ConfigRequest& r, const Config& c) {
 // 10-15% faster than 64 x 8 on 32.
 bool takes_decode_grid(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, const Config& c) {
   const int64_t tiles = ceil_div(m, c.block_m) * ceil_div(n, c.block_n) * r.batch;
-  return is_automatic(r) && m > kDecodeBlockM && m <= kSmallBlockM && c.block_m == kSmallBlockM && 2 * tiles <= num_sms &&
-         r.a_k_major && r.b_k_major;
+  return is_automatic(r) && m > kDecodeBlockM && m <= kSmallBlockM && c.block_m == kSmallBlockM &&
+         2 * tiles <= num_sms && r.a_k_major && r.b_k_major;
 }
 
 }  // namespace

@@ -165,10 +165,10 @@ struct ConfigRequest {
 // where it is built (8 rows, 4 k-blocks a stage), and for 8 < M <= 64 where
 // the 64-row tiles would occupy at most half the SMs, the decode tile at the
 // same rule's width among its own widths. Otherwise 128-row tiles by the
-// expected efficiency of the last wave: tiles / (waves * num_sms), weighted by how well each tile keeps the
-// tensor cores fed (narrower tiles move more operand bytes per FLOP: 128x64
-// moves 2.5x what 128x256 does) and, for the ping-pong 128x128, by how much
-// epilogue it hides (more at short K).
+// expected efficiency of the last wave: tiles / (waves * num_sms), weighted
+// by how well each tile keeps the tensor cores fed (narrower tiles move more
+// operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does) and, for the
+// ping-pong 128x128, by how much epilogue it hides (more at short K).
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
