@@ -92,9 +92,8 @@ class CaseRunner {
     bias.apply(args[kOurs]);
     // The output the cuBLAS sides are compared with: the GEMM without the epilogue.
     ElementBuffer& c_gemm = fused_.any() ? c_plain : c_ours;
-    // The automatic choice's row (options not forced), and with --configs all
-    // the forced configuration that runs the same kernel, if one does.
-    row.heuristic = c.options.block_n == 0;
+    // With --configs all: the forced configuration that runs the same kernel
+    // as the automatic choice, if one does.
     row.same_as_pick = !row.heuristic && same_kernel(plan(args[kOurs], Options{}), plan(args[kOurs], c.options));
 
     for (int round = 0; round < rounds_; ++round) {
@@ -295,6 +294,7 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
           row.c.layout = layout;
           row.c.options = o;
           row.c.batch = s.batch;
+          row.heuristic = o.block_n == 0;  // the automatic choice's own row
           row.group = group;
           row.peak = peaks.at(to_string(dtype));
           row.hbm = peaks.at(kHbmPeakKey);

@@ -153,7 +153,7 @@ bool takes_decode_tile(int64_t m, const ConfigRequest& r, const Config& c) {
 }
 
 // The decode tile, at its own width, in place of the 64-row tile `c` of an
-// automatic choice for 8 < M <= 64 (A and B K-major) where c's tiles would
+// automatic choice for 8 < M <= 64 (A and B K-major) where c's grid would
 // occupy at most half the SMs: N too small for the 64-row tiles to spread B's
 // stream (N = 256 makes 32 tiles 8 wide). The 8-row block-rows multiply the
 // CTAs (each reads all of B's columns it covers; from L2 after the first),
@@ -161,10 +161,9 @@ bool takes_decode_tile(int64_t m, const ConfigRequest& r, const Config& c) {
 // M x 256 x 2048 (bf16 NT, `bench --configs all`, docs/PERF.md): 8 x 8 on 64
 // tiles at M = 16, 8 x 8 on 128 at M = 32 and 8 x 16 on 128 at M = 64 ran
 // 10-15% faster than 64 x 8 on 32.
-bool takes_decode_grid(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, const Config& c) {
-  const int64_t tiles = ceil_div(m, c.block_m) * ceil_div(n, c.block_n) * r.batch;
+bool takes_decode_grid(int64_t m, int num_sms, const ConfigRequest& r, const Config& c) {
   return is_automatic(r) && m > kDecodeBlockM && m <= kSmallBlockM && c.block_m == kSmallBlockM &&
-         2 * tiles <= num_sms && r.a_k_major && r.b_k_major;
+         2 * c.num_ctas <= num_sms && r.a_k_major && r.b_k_major;
 }
 
 }  // namespace
@@ -202,7 +201,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       if (detail::tile_count_fits_int32(m, n, d.block_m, d.block_n, request.batch)) return d;
     }
     // 8 < M <= 64 on a grid of at most half the SMs: the decode tile's grid.
-    if (takes_decode_grid(m, n, num_sms, request, c)) {
+    if (takes_decode_grid(m, num_sms, request, c)) {
       const Config d = small_m_config(m, n, k, num_sms, request, false, kDecodeBlockM);
       if (detail::tile_count_fits_int32(m, n, d.block_m, d.block_n, request.batch)) return d;
     }
