@@ -27,7 +27,4 @@ inline constexpr float kLog2E = 1.44269504088896340736f;
 // The exponent a of 2^a = e^-x (to fp32 rounding of the product).
 TCGEMM_HD float silu_exp2_argument(float x) { return -kLog2E * x; }
 
-// silu(x) from the reciprocal r of 1 + 2^a.
-TCGEMM_HD float silu_from_reciprocal(float x, float r) { return x * r; }
-
 }  // namespace tcgemm::detail

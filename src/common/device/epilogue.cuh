@@ -150,7 +150,7 @@ __device__ __forceinline__ float activate(float x, int activation) {
       return 0.5f * x * (1.0f + tanhf(inner));
     }
     // silu: one exp2 and one reciprocal (common/silu.hpp).
-    case 4: return silu_from_reciprocal(x, rcp_approx(1.0f + ex2_approx(silu_exp2_argument(x))));
+    case 4: return x * rcp_approx(1.0f + ex2_approx(silu_exp2_argument(x)));
     default: return x;
   }
 }
