@@ -6,30 +6,40 @@
 #include <cstdint>
 
 #include "support/cuda_error.hpp"
-#include "support/device_buffer.hpp"
 
 namespace tcgemm::support {
 namespace {
 
 // Every 16-byte word read once, XOR-folded into one word per thread that is
 // written only when it is a value no fill makes: the compiler cannot drop the
-// loads, and the kernel writes (almost) nothing.
+// loads, and the kernel writes (almost) nothing. kStreaming: evict-first
+// loads (no reuse to keep: the ceiling); else ordinary loads, whose lines
+// stay in L2 (the flush).
+template <bool kStreaming>
 __global__ void read_kernel(const uint4* data, int64_t words, unsigned* sink) {
   uint32_t acc = 0;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < words; i += stride) {
-    const uint4 v = __ldcs(data + i);  // streaming: no reuse to keep in L2
+    const uint4 v = kStreaming ? __ldcs(data + i) : __ldcg(data + i);
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x9E3779B9u) sink[0] = acc;
 }
 
-}  // namespace
+constexpr int kReadThreads = 512;
 
-double measure_hbm_read_gbps(size_t bytes, int repeats) {
+// 8 CTAs of 512 threads per SM: enough loads in flight to saturate HBM.
+int read_grid() {
   int device = 0, sms = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
+  return sms * 8;
+}
+
+}  // namespace
+
+double measure_hbm_read_gbps(size_t bytes, int repeats) {
+  const int grid = read_grid();
   DeviceBuffer<uint4> buffer(bytes / sizeof(uint4));
   DeviceBuffer<unsigned> sink(1);
   check_cuda(cudaMemset(buffer.data(), 0x5A, buffer.bytes()), "fill the read buffer");
@@ -41,7 +51,7 @@ double measure_hbm_read_gbps(size_t bytes, int repeats) {
   cudaError_t err = cudaSuccess;
   for (int r = 0; r <= repeats && err == cudaSuccess; ++r) {  // r = 0: warm-up
     cudaEventRecord(start);
-    read_kernel<<<sms * 8, 512>>>(buffer.data(), words, sink.data());
+    read_kernel<true><<<grid, kReadThreads>>>(buffer.data(), words, sink.data());
     cudaEventRecord(stop);
     err = cudaEventSynchronize(stop);
     float ms = 0.0f;
@@ -52,6 +62,42 @@ double measure_hbm_read_gbps(size_t bytes, int repeats) {
   cudaEventDestroy(stop);
   check_cuda(err, "HBM read kernel");
   return static_cast<double>(words) * sizeof(uint4) / (best_ms * 1e-3) / 1e9;
+}
+
+const char* to_string(L2Flush mode) {
+  switch (mode) {
+    case L2Flush::none: return "none";
+    case L2Flush::write: return "write";
+    case L2Flush::read: return "read";
+  }
+  return "?";
+}
+
+L2Flusher::L2Flusher(L2Flush mode, size_t bytes)
+    : mode_(mode), scratch_(mode == L2Flush::none ? 0 : bytes / sizeof(uint4) * sizeof(uint4)),
+      sink_(mode == L2Flush::read ? 1 : 0) {
+  if (mode_ == L2Flush::read) {
+    grid_ = read_grid();
+    // Defined contents, written once: the reads below are of data, not of
+    // fresh allocations.
+    check_cuda(cudaMemset(scratch_.data(), 0x5A, scratch_.bytes()), "fill the L2 flush buffer");
+  }
+}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  switch (mode_) {
+    case L2Flush::none: return;
+    case L2Flush::write:
+      // A different byte each time, so no layer can treat the write as a no-op.
+      check_cuda(cudaMemsetAsync(scratch_.data(), value_++, scratch_.bytes(), stream), "L2 flush");
+      return;
+    case L2Flush::read:
+      read_kernel<false><<<grid_, kReadThreads, 0, stream>>>(reinterpret_cast<const uint4*>(scratch_.data()),
+                                                             static_cast<int64_t>(scratch_.bytes() / sizeof(uint4)),
+                                                             sink_.data());
+      check_cuda(cudaGetLastError(), "L2 flush (read)");
+      return;
+  }
 }
 
 }  // namespace tcgemm::support

@@ -1,10 +1,15 @@
-// The HBM read ceiling: what a plain streaming read reaches on this GPU now,
-// measured beside the GEMMs so that a memory-bound GEMM's achieved bandwidth
-// has a ceiling of the same clocks and heat (as the tensor-core ceiling does
-// for the compute-bound ones).
+// The memory system as the bench sees it: the HBM read ceiling (what a plain
+// streaming read reaches on this GPU now, measured beside the GEMMs so that a
+// memory-bound GEMM's achieved bandwidth has a ceiling of the same clocks and
+// heat, as the tensor-core ceiling does for the compute-bound ones), and the
+// L2 flush between timed calls.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstddef>
+
+#include "support/device_buffer.hpp"
 
 namespace tcgemm::support {
 
@@ -12,5 +17,35 @@ namespace tcgemm::support {
 // (far larger than L2) by a grid-stride kernel of 16-byte loads, on the
 // current device. Throws CudaError when CUDA fails.
 double measure_hbm_read_gbps(size_t bytes = size_t{1} << 30, int repeats = 10);
+
+// How L2 is emptied of a timed call's operands before the call.
+//   write: a memset of the scratch buffer (the leaderboard's way, and
+//          torch's and Triton's do_bench): L2 is left full of dirty lines,
+//          which the timed call writes back to HBM as its reads evict them.
+//          A memory-bound call pays for up to L2's size of writes that are
+//          not its own.
+//   read:  ordinary loads of the whole scratch buffer: L2 is left holding
+//          clean lines, as a model's layer finds it after the previous layer
+//          read its own weights; the timed call's traffic is its own.
+//   none:  no flush: operands may be served from L2 (a warm repeat).
+enum class L2Flush { none, write, read };
+const char* to_string(L2Flush mode);
+
+// Evicts the operands from L2 between timed launches through a scratch
+// buffer several times larger than L2 (the leaderboard writes 256 MB too).
+class L2Flusher {
+ public:
+  explicit L2Flusher(L2Flush mode = L2Flush::write, size_t bytes = size_t{256} << 20);
+  void flush(cudaStream_t stream);
+  size_t bytes() const { return scratch_.bytes(); }
+  L2Flush mode() const { return mode_; }
+
+ private:
+  L2Flush mode_;
+  DeviceBuffer<unsigned char> scratch_;
+  DeviceBuffer<unsigned> sink_;
+  int grid_ = 0;
+  unsigned char value_ = 0;
+};
 
 }  // namespace tcgemm::support

@@ -21,12 +21,3 @@ void device_free(void* ptr) noexcept {
 }
 
 }  // namespace tcgemm::support::detail
-
-namespace tcgemm::support {
-
-void L2Flusher::flush(cudaStream_t stream) {
-  // A different byte each time, so no layer can treat the write as a no-op.
-  check_cuda(cudaMemsetAsync(scratch_.data(), value_++, scratch_.bytes(), stream), "L2 flush");
-}
-
-}  // namespace tcgemm::support

@@ -65,17 +65,4 @@ std::vector<T> download(const T* device, size_t count, cudaStream_t stream = nul
   return host;
 }
 
-// Evicts the operands from L2 between timed launches by writing a scratch
-// buffer several times larger than L2 (the leaderboard writes 256 MB too).
-class L2Flusher {
- public:
-  explicit L2Flusher(size_t bytes = size_t{256} << 20) : scratch_(bytes) {}
-  void flush(cudaStream_t stream);
-  size_t bytes() const { return scratch_.bytes(); }
-
- private:
-  DeviceBuffer<unsigned char> scratch_;
-  unsigned char value_ = 0;
-};
-
 }  // namespace tcgemm::support

@@ -10,7 +10,8 @@
 //      and relative error;
 //   3. one untimed call of each (warm-up), then `repeats` timed triples,
 //      interleaved and rotating which goes first, each call bracketed by its
-//      own CUDA events and preceded by a 256 MiB L2 flush.
+//      own CUDA events and preceded by a 256 MiB L2 flush (--flush: a
+//      write by default, or a read).
 // Reported: medians over all rounds. The events are recorded on the stream,
 // so a call's host work (planning, tensor maps) counts only where it is not
 // hidden behind the flush or the previous launch: this is GPU time per call.
@@ -57,10 +58,11 @@ enum Side : int { kOurs = 0, kCublas = 1, kStrict = 2, kPlain = 3, kMaxSides = 4
 // (and plain_us).
 class CaseRunner {
  public:
-  CaseRunner(cudaStream_t stream, int repeats, int rounds, bool flush, uint64_t seed, const FusedEpilogue& fused)
+  CaseRunner(cudaStream_t stream, int repeats, int rounds, support::L2Flush flush, uint64_t seed,
+             const FusedEpilogue& fused)
       : stream_(stream), repeats_(repeats), rounds_(rounds), seed_(seed), fused_(fused),
         sides_(fused.any() ? kMaxSides : kPlain) {
-    if (flush) flusher_ = std::make_unique<support::L2Flusher>();
+    if (flush != support::L2Flush::none) flusher_ = std::make_unique<support::L2Flusher>(flush);
     events_.resize(2 * kMaxSides * static_cast<size_t>(repeats));
     for (cudaEvent_t& e : events_) CHECK_CUDA(cudaEventCreate(&e));
   }
@@ -220,7 +222,7 @@ void print_header(const DeviceInfo& info, const BenchSettings& s) {
               cuda_version_string(info.runtime_version).c_str(), info.cublas_version().c_str(), build_info().version);
   std::printf("method: median of %lld timed calls x %lld round(s), ours and both cuBLAS configurations interleaved, %s, seed %llu\n",
               static_cast<long long>(s.repeats), static_cast<long long>(s.rounds),
-              s.flush ? "L2 flushed (256 MiB write) before each call" : "no L2 flush",
+              flush_description(s.flush, "call").c_str(),
               static_cast<unsigned long long>(s.seed));
   if (s.batch > 1)
     std::printf("batch: every call a strided batch of %lld problems of the shape (cuBLAS: "

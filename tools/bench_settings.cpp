@@ -21,7 +21,12 @@ void add_bench_options(ArgParser& parser) {
                     "time every shape as a strided batch of N problems in one call (tcgemm's batched kernel "
                     "against cublasGemmStridedBatchedEx; default 1: plain calls)");
   parser.add_option("rounds", "N", "rounds per case, each with fresh inputs, verified, then timed (default 1)");
-  parser.add_flag("no-flush", "do not flush L2 (256 MiB write) before each timed call");
+  parser.add_option("flush", "write|read|none",
+                    "how L2 is emptied before each timed call: write (default) a 256 MiB memset, which leaves L2 "
+                    "full of dirty lines that a memory-bound call writes back as it reads (the leaderboard's and "
+                    "do_bench's way); read: a 256 MiB read, which leaves clean lines (as a model's layer finds L2 "
+                    "after the previous layer's weight reads); none: no flush");
+  parser.add_flag("no-flush", "the same as --flush none");
   parser.add_flag("no-peak", "skip measuring the tensor-core ceiling (the %peak column shows -)");
   parser.add_option("json", "FILE", "also write every number, with GPU, clocks and versions, to FILE");
   parser.add_option("plot", "FILE.svg",
@@ -54,6 +59,11 @@ void add_bench_options(ArgParser& parser) {
     epilog += "\n";
   }
   parser.add_epilog(epilog);
+}
+
+std::string flush_description(support::L2Flush mode, const char* unit) {
+  if (mode == support::L2Flush::none) return "no L2 flush";
+  return format("L2 flushed (256 MiB %s) before each %s", support::to_string(mode), unit);
 }
 
 std::string parse_bench_settings(const ArgParser& parser, BenchSettings* settings) {
@@ -109,7 +119,12 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   s.rounds = static_cast<int>(*rounds);
   s.seed = static_cast<uint64_t>(*seed);
   s.device = static_cast<int>(*device);
-  s.flush = !parser.has("no-flush");
+  const std::string flush = parser.get("flush", parser.has("no-flush") ? "none" : "write");
+  if (parser.has("no-flush") && flush != "none") return "--no-flush and --flush " + flush + " contradict each other";
+  if (flush == "write") s.flush = support::L2Flush::write;
+  else if (flush == "read") s.flush = support::L2Flush::read;
+  else if (flush == "none") s.flush = support::L2Flush::none;
+  else return "--flush must be write, read or none";
   s.measure_peak = !parser.has("no-peak");
   s.all_configs = configs == "all";
   if (std::string why = parse_fused_epilogue(parser, &s.fused); !why.empty()) return why;

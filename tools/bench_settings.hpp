@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "support/bandwidth.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::cli {
@@ -38,7 +39,7 @@ struct BenchSettings {
   int rounds = 1;
   uint64_t seed = kBenchDefaultSeed;
   int device = 0;
-  bool flush = true;         // flush L2 before each timed call
+  support::L2Flush flush = support::L2Flush::write;  // how L2 is flushed before each timed call
   bool measure_peak = true;  // measure the tensor-core ceiling for %peak
   int64_t batch = 1;         // --batch N: every case a strided batch of N problems
   bool all_configs = false;  // --configs all: every built-in configuration of the family
@@ -55,6 +56,10 @@ std::string plot_script();
 std::string plot_unavailable();
 // Draws `json` into `svg`; empty on success, else what failed.
 std::string draw_plot(const std::string& json, const std::string& svg);
+
+// How a run flushed L2, for its header: "L2 flushed (256 MiB write) before
+// each <unit>", or "no L2 flush".
+std::string flush_description(support::L2Flush mode, const char* unit);
 
 // Parses bench's options (declared by add_bench_options). Empty on success,
 // otherwise the usage error to print.

@@ -101,7 +101,7 @@ int run_chain(const BenchSettings& s) {
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::unique_ptr<support::L2Flusher> flusher;
-  if (s.flush) flusher = std::make_unique<support::L2Flusher>();
+  if (s.flush != support::L2Flush::none) flusher = std::make_unique<support::L2Flusher>(s.flush);
   Options no_pdl;
   no_pdl.pdl = false;
   const Variant variants[] = {{"tcgemm", Options{}}, {"tcgemm, no PDL", no_pdl}, {"cuBLAS", {Prefer::cublas_only}}};
@@ -111,7 +111,7 @@ int run_chain(const BenchSettings& s) {
               "median of %d chains per variant, interleaved, %s\n",
               kLayers, static_cast<long long>(kHidden), static_cast<long long>(kIntermediate),
               static_cast<long long>(kHidden), to_string(dtype), s.repeats,
-              s.flush ? "L2 flushed before each chain" : "no L2 flush");
+              flush_description(s.flush, "chain").c_str());
   std::printf("%-5s %14s %14s %14s %10s %10s  %s\n", "M", "tcgemm us", "no PDL us", "cuBLAS us", "vs cuBLAS",
               "PDL gain", "=no PDL / =cuBLAS");
   int status = kExitOk;
