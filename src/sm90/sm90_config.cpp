@@ -48,6 +48,27 @@ double tile_width_factor(int block_n) {
 // two tiles per CTA one of them idles: not a candidate there.
 double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<double>(k > 1024 ? k : 1024); }
 
+// The time of `tiles` 64-row tiles `block_n` wide on `num_sms` SMs where
+// streaming B (M <= 64) is the whole cost, in units of one column of B's
+// rows at one saturated CTA's rate. Wave by wave (one tile per SM): each CTA
+// streams at a rate proportional to its width up to 60 columns (~0.66 GB/s a
+// column, levelling near 40 GB/s: the measurements of small_m_width below),
+// and HBM bounds the wave at about 0.74 SMs' worth of saturated streams
+// (3.9 of the 4.3-4.4 TB/s that a 1 GiB read reaches on the H200, at these
+// sizes, over 132 SMs x 40 GB/s). Fitted to `bench --configs all` on the
+// llm suite's layers at M = 1-64 (docs/PERF.md), with L2 flushed by a write
+// and by a read.
+double stream_time(int64_t tiles, int block_n, int num_sms) {
+  constexpr double kSaturatedColumns = 60.0, kHbmShareOfSms = 0.74;
+  const double hbm = kHbmShareOfSms * num_sms * kSaturatedColumns;
+  double time = 0.0;
+  for (int64_t left = tiles; left > 0; left -= num_sms) {
+    const double ctas = static_cast<double>(left < num_sms ? left : num_sms);
+    time += ctas * block_n / std::min(hbm, ctas * std::min(static_cast<double>(block_n), kSaturatedColumns));
+  }
+  return time;
+}
+
 // The 64-row tiles' width for an M <= 64 call, where B's bytes are the whole
 // cost. Measured on the H200 (docs/PERF.md): a CTA's stream of B grows with
 // its tile's width up to 64 columns (each stage of the ring costs about the
@@ -71,6 +92,13 @@ double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<do
 //
 // block_m: the height whose widths are candidates, 64, or 8 where the decode
 // tile is forced (Options::block_m = 8) without a width.
+//
+// The fewest waves can be one partial wave that leaves SMs idle: N = 22016
+// makes 86 tiles 256 wide, one wave on 86 of 132 SMs, against 230 tiles 96
+// wide on all 132 in 1.7 waves. Whether that loses depends on what bounds
+// the stream, so the 64-row tiles' choice is checked against a model of it
+// (stream_time) and replaced where the model says another width is more than
+// 3% faster.
 int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch, bool latency_bound,
                   int block_m = kSmallBlockM) {
   const auto candidate = [&](int block_n) {
@@ -101,7 +129,14 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
       best_waves = waves;
     }
   }
-  return best_width;
+  if (latency_bound || block_m != kSmallBlockM) return best_width;
+  const auto time_at = [&](int block_n) { return stream_time(m_blocks * ceil_div(n, block_n), block_n, num_sms); };
+  int fastest = best_width;
+  for (const TileConfig tc : kTileConfigs) {
+    if (tc.block_m != block_m || !candidate(tc.block_n)) continue;
+    if (time_at(tc.block_n) < time_at(fastest)) fastest = tc.block_n;
+  }
+  return time_at(fastest) < 0.97 * time_at(best_width) ? fastest : best_width;
 }
 
 // Whether block_n exists only as a 64-row tile.

@@ -187,9 +187,14 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   // makes 4 waves or more, the width of 64 or more whose last wave is
   // fullest: 57344 (896 tiles of 64, 97%), 37888 (395 of 96, 99.7%; 64 wide
   // would make 592, 90%).
+  // One partial wave that leaves a quarter of the SMs idle or more gives way
+  // to the width the streaming model (stream_time) finds over 3% faster:
+  // 22016 makes 86 tiles 256 wide, so 230 of 96 on every SM (1.7 waves);
+  // 17408 makes 68, so 363 of 48. 28672's 112 tiles of 256 (85%) stay.
   // (M <= 8 with A and B K-major, as here, takes the decode tile of the
   // width where it is built and picked, 48 wide or less: SmallMTakesTheDecodeTile.)
-  for (const Pick& p : {Pick{1, 4096, 4096, 32}, Pick{1, 14336, 4096, 128}, Pick{16, 4096, 14336, 32},
+  for (const Pick& p : {Pick{1, 22016, 4096, 96}, Pick{64, 22016, 4096, 96}, Pick{16, 17408, 4096, 48},
+                        Pick{1, 4096, 4096, 32}, Pick{1, 14336, 4096, 128}, Pick{16, 4096, 14336, 32},
                         Pick{1, 1024, 4096, 8}, Pick{64, 4096, 4096, 32}, Pick{64, 14336, 4096, 128},
                         Pick{1, 6144, 4096, 48}, Pick{1, 3584, 3584, 32}, Pick{1, 28672, 4096, 256},
                         Pick{8, 10240, 8192, 96}, Pick{1, 12288, 4096, 96}, Pick{32, 4608, 3584, 40}, Pick{1, 57344, 8192, 64}, Pick{64, 37888, 3584, 96}}) {
