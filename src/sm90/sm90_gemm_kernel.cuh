@@ -217,10 +217,10 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     // smem_full[0]'s shared address, held (see MainloopMma): the k-loop waits on smem_full[s] at + 8 s.
     uint32_t full_bars = static_cast<uint32_t>(__cvta_generic_to_shared(smem.smem_full()));
     detail::compute_here(full_bars);
-    // The tile loop, with the epilogue kind as a compile-time constant: a
-    // kernel built with the fused epilogue picks its activation here, once.
-    auto tiles = [&](auto epilogue_kind) {
-      constexpr int kAct = decltype(epilogue_kind)::value;
+    // The bias is prefetched for every fused epilogue (ACT 0 stands for
+    // them all), never for the plain one.
+    constexpr int kBiasAct = FUSED ? 0 : detail::kPlainEpilogue;
+    {
       int turns = 0;  // ping-pong: hand-overs this consumer has waited for
       // Cooperative consumers take every tile of the CTA's sequence; ping-pong ones alternate.
       detail::PersistentTileWalk walk{schedule, PINGPONG ? consumer : 0, PINGPONG ? 2 : 1};
@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         int n0 = tile_n0(t);
         detail::compute_here(m0);
         detail::compute_here(n0);
-        epilogue.template prefetch_bias<kAct>(epi, n0);
+        epilogue.template prefetch_bias<kBiasAct>(epi, n0);
         Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_stages);  // stage 0 of the CTA's j-th tile
         if (PINGPONG && walk.j > 0)
           detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
@@ -258,11 +258,18 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         // tiles' k-loop an instruction: a plain call pays a compare here, a
         // batched one a division.
         const int batch = raster.batch > 1 ? tile / raster.tiles_per_batch() : 0;
-        epilogue.template store_tile<kAct>(mma.acc, epi, m0, n0, batch);
+        // A fused kernel picks its activation here, tile by tile (one uniform
+        // branch): one copy of the tile loop with an epilogue per activation.
+        // (Around the whole tile loop, the loop was copied per activation: a
+        // kernel five times the size, whose silu copy, far from the entry,
+        // stalled on instruction fetch at one tile per CTA. docs/PERF.md.)
+        const auto store = [&](auto act) {
+          epilogue.template store_tile<decltype(act)::value>(mma.acc, epi, m0, n0, batch);
+        };
+        if constexpr (FUSED) detail::with_activation(epi.activation, store);
+        else store(std::integral_constant<int, detail::kPlainEpilogue>{});
       }
-    };
-    if constexpr (FUSED) detail::with_activation(epi.activation, tiles);
-    else tiles(std::integral_constant<int, detail::kPlainEpilogue>{});
+    }
     epilogue.finish();
   }
 #elif defined(__CUDA_ARCH__)
