@@ -97,9 +97,9 @@ TCGEMM_SUPPORT_HOST_DEVICE constexpr double elementwise_bound_rounded_twice(cons
 //   L the activation's Lipschitz constant (max |act'|: 1 for none and relu,
 //   1.13 for both gelus, 1.1 for silu), c_eval the fp32 evaluation error of
 //   the activation in units of u (|z| + |act(z)|): 0 for none and relu, 8
-//   for the others (tanhf is within 2 ulp, the formula around it adds a few
-//   roundings; gelu's polynomial and exp2 are within 4.2, src/common/gelu.hpp;
-//   silu's exp2 and reciprocal within 2.5, src/common/silu.hpp).
+//   for the others (gelu's polynomial and exp2 are within 4.2,
+//   src/common/gelu.hpp; silu's and the tanh gelu's exp2 and reciprocal
+//   within 2.5, src/common/silu.hpp and src/common/gelu_tanh.hpp).
 //
 // Why: the fp32 z is within gamma_{K+1} Z of z (K - 1 additions, the scaling,
 // the bias: K + 1 roundings); act moves that error by at most L times and adds

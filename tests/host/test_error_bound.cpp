@@ -9,9 +9,11 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/gelu.hpp"
+#include "common/gelu_tanh.hpp"
 #include "common/silu.hpp"
 #include "support/error_bound.hpp"
 #include "support/half_bits.hpp"
@@ -260,12 +262,9 @@ float activate_f32(Activation act, float x) {
     case Activation::relu: return x < 0.0f ? 0.0f : x;
     case Activation::gelu:  // the kernels' formula; their exp2 is ex2.approx (see GeluPolynomial below)
       return detail::gelu_from_tail(x, std::exp2(detail::gelu_log2_tail(detail::gelu_tail_argument(x))));
-    case Activation::gelu_tanh: {
-      const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
-      return 0.5f * x * (1.0f + std::tanh(inner));
-    }
-    case Activation::silu:  // the kernels' formula; their exp2 and reciprocal are approximate (see SiluFormula below)
-      return x * (1.0f / (1.0f + std::exp2(detail::silu_exp2_argument(x))));
+    // The kernels' formulas; their exp2 and reciprocal are approximate (see LogisticForms below).
+    case Activation::gelu_tanh: return x * (1.0f / (1.0f + std::exp2(detail::gelu_tanh_exp2_argument(x))));
+    case Activation::silu: return x * (1.0f / (1.0f + std::exp2(detail::silu_exp2_argument(x))));
     default: return x;
   }
 }
@@ -343,33 +342,51 @@ TEST(ErrorBound, GeluPolynomialWithinItsEvaluationError) {
   EXPECT_EQ(activate_f32(Activation::gelu, -INFINITY), -INFINITY);
 }
 
-// The kernels' silu (common/silu.hpp) against float64 at every 16th float of
-// [-104, 104] down to |x| = 2^-31, with the device's approximations at their
-// worst: ex2.approx off by 2 ulp and rcp.approx by 1, either way. Within the
-// fused bound's 8 u (|x| + |silu(x)|) (activation_eval_ulps).
-TEST(ErrorBound, SiluFormulaWithinItsEvaluationError) {
+// x * rcp(1 + 2^a) as the kernels compute it, a = argument(x), against
+// `exact` (float64) at every 16th float of [-104, 104] down to |x| = 2^-31,
+// with the device's approximations at their worst: ex2.approx off by 2 ulp
+// and rcp.approx by 1, either way. The worst error in u (|x| + |exact|), and
+// where.
+template <typename Argument, typename Exact>
+std::pair<double, float> worst_logistic_form_error(Argument argument, Exact exact) {
   const double u = 0x1p-24;
   double worst = 0.0;
   float worst_x = 0.0f;
   for_every_16th_float(0x42d00000u, [&](float x) {  // 2^-31 .. 104
-    const double exact = static_cast<double>(x) / (1.0 + std::exp(-static_cast<double>(x)));
-    const double scale = u * (std::fabs(static_cast<double>(x)) + std::fabs(exact));
-    const double e = std::exp2(static_cast<double>(detail::silu_exp2_argument(x)));
+    const double want = exact(static_cast<double>(x));
+    const double scale = u * (std::fabs(static_cast<double>(x)) + std::fabs(want));
+    const double e = std::exp2(static_cast<double>(argument(x)));
     for (const double de : {-2.0, 0.0, 2.0})
       for (const double dr : {-1.0, 0.0, 1.0}) {
         const float d = 1.0f + static_cast<float>(e * (1.0 + de * 0x1p-23));
         const float r = static_cast<float>((1.0 / static_cast<double>(d)) * (1.0 + dr * 0x1p-23));
-        const double ratio = std::fabs(x * r - exact) / scale;
+        const double ratio = std::fabs(x * r - want) / scale;
         if (ratio > worst) worst = ratio, worst_x = x;
       }
   });
-  EXPECT_LE(worst, activation_eval_ulps(Activation::silu)) << "at x = " << worst_x;
-  std::printf("silu: worst %.2f u (|x| + |silu(x)|) at x = %g\n", worst, worst_x);
+  return {worst, worst_x};
+}
+
+// The kernels' silu (common/silu.hpp) and tanh gelu (common/gelu_tanh.hpp),
+// both x times a logistic: within the fused bound's 8 u (|x| + |act(x)|)
+// (activation_eval_ulps).
+TEST(ErrorBound, LogisticFormsWithinTheirEvaluationError) {
+  const auto [silu, silu_x] = worst_logistic_form_error(detail::silu_exp2_argument,
+                                                        [](double x) { return x / (1.0 + std::exp(-x)); });
+  EXPECT_LE(silu, activation_eval_ulps(Activation::silu)) << "at x = " << silu_x;
+  std::printf("silu: worst %.2f u (|x| + |silu(x)|) at x = %g\n", silu, silu_x);
+  const auto [gelu_tanh, gelu_tanh_x] = worst_logistic_form_error(detail::gelu_tanh_exp2_argument, [](double x) {
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  });
+  EXPECT_LE(gelu_tanh, activation_eval_ulps(Activation::gelu_tanh)) << "at x = " << gelu_tanh_x;
+  std::printf("gelu_tanh: worst %.2f u (|x| + |gelu_tanh(x)|) at x = %g\n", gelu_tanh, gelu_tanh_x);
   // Special values: +inf stays +inf, NaN stays NaN, a large negative x gives -0 or a tiny value.
-  EXPECT_EQ(activate_f32(Activation::silu, INFINITY), INFINITY);
-  EXPECT_TRUE(std::isnan(activate_f32(Activation::silu, NAN)));
-  EXPECT_LE(std::fabs(activate_f32(Activation::silu, -100.0f)), 1e-30f);
-  EXPECT_EQ(activate_f32(Activation::silu, 100.0f), 100.0f);
+  for (const Activation act : {Activation::silu, Activation::gelu_tanh}) {
+    EXPECT_EQ(activate_f32(act, INFINITY), INFINITY) << to_string(act);
+    EXPECT_TRUE(std::isnan(activate_f32(act, NAN))) << to_string(act);
+    EXPECT_LE(std::fabs(activate_f32(act, -100.0f)), 1e-30f) << to_string(act);
+    EXPECT_EQ(activate_f32(act, 100.0f), 100.0f) << to_string(act);
+  }
 }
 
 // Random elements of every K size class, with and without bias and beta,

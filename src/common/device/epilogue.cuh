@@ -14,6 +14,7 @@
 #include "common/device/barrier.cuh"
 #include "common/device/ptx_wrappers.cuh"
 #include "common/gelu.hpp"
+#include "common/gelu_tanh.hpp"
 #include "common/silu.hpp"
 #include "common/smem_layout.hpp"
 #include "tcgemm/tcgemm.hpp"
@@ -145,10 +146,8 @@ __device__ __forceinline__ float activate(float x, int activation) {
   switch (activation) {
     case 1: return x < 0.0f ? 0.0f : x;  // relu (NaN stays NaN)
     case 2: return gelu_from_tail(x, ex2_approx(gelu_log2_tail(gelu_tail_argument(x))));  // gelu: common/gelu.hpp
-    case 3: {  // gelu, tanh approximation
-      const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
-      return 0.5f * x * (1.0f + tanhf(inner));
-    }
+    // gelu's tanh approximation, as x times a logistic: one exp2 and one reciprocal (common/gelu_tanh.hpp).
+    case 3: return x * rcp_approx(1.0f + ex2_approx(gelu_tanh_exp2_argument(x)));
     // silu: one exp2 and one reciprocal (common/silu.hpp).
     case 4: return x * rcp_approx(1.0f + ex2_approx(silu_exp2_argument(x)));
     default: return x;
@@ -194,7 +193,9 @@ __device__ __forceinline__ float pre_activation(float alpha, float acc, float bi
 // The tiled kernels' epilogue kind as a compile-time constant: kPlainEpilogue
 // (alpha * acc, no fused code at all) or a tcgemm::Activation (0 none, ...,
 // 4 silu) with the bias. A kernel built with the fused epilogue picks its
-// activation once per CTA (with_activation), so that no switch on it is left
+// activation with one uniform branch per tile on sm90 (around the epilogue
+// alone) and once per CTA on sm100 (around the epilogue warps' tile loop,
+// which holds no mainloop) (with_activation), so that no switch on it is left
 // in the per-element code: a run-time switch there compiled to an indirect
 // branch per 8 elements, and cost the fused epilogue 5-28% even for ReLU
 // (docs/PERF.md, "Fused epilogue").
