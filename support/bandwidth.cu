@@ -38,12 +38,17 @@ int read_grid() {
 
 }  // namespace
 
+HbmRead::HbmRead(size_t bytes) : buffer_(bytes / sizeof(uint4)), sink_(1), grid_(read_grid()) {
+  check_cuda(cudaMemset(buffer_.data(), 0x5A, buffer_.bytes()), "fill the read buffer");
+}
+
+void HbmRead::launch(cudaStream_t stream) const {
+  read_kernel<true><<<grid_, kReadThreads, 0, stream>>>(buffer_.data(), static_cast<int64_t>(buffer_.size()),
+                                                        sink_.data());
+}
+
 double measure_hbm_read_gbps(size_t bytes, int repeats) {
-  const int grid = read_grid();
-  DeviceBuffer<uint4> buffer(bytes / sizeof(uint4));
-  DeviceBuffer<unsigned> sink(1);
-  check_cuda(cudaMemset(buffer.data(), 0x5A, buffer.bytes()), "fill the read buffer");
-  const int64_t words = static_cast<int64_t>(buffer.size());
+  const HbmRead read(bytes);
   cudaEvent_t start = nullptr, stop = nullptr;
   check_cuda(cudaEventCreate(&start), "cudaEventCreate");
   check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
@@ -51,7 +56,7 @@ double measure_hbm_read_gbps(size_t bytes, int repeats) {
   cudaError_t err = cudaSuccess;
   for (int r = 0; r <= repeats && err == cudaSuccess; ++r) {  // r = 0: warm-up
     cudaEventRecord(start);
-    read_kernel<true><<<grid, kReadThreads>>>(buffer.data(), words, sink.data());
+    read.launch(nullptr);
     cudaEventRecord(stop);
     err = cudaEventSynchronize(stop);
     float ms = 0.0f;
@@ -61,7 +66,7 @@ double measure_hbm_read_gbps(size_t bytes, int repeats) {
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   check_cuda(err, "HBM read kernel");
-  return static_cast<double>(words) * sizeof(uint4) / (best_ms * 1e-3) / 1e9;
+  return static_cast<double>(read.bytes()) / (best_ms * 1e-3) / 1e9;
 }
 
 const char* to_string(L2Flush mode) {

@@ -13,9 +13,26 @@
 
 namespace tcgemm::support {
 
+// A plain streaming read of a buffer of its own (contents defined, written
+// once): a grid-stride kernel of 16-byte evict-first loads, 8 CTAs of 512
+// threads per SM, that writes (almost) nothing. The HBM ceiling times it on
+// 1 GiB; the bench times it beside a memory-bound GEMM on the GEMM's own
+// byte count, where launch, ramp and tail cost what they cost the GEMM.
+class HbmRead {
+ public:
+  explicit HbmRead(size_t bytes);
+  void launch(cudaStream_t stream) const;
+  size_t bytes() const { return buffer_.bytes(); }
+
+ private:
+  DeviceBuffer<uint4> buffer_;
+  DeviceBuffer<unsigned> sink_;
+  int grid_ = 0;
+};
+
 // GB/s (1e9 bytes/s) of the fastest of `repeats` reads of a `bytes` buffer
-// (far larger than L2) by a grid-stride kernel of 16-byte loads, on the
-// current device. Throws CudaError when CUDA fails.
+// (far larger than L2) by HbmRead, on the current device. Throws CudaError
+// when CUDA fails.
 double measure_hbm_read_gbps(size_t bytes = size_t{1} << 30, int repeats = 10);
 
 // How L2 is emptied of a timed call's operands before the call.

@@ -51,17 +51,19 @@ namespace tcgemm::cli {
 namespace {
 
 // The timed sides of a case: kPlain only with a fused epilogue (ours then
-// runs it; kPlain is the same call without it).
-enum Side : int { kOurs = 0, kCublas = 1, kStrict = 2, kPlain = 3, kMaxSides = 4 };
+// runs it; kPlain is the same call without it); kRead, on the automatic
+// choice's row when the HBM ceiling is measured, a plain read of as many
+// bytes as the GEMM moves at least (what a memory-bound call could reach at
+// its size: support::HbmRead).
+enum Side : int { kOurs = 0, kCublas = 1, kStrict = 2, kPlain = 3, kRead = 4, kMaxSides = 5 };
 
 // Times the sides on one case; fills row.ours_us / cublas_us / strict_us
 // (and plain_us).
 class CaseRunner {
  public:
   CaseRunner(cudaStream_t stream, int repeats, int rounds, support::L2Flush flush, uint64_t seed,
-             const FusedEpilogue& fused)
-      : stream_(stream), repeats_(repeats), rounds_(rounds), seed_(seed), fused_(fused),
-        sides_(fused.any() ? kMaxSides : kPlain) {
+             const FusedEpilogue& fused, bool time_read)
+      : stream_(stream), repeats_(repeats), rounds_(rounds), seed_(seed), fused_(fused), time_read_(time_read) {
     if (flush != support::L2Flush::none) flusher_ = std::make_unique<support::L2Flusher>(flush);
     events_.resize(2 * kMaxSides * static_cast<size_t>(repeats));
     for (cudaEvent_t& e : events_) CHECK_CUDA(cudaEventCreate(&e));
@@ -97,6 +99,13 @@ class CaseRunner {
     // With --configs all: the forced configuration that runs the same kernel
     // as the automatic choice, if one does.
     row.same_as_pick = !row.heuristic && same_kernel(plan(args[kOurs], Options{}), plan(args[kOurs], c.options));
+    std::vector<Side> sides = {kOurs, kCublas, kStrict};
+    if (fused_.any()) sides.push_back(kPlain);
+    if (time_read_ && row.heuristic) {
+      read_ = std::make_unique<support::HbmRead>(static_cast<size_t>(row.min_bytes()));
+      sides.push_back(kRead);
+    }
+    const int n_sides = static_cast<int>(sides.size());
 
     for (int round = 0; round < rounds_; ++round) {
       // Fresh inputs every round (the leaderboard re-seeds before every call):
@@ -118,8 +127,8 @@ class CaseRunner {
         row.error = format("tcgemm::gemm: %s: %s", to_string(ours.status), ours.reason.c_str());
         return;
       }
-      for (const Side side : {kCublas, kStrict, kPlain})
-        if (side < sides_) call(side, args[side], c.options, row);
+      for (const Side side : sides)
+        if (side != kOurs && side != kRead) call(side, args[side], c.options, row);
       CHECK_CUDA(cudaStreamSynchronize(stream_));
       if (!row.error.empty()) return;
       if (fused_.any()) {  // (its values are the check's business: only NaN/Inf here)
@@ -135,12 +144,12 @@ class CaseRunner {
           *worst = st;
       }
 
-      // Warm-up, then timed triples (quadruples). The side that goes first
+      // Warm-up, then timed triples (quadruples...). The side that goes first
       // rotates, so none always follows another (clock and cache after-effects).
-      for (int side = 0; side < sides_; ++side) call(static_cast<Side>(side), args[side], c.options, row);
+      for (const Side side : sides) call(side, args[side], c.options, row);
       for (int r = 0; r < repeats_; ++r) {
-        for (int i = 0; i < sides_; ++i) {
-          const auto side = static_cast<Side>((r + i) % sides_);
+        for (int i = 0; i < n_sides; ++i) {
+          const Side side = sides[(r + i) % n_sides];
           if (flusher_) flusher_->flush(stream_);
           CHECK_CUDA(cudaEventRecord(event(side, r, 0), stream_));
           call(side, args[side], c.options, row);
@@ -151,13 +160,14 @@ class CaseRunner {
       if (!row.error.empty()) return;
       time_host(args[kOurs], c.options, args[kStrict], row);
       for (int r = 0; r < repeats_; ++r) {
-        for (int side = 0; side < sides_; ++side) {
+        for (const Side side : sides) {
           float ms = 0.0f;
           CHECK_CUDA(cudaEventElapsedTime(&ms, event(side, r, 0), event(side, r, 1)));
           std::vector<double>& samples = side == kOurs     ? row.ours_us
                                          : side == kCublas ? row.cublas_us
                                          : side == kStrict ? row.strict_us
-                                                           : row.plain_us;
+                                         : side == kPlain  ? row.plain_us
+                                                           : row.read_us;
           samples.push_back(1e3 * ms);
         }
       }
@@ -192,6 +202,10 @@ class CaseRunner {
   // shown without timings.
   void call(Side side, const GemmArgs& args, const Options& options, BenchRow& row) {
     std::string why;
+    if (side == kRead) {
+      read_->launch(stream_);
+      return;
+    }
     if (side == kCublas) {
       why = torch_cublas_.gemm(args);
       if (!why.empty()) why = "cuBLAS (torch's configuration): " + why;
@@ -208,7 +222,8 @@ class CaseRunner {
   int repeats_, rounds_;
   uint64_t seed_;
   FusedEpilogue fused_;
-  int sides_;  // 3, or 4 with a fused epilogue
+  bool time_read_;                         // kRead on the automatic choice's rows
+  std::unique_ptr<support::HbmRead> read_;  // the current row's, when it has kRead
   std::unique_ptr<support::L2Flusher> flusher_;
   std::vector<cudaEvent_t> events_;
   TorchConfiguredCublas torch_cublas_;
@@ -314,7 +329,7 @@ size_t time_rows(std::vector<BenchRow>& rows, const BenchSettings& s) {
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   size_t flush_bytes = 0;
   {
-    CaseRunner runner(stream, s.repeats, s.rounds, s.flush, s.seed, s.fused);
+    CaseRunner runner(stream, s.repeats, s.rounds, s.flush, s.seed, s.fused, s.measure_peak);
     flush_bytes = runner.flush_bytes();
     Progress progress("bench", static_cast<int64_t>(rows.size()), stderr_is_terminal() && !s.json_path);
     const auto name = [](const BenchRow& row) {

@@ -59,9 +59,9 @@ std::string BenchRow::warning() const {
 // Times in microseconds, TFLOP/s from the medians; the last column is empty
 // unless something needs a second look.
 void print_table(const std::vector<BenchRow>& rows) {
-  const char* head = "%-18s %-5s %-3s %-28s %10s %10s %8s %8s %6s %7s %5s %8s %10s %9s %8s %7s  %s\n";
+  const char* head = "%-18s %-5s %-3s %-28s %10s %10s %8s %8s %6s %7s %5s %5s %8s %10s %9s %8s %7s  %s\n";
   std::printf(head, "shape", "dtype", "lay", "kernel", "ours us", "cuBLAS us", "ours TF", "cuBLAS TF", "%peak",
-              "GB/s", "%HBM", "speedup", "strict us", "vs strict", "=cuBLAS", "host us", "");
+              "GB/s", "%HBM", "%read", "speedup", "strict us", "vs strict", "=cuBLAS", "host us", "");
   // With --configs all, '*' marks the automatic choice's row and '=' the
   // forced configuration that is the same kernel.
   const bool all_configs =
@@ -71,16 +71,18 @@ void print_table(const std::vector<BenchRow>& rows) {
     if (all_configs) kernel = (r.heuristic ? "*" : r.same_as_pick ? "=" : " ") + kernel;
     if (!r.timed()) {
       std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(), "-",
-                  "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", r.warning().c_str());
+                  "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", r.warning().c_str());
       continue;
     }
     const std::string peak = r.peak > 0 ? format("%.1f", 100.0 * r.ours_tflops() / r.peak) : "-";
     // Achieved bandwidth (the least bytes the GEMM moves over its time) against the HBM read ceiling.
     const std::string hbm = r.hbm > 0 ? format("%.0f", 100.0 * r.ours_gbps() / r.hbm) : "-";
+    // ... and against a plain read of as many bytes, timed beside it.
+    const std::string read = r.pct_of_read() > 0 ? format("%.0f", r.pct_of_read()) : "-";
     std::printf(head, r.c.shape.str().c_str(), to_string(r.c.dtype), r.c.layout.str().c_str(), kernel.c_str(),
                 format("%.1f", r.ours_median()).c_str(), format("%.1f", r.cublas_median()).c_str(),
                 format("%.1f", r.ours_tflops()).c_str(), format("%.1f", r.cublas_tflops()).c_str(), peak.c_str(),
-                format("%.0f", r.ours_gbps()).c_str(), hbm.c_str(), format("%.3fx", r.speedup()).c_str(),
+                format("%.0f", r.ours_gbps()).c_str(), hbm.c_str(), read.c_str(), format("%.3fx", r.speedup()).c_str(),
                 format("%.1f", r.strict_median()).c_str(), format("%.3fx", r.speedup_vs_strict()).c_str(),
                 format("%.1f%%", 100.0 * r.vs_cublas.identical_fraction()).c_str(),
                 r.ours_host_us.empty() ? "-" : format("%.1f", r.ours_host_median()).c_str(), r.warning().c_str());
@@ -214,6 +216,10 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
       j.member("ours_gbps", r.ours_gbps());
       j.key("ours_pct_hbm");
       if (r.hbm > 0) j.value(100.0 * r.ours_gbps() / r.hbm); else j.null();
+      j.key("read_us_median");
+      if (!r.read_us.empty()) j.value(median(r.read_us)); else j.null();
+      j.key("ours_pct_read");
+      if (!r.read_us.empty()) j.value(r.pct_of_read()); else j.null();
       j.member("speedup", r.speedup());
       j.member("cublas_strict_us_median", r.strict_median()).member("speedup_vs_strict", r.speedup_vs_strict());
       if (r.fused()) j.member("tcgemm_plain_us_median", median(r.plain_us)).member("epilogue_overhead", r.epilogue_overhead());
@@ -233,6 +239,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
     j.member_array("ours_us", r.ours_us).member_array("cublas_us", r.cublas_us);
     j.member_array("cublas_strict_us", r.strict_us);
     if (r.fused()) j.member_array("tcgemm_plain_us", r.plain_us);
+    if (!r.read_us.empty()) j.member_array("read_us", r.read_us);
     j.end_object();
   }
   j.end_array();

@@ -31,6 +31,10 @@ struct BenchRow {
   // With a fused epilogue (--activation, --bias), ours is the fused call and
   // plain_us the same call without it, timed in the same rotation.
   std::vector<double> plain_us;
+  // A plain read of min_bytes() (support::HbmRead), timed in the same
+  // rotation on the automatic choice's row when the HBM ceiling is measured:
+  // the ceiling at this size.
+  std::vector<double> read_us;
   // Host time of one call (entry to return, on the CPU clock): tcgemm's
   // kernel path, and cuBLAS through tcgemm's fallback (tcgemm's checks plus
   // cublasGemmEx).
@@ -69,6 +73,8 @@ struct BenchRow {
     return 2.0 * (m * k + k * n + m * n) * static_cast<double>(c.batch);
   }
   double ours_gbps() const { return min_bytes() / (ours_median() * 1e-6) / 1e9; }
+  // Ours against the same-size read: its time over ours, in percent (< 0: not timed).
+  double pct_of_read() const { return read_us.empty() ? -1.0 : 100.0 * median(read_us) / ours_median(); }
   bool close() const { return vs_cublas.finite() && vs_cublas.norm_rel < support::normwise_tolerance(c.dtype); }
   // Empty unless something needs a second look (an error, a warning).
   std::string warning() const;
