@@ -54,8 +54,7 @@ double pingpong_factor(int64_t k) { return 0.99 + 0.12 * 1024.0 / static_cast<do
 // streams at a rate proportional to its width up to 60 columns (~0.66 GB/s a
 // column, levelling near 40 GB/s: the measurements of small_m_width below),
 // and HBM bounds the wave at about 0.74 SMs' worth of saturated streams
-// (3.9 of the 4.3-4.4 TB/s that a 1 GiB read reaches on the H200, at these
-// sizes, over 132 SMs x 40 GB/s). Fitted to `bench --configs all` on the
+// (on the H200, 3.9 TB/s over 132 SMs x 40 GB/s). Fitted to `bench --configs all` on the
 // llm suite's layers at M = 1-64 (docs/PERF.md), with L2 flushed by a write
 // and by a read.
 double stream_time(int64_t tiles, int block_n, int num_sms) {

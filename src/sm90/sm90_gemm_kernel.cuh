@@ -259,10 +259,10 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         // batched one a division.
         const int batch = raster.batch > 1 ? tile / raster.tiles_per_batch() : 0;
         // A fused kernel picks its activation here, tile by tile (one uniform
-        // branch): one copy of the tile loop with an epilogue per activation.
-        // (Around the whole tile loop, the loop was copied per activation: a
-        // kernel five times the size, whose silu copy, far from the entry,
-        // stalled on instruction fetch at one tile per CTA. docs/PERF.md.)
+        // branch): one tile loop, an epilogue per activation. (Picked around
+        // the whole tile loop, the mainloop was copied per activation too,
+        // and the silu copy's warps waited on instruction fetch at one tile
+        // per CTA twice as long as now: docs/PERF.md.)
         const auto store = [&](auto act) {
           epilogue.template store_tile<decltype(act)::value>(mma.acc, epi, m0, n0, batch);
         };
