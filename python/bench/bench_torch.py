@@ -3,14 +3,16 @@ cuBLAS settings (workspace, reduced-precision reductions as torch allows them),
 kernel time per call, interleaved, L2 flushed before each call.
 
     python3 python/bench/bench_torch.py [--suite decode|small|llm|prefill|bmm|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
-                                        [--json RUN.json] [--plot RUN.svg]
+                                        [--flush write|read] [--json RUN.json] [--plot RUN.svg]
 
 Per case: fresh random inputs (uniform(-1, 1); matmul_v2 uniform(0, 1)),
 one verified call of each (bit-identical fraction against torch), then
 `repeats` timed pairs, alternating which goes first. Each timed call is
-preceded by a 256 MiB L2 flush and a ~40 us GPU spin, so the host has
-queued the call before the GPU reaches it: the events time the kernel, not
-torch's or tcgemm's host work. Model suites run the nn.Linear layout
+preceded by a 256 MiB L2 flush (a write; with --flush read a read, which
+leaves L2 holding clean lines as a model's layer finds it, so that a
+memory-bound call does not also write back the flush's dirty lines) and a
+~40 us GPU spin, so the host has queued the call before the GPU reaches it:
+the events time the kernel, not torch's or tcgemm's host work. Model suites run the nn.Linear layout
 (x @ W^T, W stored N x K); large and matmul_v2 run A @ B, both row-major.
 --json writes the run in the record format of `tcgemm bench --json`
 (docs/BENCH_JSON.md: the keys this benchmark has), --plot draws it with the
@@ -147,6 +149,8 @@ def main() -> int:
     parser.add_argument("--suite", default="decode", choices=sorted(SUITES))
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "both"])
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--flush", default="write", choices=["write", "read"],
+                        help="empty L2 before each timed call by writing 256 MiB (default) or by reading it")
     parser.add_argument("--json", help="write the run as a bench record (docs/BENCH_JSON.md) to this file")
     parser.add_argument("--plot", help="draw the run as an SVG picture into this file")
     parser.add_argument("--activation", choices=["relu", "gelu", "gelu_tanh", "silu"],
@@ -162,12 +166,19 @@ def main() -> int:
     dtypes = {"bf16": [torch.bfloat16], "f16": [torch.float16], "both": [torch.bfloat16, torch.float16]}[args.dtype]
     lo = 0.0 if args.suite == "matmul_v2" else -1.0
 
-    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    flush = torch.zeros(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+
+    def flush_l2() -> None:
+        if args.flush == "read":
+            flush.view(torch.int64).sum()  # reads every byte; L2 keeps clean lines of it
+        else:
+            flush.zero_()
+
     props = torch.cuda.get_device_properties(0)
     print(f"# {props.name}, torch {torch.__version__} (CUDA {torch.version.cuda}), tcgemm {tcgemm.__version__}; "
           f"allow_fp16_reduced_precision_reduction={torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction}, "
           f"allow_bf16_reduced_precision_reduction={torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction}; "
-          f"median of {args.repeats} interleaved pairs, L2 flushed before each call")
+          f"median of {args.repeats} interleaved pairs, L2 flushed ({args.flush}) before each call")
     if args.activation:
         print(f"# fused: activation {args.activation}, bias {args.bias}; torch us = F.linear then the activation; "
               "3 ops = matmul, + bias, activation; plain = tcgemm.linear(x, W) alone")
@@ -203,7 +214,7 @@ def main() -> int:
             for r in range(args.repeats):
                 for i in range(len(calls)):  # the side that goes first rotates
                     side = (r + i) % len(calls)
-                    flush.zero_()
+                    flush_l2()
                     torch.cuda._sleep(SPIN_CYCLES)
                     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     start.record()
@@ -249,7 +260,7 @@ def main() -> int:
         "device": {"name": props.name, "sm_count": props.multi_processor_count,
                    "compute_capability": f"{props.major}.{props.minor}", "torch_version": torch.__version__,
                    "cuda_version": torch.version.cuda},
-        "settings": {"suites": [args.suite], "repeats": args.repeats, "statistic": "median",
+        "settings": {"suites": [args.suite], "repeats": args.repeats, "statistic": "median", "l2_flush": args.flush,
                      "baseline": "torch.matmul with torch's own cuBLAS settings"},
         "peak_tflops": {}, "hbm_read_gbps": None, "results": results, "geomean_speedup": geomeans,
     }
