@@ -45,6 +45,7 @@ HbmRead::HbmRead(size_t bytes) : buffer_(bytes / sizeof(uint4)), sink_(1), grid_
 void HbmRead::launch(cudaStream_t stream) const {
   read_kernel<true><<<grid_, kReadThreads, 0, stream>>>(buffer_.data(), static_cast<int64_t>(buffer_.size()),
                                                         sink_.data());
+  check_cuda(cudaGetLastError(), "HBM read kernel launch");
 }
 
 double measure_hbm_read_gbps(size_t bytes, int repeats) {

@@ -55,7 +55,6 @@ class L2Flusher {
   explicit L2Flusher(L2Flush mode = L2Flush::write, size_t bytes = size_t{256} << 20);
   void flush(cudaStream_t stream);
   size_t bytes() const { return scratch_.bytes(); }
-  L2Flush mode() const { return mode_; }
 
  private:
   L2Flush mode_;

@@ -50,7 +50,9 @@ void add_bench_options(ArgParser& parser) {
       "cuBLAS is cublasGemmEx as PyTorch sets it up for torch.matmul (its own workspace, reduced-precision\n"
       "reductions allowed); strict is cuBLAS as tcgemm's fallback calls it (reductions disallowed).\n"
       "speedup = cuBLAS time / ours; %peak = ours against the wgmma ceiling measured at start\n"
-      "(tcgemm::measure_peak_tflops); =cuBLAS = fraction of outputs bit-identical to strict cuBLAS.\n"
+      "(tcgemm::measure_peak_tflops); %HBM = ours' GB/s against a 1 GiB read measured at start; %read =\n"
+      "the time of a read of the call's own bytes, timed beside the automatic choice, over ours;\n"
+      "=cuBLAS = fraction of outputs bit-identical to strict cuBLAS.\n"
       "The JSON record is described in docs/BENCH_JSON.md.\n\n"
       "suites:\n";
   for (const BenchSuite& s : bench_suites()) {
