@@ -38,13 +38,15 @@ int read_grid() {
 
 }  // namespace
 
-HbmRead::HbmRead(size_t bytes) : buffer_(bytes / sizeof(uint4)), sink_(1), grid_(read_grid()) {
+HbmRead::HbmRead(size_t bytes, bool keep_in_l2)
+    : buffer_(bytes / sizeof(uint4)), sink_(1), grid_(read_grid()), keep_in_l2_(keep_in_l2) {
   check_cuda(cudaMemset(buffer_.data(), 0x5A, buffer_.bytes()), "fill the read buffer");
 }
 
 void HbmRead::launch(cudaStream_t stream) const {
-  read_kernel<true><<<grid_, kReadThreads, 0, stream>>>(buffer_.data(), static_cast<int64_t>(buffer_.size()),
-                                                        sink_.data());
+  const auto words = static_cast<int64_t>(buffer_.size());
+  if (keep_in_l2_) read_kernel<false><<<grid_, kReadThreads, 0, stream>>>(buffer_.data(), words, sink_.data());
+  else read_kernel<true><<<grid_, kReadThreads, 0, stream>>>(buffer_.data(), words, sink_.data());
   check_cuda(cudaGetLastError(), "HBM read kernel launch");
 }
 
@@ -80,15 +82,8 @@ const char* to_string(L2Flush mode) {
 }
 
 L2Flusher::L2Flusher(L2Flush mode, size_t bytes)
-    : mode_(mode), scratch_(mode == L2Flush::none ? 0 : bytes / sizeof(uint4) * sizeof(uint4)),
-      sink_(mode == L2Flush::read ? 1 : 0) {
-  if (mode_ == L2Flush::read) {
-    grid_ = read_grid();
-    // Defined contents, written once: the reads below are of data, not of
-    // fresh allocations.
-    check_cuda(cudaMemset(scratch_.data(), 0x5A, scratch_.bytes()), "fill the L2 flush buffer");
-  }
-}
+    : mode_(mode), scratch_(mode == L2Flush::write ? bytes : 0),
+      read_(mode == L2Flush::read ? std::make_unique<HbmRead>(bytes, true) : nullptr) {}
 
 void L2Flusher::flush(cudaStream_t stream) {
   switch (mode_) {
@@ -97,12 +92,7 @@ void L2Flusher::flush(cudaStream_t stream) {
       // A different byte each time, so no layer can treat the write as a no-op.
       check_cuda(cudaMemsetAsync(scratch_.data(), value_++, scratch_.bytes(), stream), "L2 flush");
       return;
-    case L2Flush::read:
-      read_kernel<false><<<grid_, kReadThreads, 0, stream>>>(reinterpret_cast<const uint4*>(scratch_.data()),
-                                                             static_cast<int64_t>(scratch_.bytes() / sizeof(uint4)),
-                                                             sink_.data());
-      check_cuda(cudaGetLastError(), "L2 flush (read)");
-      return;
+    case L2Flush::read: read_->launch(stream); return;
   }
 }
 

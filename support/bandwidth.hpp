@@ -8,19 +8,22 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <memory>
 
 #include "support/device_buffer.hpp"
 
 namespace tcgemm::support {
 
-// A plain streaming read of a buffer of its own (contents defined, written
-// once): a grid-stride kernel of 16-byte evict-first loads, 8 CTAs of 512
-// threads per SM, that writes (almost) nothing. The HBM ceiling times it on
-// 1 GiB; the bench times it beside a memory-bound GEMM on the GEMM's own
-// byte count, where launch, ramp and tail cost what they cost the GEMM.
+// A plain read of a buffer of its own (contents defined, written once): a
+// grid-stride kernel of 16-byte loads, 8 CTAs of 512 threads per SM, that
+// writes (almost) nothing. Streaming (evict-first) loads by default: the HBM
+// ceiling times it on 1 GiB, and the bench beside a memory-bound GEMM on the
+// GEMM's own byte count, where launch, ramp and tail cost what they cost the
+// GEMM. With keep_in_l2, ordinary loads whose lines stay in L2 (the read
+// flush).
 class HbmRead {
  public:
-  explicit HbmRead(size_t bytes);
+  explicit HbmRead(size_t bytes, bool keep_in_l2 = false);
   void launch(cudaStream_t stream) const;
   size_t bytes() const { return buffer_.bytes(); }
 
@@ -28,6 +31,7 @@ class HbmRead {
   DeviceBuffer<uint4> buffer_;
   DeviceBuffer<unsigned> sink_;
   int grid_ = 0;
+  bool keep_in_l2_;
 };
 
 // GB/s (1e9 bytes/s) of the fastest of `repeats` reads of a `bytes` buffer
@@ -54,13 +58,12 @@ class L2Flusher {
  public:
   explicit L2Flusher(L2Flush mode = L2Flush::write, size_t bytes = size_t{256} << 20);
   void flush(cudaStream_t stream);
-  size_t bytes() const { return scratch_.bytes(); }
+  size_t bytes() const { return read_ ? read_->bytes() : scratch_.bytes(); }
 
  private:
   L2Flush mode_;
-  DeviceBuffer<unsigned char> scratch_;
-  DeviceBuffer<unsigned> sink_;
-  int grid_ = 0;
+  DeviceBuffer<unsigned char> scratch_;  // written (write)
+  std::unique_ptr<HbmRead> read_;        // read (read)
   unsigned char value_ = 0;
 };
 

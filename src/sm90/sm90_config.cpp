@@ -118,24 +118,27 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
     }
     return width;
   }
-  int best_width = 0;
+  // The fewest waves (then the narrowest), and the stream model's fastest.
+  int best_width = 0, fastest = 0;
   int64_t best_waves = 0;
+  double best_time = 0.0, fastest_time = 0.0;
   for (const TileConfig tc : kTileConfigs) {
     if (tc.block_m != block_m || !candidate(tc.block_n)) continue;
-    const int64_t waves = ceil_div(m_blocks * ceil_div(n, tc.block_n), num_sms);
+    const int64_t tiles = m_blocks * ceil_div(n, tc.block_n);
+    const int64_t waves = ceil_div(tiles, num_sms);
+    const double time = stream_time(tiles, tc.block_n, num_sms);
     if (best_width == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best_width)) {
       best_width = tc.block_n;
       best_waves = waves;
+      best_time = time;
+    }
+    if (fastest == 0 || time < fastest_time) {
+      fastest = tc.block_n;
+      fastest_time = time;
     }
   }
   if (latency_bound || block_m != kSmallBlockM) return best_width;
-  const auto time_at = [&](int block_n) { return stream_time(m_blocks * ceil_div(n, block_n), block_n, num_sms); };
-  int fastest = best_width;
-  for (const TileConfig tc : kTileConfigs) {
-    if (tc.block_m != block_m || !candidate(tc.block_n)) continue;
-    if (time_at(tc.block_n) < time_at(fastest)) fastest = tc.block_n;
-  }
-  return time_at(fastest) < 0.97 * time_at(best_width) ? fastest : best_width;
+  return fastest_time < 0.97 * best_time ? fastest : best_width;
 }
 
 // Whether block_n exists only as a 64-row tile.

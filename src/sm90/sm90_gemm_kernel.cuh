@@ -220,55 +220,53 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     // The bias is prefetched for every fused epilogue (ACT 0 stands for
     // them all), never for the plain one.
     constexpr int kBiasAct = FUSED ? 0 : detail::kPlainEpilogue;
-    {
-      int turns = 0;  // ping-pong: hand-overs this consumer has waited for
-      // Cooperative consumers take every tile of the CTA's sequence; ping-pong ones alternate.
-      detail::PersistentTileWalk walk{schedule, PINGPONG ? consumer : 0, PINGPONG ? 2 : 1};
-      for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-        const TileCoord t = raster.tile(tile);
-        // Where this consumer's rows and columns of the tile start: computed
-        // now, while the stage loads, not after the mainloop where the
-        // compiler would otherwise put it (two integer divisions ahead of the
-        // epilogue's first store).
-        int m0 = tile_m0(t) + (PINGPONG ? 0 : consumer * 64);
-        int n0 = tile_n0(t);
-        detail::compute_here(m0);
-        detail::compute_here(n0);
-        epilogue.template prefetch_bias<kBiasAct>(epi, n0);
-        Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_stages);  // stage 0 of the CTA's j-th tile
-        if (PINGPONG && walk.j > 0)
-          detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
-        int prev_stage = -1;
-        for (int ks = 0; ks < num_k_stages; ++ks) {
-          detail::wait_barrier(full_bars + ring.index * static_cast<uint32_t>(sizeof(uint64_t)), ring.phase,
-                               "smem_full", ring.index, "consumer");
-          mma.issue(ring.index, ks, stage_count(ks));
-          mma.template wait<1>();  // the group before this one has read its stage:
-          if (prev_stage >= 0 && lane0) release(prev_stage);
-          prev_stage = ring.index;
-          ring.advance();
-        }
-        // ping-pong: every full barrier of this tile has been waited for, so the
-        // other consumer's next tile is at most one ring fill ahead: its turn.
-        if (PINGPONG && wg_thread == 0) cuda::ptx::mbarrier_arrive(&smem.math_turn()[consumer ^ 1]);
-        mma.template wait<0>();
-        if (lane0) release(prev_stage);
-        // The tile's batch, from its index (live anyway) rather than held
-        // through the mainloop, where one more live register cost the 64-row
-        // tiles' k-loop an instruction: a plain call pays a compare here, a
-        // batched one a division.
-        const int batch = raster.batch > 1 ? tile / raster.tiles_per_batch() : 0;
-        // A fused kernel picks its activation here, tile by tile (one uniform
-        // branch): one tile loop, an epilogue per activation. (Picked around
-        // the whole tile loop, the mainloop was copied per activation too,
-        // and the silu copy's warps waited on instruction fetch at one tile
-        // per CTA twice as long as now: docs/PERF.md.)
-        const auto store = [&](auto act) {
-          epilogue.template store_tile<decltype(act)::value>(mma.acc, epi, m0, n0, batch);
-        };
-        if constexpr (FUSED) detail::with_activation(epi.activation, store);
-        else store(std::integral_constant<int, detail::kPlainEpilogue>{});
+    int turns = 0;  // ping-pong: hand-overs this consumer has waited for
+    // Cooperative consumers take every tile of the CTA's sequence; ping-pong ones alternate.
+    detail::PersistentTileWalk walk{schedule, PINGPONG ? consumer : 0, PINGPONG ? 2 : 1};
+    for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
+      const TileCoord t = raster.tile(tile);
+      // Where this consumer's rows and columns of the tile start: computed
+      // now, while the stage loads, not after the mainloop where the
+      // compiler would otherwise put it (two integer divisions ahead of the
+      // epilogue's first store).
+      int m0 = tile_m0(t) + (PINGPONG ? 0 : consumer * 64);
+      int n0 = tile_n0(t);
+      detail::compute_here(m0);
+      detail::compute_here(n0);
+      epilogue.template prefetch_bias<kBiasAct>(epi, n0);
+      Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_stages);  // stage 0 of the CTA's j-th tile
+      if (PINGPONG && walk.j > 0)
+        detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
+      int prev_stage = -1;
+      for (int ks = 0; ks < num_k_stages; ++ks) {
+        detail::wait_barrier(full_bars + ring.index * static_cast<uint32_t>(sizeof(uint64_t)), ring.phase,
+                             "smem_full", ring.index, "consumer");
+        mma.issue(ring.index, ks, stage_count(ks));
+        mma.template wait<1>();  // the group before this one has read its stage:
+        if (prev_stage >= 0 && lane0) release(prev_stage);
+        prev_stage = ring.index;
+        ring.advance();
       }
+      // ping-pong: every full barrier of this tile has been waited for, so the
+      // other consumer's next tile is at most one ring fill ahead: its turn.
+      if (PINGPONG && wg_thread == 0) cuda::ptx::mbarrier_arrive(&smem.math_turn()[consumer ^ 1]);
+      mma.template wait<0>();
+      if (lane0) release(prev_stage);
+      // The tile's batch, from its index (live anyway) rather than held
+      // through the mainloop, where one more live register cost the 64-row
+      // tiles' k-loop an instruction: a plain call pays a compare here, a
+      // batched one a division.
+      const int batch = raster.batch > 1 ? tile / raster.tiles_per_batch() : 0;
+      // A fused kernel picks its activation here, tile by tile (one uniform
+      // branch): one tile loop, an epilogue per activation. (Picked around
+      // the whole tile loop, the mainloop was copied per activation too,
+      // and the silu copy's warps waited on instruction fetch at one tile
+      // per CTA twice as long as now: docs/PERF.md.)
+      const auto store = [&](auto act) {
+        epilogue.template store_tile<decltype(act)::value>(mma.acc, epi, m0, n0, batch);
+      };
+      if constexpr (FUSED) detail::with_activation(epi.activation, store);
+      else store(std::integral_constant<int, detail::kPlainEpilogue>{});
     }
     epilogue.finish();
   }

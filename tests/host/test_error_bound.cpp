@@ -256,6 +256,10 @@ TEST(ErrorBound, SubnormalOutputUsesTheAbsoluteTerm) {
 namespace tcgemm::support {
 namespace {
 
+// x / (1 + 2^a) as the kernels compute it (times_logistic), with the host's
+// exp2 and an exact reciprocal.
+float times_logistic(float x, float a) { return x * (1.0f / (1.0f + std::exp2(a))); }
+
 // The activations as the kernels compute them (fp32, common/device/epilogue.cuh).
 float activate_f32(Activation act, float x) {
   switch (act) {
@@ -263,8 +267,8 @@ float activate_f32(Activation act, float x) {
     case Activation::gelu:  // the kernels' formula; their exp2 is ex2.approx (see GeluPolynomial below)
       return detail::gelu_from_tail(x, std::exp2(detail::gelu_log2_tail(detail::gelu_tail_argument(x))));
     // The kernels' formulas; their exp2 and reciprocal are approximate (see LogisticForms below).
-    case Activation::gelu_tanh: return x * (1.0f / (1.0f + std::exp2(detail::gelu_tanh_exp2_argument(x))));
-    case Activation::silu: return x * (1.0f / (1.0f + std::exp2(detail::silu_exp2_argument(x))));
+    case Activation::gelu_tanh: return times_logistic(x, detail::gelu_tanh_exp2_argument(x));
+    case Activation::silu: return times_logistic(x, detail::silu_exp2_argument(x));
     default: return x;
   }
 }

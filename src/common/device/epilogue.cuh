@@ -140,16 +140,19 @@ __device__ __forceinline__ bool fused_epilogue(const EpilogueParams& epi) {
   return epi.bias != nullptr || epi.activation != 0;
 }
 
+// x / (1 + 2^a) as the hardware computes it: x * rcp(1 + 2^a) with ex2.approx
+// and rcp.approx. silu and the tanh gelu are both x times a logistic, each
+// with its own exponent a (common/silu.hpp, common/gelu_tanh.hpp).
+__device__ __forceinline__ float times_logistic(float x, float a) { return x * rcp_approx(1.0f + ex2_approx(a)); }
+
 // The activation of the fused epilogue in fp32 (tcgemm::Activation; the
 // formulas are torch.nn.functional's).
 __device__ __forceinline__ float activate(float x, int activation) {
   switch (activation) {
     case 1: return x < 0.0f ? 0.0f : x;  // relu (NaN stays NaN)
     case 2: return gelu_from_tail(x, ex2_approx(gelu_log2_tail(gelu_tail_argument(x))));  // gelu: common/gelu.hpp
-    // gelu's tanh approximation, as x times a logistic: one exp2 and one reciprocal (common/gelu_tanh.hpp).
-    case 3: return x * rcp_approx(1.0f + ex2_approx(gelu_tanh_exp2_argument(x)));
-    // silu: one exp2 and one reciprocal (common/silu.hpp).
-    case 4: return x * rcp_approx(1.0f + ex2_approx(silu_exp2_argument(x)));
+    case 3: return times_logistic(x, gelu_tanh_exp2_argument(x));  // gelu's tanh approximation
+    case 4: return times_logistic(x, silu_exp2_argument(x));       // silu
     default: return x;
   }
 }
