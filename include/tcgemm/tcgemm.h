@@ -46,6 +46,19 @@ int tcgemm_gemm_strided_batched(int dtype, int op_a, int op_b, int64_t m, int64_
                                 int64_t stride_b, float beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch,
                                 void* stream);
 
+/* An M-grouped GEMM (a mixture of experts: tokens sorted by expert) in one launch:
+ *   C[rows of g] = alpha * A[rows of g] @ op(B_g) + beta * C[rows of g],  g = 0 .. groups-1,
+ * where group g's rows of A (m x k, stored K-major: lda >= k) and of C (m x n)
+ * are [g == 0 ? 0 : group_ends[g - 1], group_ends[g]) and B_g = b + g * stride_b
+ * elements, stored as tcgemm_gemm's B (op_b 0: k x n, 1: n x k); stride_b 0
+ * uses one B for every group. group_ends: `groups` nondecreasing int32 values
+ * in device memory, read on the device (clamped into [0, m] there); rows at
+ * or past the last end are not written. 1 <= groups <= 256. Same return value
+ * and tcgemm_last_error() as tcgemm_gemm (tcgemm/tcgemm.hpp, GemmArgs::groups). */
+int tcgemm_gemm_m_grouped(int dtype, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                          int64_t lda, const void* b, int64_t ldb, int64_t stride_b, float beta, void* c, int64_t ldc,
+                          const int32_t* group_ends, int64_t groups, void* stream);
+
 /* The reason for the last failed call of the functions above in this thread ("" if none
  * failed yet); successful calls leave it unchanged. The pointer stays valid
  * until the next failing call in this thread. */

@@ -138,9 +138,35 @@ struct GemmArgs {
   int64_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 
+  // M-grouped GEMM (a mixture of experts: tokens sorted by expert, one
+  // weight matrix per expert): groups > 0 splits the M rows of A and C into
+  // `groups` consecutive groups, group g taking the rows
+  // [g == 0 ? 0 : group_ends[g - 1], group_ends[g]) with its own
+  // B_g = B + g * stride_b elements (each stored as B above; stride_b 0 uses
+  // one B for every group):
+  //   C[rows of g] = alpha * A[rows of g] @ op(B_g) + beta * C[rows of g].
+  // group_ends: `groups` int32 values in device memory, nondecreasing, read by
+  // the kernel on the device (never copied to the host, so a call can be
+  // captured in a CUDA graph while an earlier kernel of the stream computes
+  // them). There each is clamped into [0, M], and a group whose end is below
+  // its start is empty (ends that decrease make the next group overlap rows of
+  // the one before; those rows get either group's result, and nothing outside
+  // A, B and C is touched). Rows at or past the last end are not written.
+  // Every row is computed as in a plain call of its group (the same bits).
+  // 1 <= groups <= 256 (kMaxGroups), A stored K-major (op_a = N), batch 1, no
+  // fused epilogue; tcgemm's sm90 kernels only (no cuBLAS fallback).
+  // groups = 0: a plain call (group_ends ignored).
+  const int32_t* group_ends = nullptr;
+  int64_t groups = 0;
+
   // Whether the call has a fused epilogue (a bias or an activation).
   bool fused_epilogue() const { return bias != nullptr || activation != Activation::none; }
+  // Whether the call is M-grouped (groups > 0).
+  bool grouped() const { return groups > 0; }
 };
+
+// The most groups an M-grouped call may have (GemmArgs::groups).
+inline constexpr int kMaxGroups = 256;
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
 // 8-48 only with 64- and 8-row tiles, 112, 144 and 160 only with 128-row tiles
@@ -187,6 +213,15 @@ inline constexpr TileConfig kTileConfigs[] = {
     {256, 1, false, 64}, {96, 1},         {112, 1},          {144, 1},          {160, 1},
     {8, 1, false, 8},  {16, 1, false, 8}, {32, 1, false, 8}, {40, 1, false, 8}, {48, 1, false, 8},
     {64, 1, false, 8},  {64, 1, false, 128, 2}, {96, 1, false, 128, 2}};
+
+// The sm90 configurations built for M-grouped calls (GemmArgs::groups):
+// ping-pong 128 x 128 (chosen for many rows a group), 128 x 256 (33 to 128
+// rows a group on average, where its tiles make several waves), and the
+// 64-row tile 128 wide (at most 32 rows a group on average: decoding
+// through a mixture of experts, where each expert's weights are the cost).
+// Options::block_n, cluster_m (0 or 1), block_m and pingpong pick one of
+// them (0 / false: automatic).
+inline constexpr TileConfig kGroupedTileConfigs[] = {{128, 1, true}, {256, 1}, {128, 1, false, 64}};
 
 // The sm100 kernel configurations built in. A pair tile is one 256 x block_n
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A

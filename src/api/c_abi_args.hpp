@@ -45,4 +45,15 @@ inline GemmArgs c_abi_strided_batched_args(int dtype, int op_a, int op_b, int64_
   return args;
 }
 
+// tcgemm_gemm_m_grouped()'s arguments: c_abi_args (op_a = N) and the groups.
+inline GemmArgs c_abi_m_grouped_args(int dtype, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                                     int64_t lda, const void* b, int64_t ldb, int64_t stride_b, float beta, void* c,
+                                     int64_t ldc, const int32_t* group_ends, int64_t groups, void* stream) {
+  GemmArgs args = c_abi_args(dtype, 0, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+  args.stride_b = stride_b;
+  args.group_ends = group_ends;
+  args.groups = groups;
+  return args;
+}
+
 }  // namespace tcgemm::detail

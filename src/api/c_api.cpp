@@ -48,4 +48,21 @@ extern "C" int tcgemm_gemm_strided_batched(int dtype, int op_a, int op_b, int64_
                                                         stride_b, beta, c, ldc, stride_c, batch, stream));
 }
 
+extern "C" int tcgemm_gemm_m_grouped(int dtype, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                                     int64_t lda, const void* b, int64_t ldb, int64_t stride_b, float beta, void* c,
+                                     int64_t ldc, const int32_t* group_ends, int64_t groups, void* stream) {
+  // (GemmArgs::groups = 0 is a plain call; this entry point always has groups.)
+  if (groups == 0) {
+    try {
+      g_last_error = "tcgemm: tcgemm_gemm_m_grouped needs 1 to " + std::to_string(tcgemm::kMaxGroups) +
+                     " groups, not 0 (tcgemm_gemm computes a product without groups)";
+    } catch (...) {
+      g_last_error.clear();
+    }
+    return static_cast<int>(tcgemm::Status::invalid_argument);
+  }
+  return run(tcgemm::detail::c_abi_m_grouped_args(dtype, op_b, m, n, k, alpha, a, lda, b, ldb, stride_b, beta, c, ldc,
+                                                  group_ends, groups, stream));
+}
+
 extern "C" const char* tcgemm_last_error(void) { return g_last_error.c_str(); }

@@ -58,9 +58,10 @@ std::string arch_name(const DeviceInfo& d) { return "sm_" + std::to_string(d.cc_
 
 std::string check_operands(const GemmArgs& args, int device) {
   for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c},
-                           {"bias", args.bias}}) {
+                           {"bias", args.bias}, {"group_ends", args.group_ends}}) {
     if (args.k == 0 && (name[0] == 'A' || name[0] == 'B')) continue;
     if (name[0] == 'b' && ptr == nullptr) continue;  // no bias
+    if (name[0] == 'g' && !args.grouped()) continue;  // not M-grouped
     if (std::string why = check_device_pointer(name, ptr); !why.empty()) return why + " (" + describe(args) + ")";
   }
   if (std::string why = check_stream(args.stream, device); !why.empty()) return why + " (" + describe(args) + ")";
@@ -108,6 +109,9 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
                                                 : "K is 0: C = " + (fused ? zero + " + " : std::string()) + "beta * C");
   }
   if (options.prefer == Prefer::cublas_only) {
+    if (args.grouped())
+      return reject(Status::unsupported,
+                    "cuBLAS was requested, but an M-grouped call runs on tcgemm's kernels only (" + describe(args) + ")");
     if (fused)
       return reject(Status::unsupported, "cuBLAS was requested, but it has no fused bias/activation epilogue (" +
                                              describe(args) + ")");
@@ -130,6 +134,17 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   } else {
     why_not = "no tcgemm kernel for " + arch_name(dev) + " (" + dev.name + ") yet";
   }
+  if (args.grouped() && why_not.empty() && !is_sm90)
+    why_not = "the M-grouped GEMM is built for sm_90 only";
+  if (why_not.empty() && is_sm90 && args.grouped()) {
+    if (std::string why = sm90::check_grouped_options(args, options); !why.empty())
+      return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
+    sm90::Config config = sm90::select_grouped_config(args.m, args.n, args.k, args.groups, dev.num_sms,
+                                                      options.block_n, options.block_m, options.pingpong);
+    config.pdl = options.pdl;
+    return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config),
+                      "sm_90 device, operands TMA-compatible, M-grouped");
+  }
   if (why_not.empty() && is_sm90) {
     if (std::string why = sm90::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
@@ -149,10 +164,13 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");
   }
-  if (options.prefer == Prefer::tcgemm_only || fused)
-    return reject(Status::unsupported, "no tcgemm kernel can take this call" +
-                                           std::string(fused ? " (and cuBLAS cannot fuse its bias/activation)" : "") +
-                                           ": " + why_not + " (" + describe(args) + ")");
+  if (options.prefer == Prefer::tcgemm_only || fused || args.grouped())
+    return reject(Status::unsupported,
+                  "no tcgemm kernel can take this call" +
+                      std::string(fused ? " (and cuBLAS cannot fuse its bias/activation)"
+                                  : args.grouped() ? " (and no cuBLAS call computes an M-grouped GEMM)"
+                                                   : "") +
+                      ": " + why_not + " (" + describe(args) + ")");
   return run_without_kernel(Path::cublas, Backend::cublas, cublas_kernel_name(args), "fallback: " + why_not);
 }
 

@@ -1,11 +1,13 @@
 // C = beta * C for K == 0 (no products to add); with a fused epilogue,
-// C = act(bias) + beta * C; for each C of a strided batch. beta == 0 writes without reading C, as BLAS does.
+// C = act(bias) + beta * C; for each C of a strided batch; for the rows of
+// an M-grouped call's groups (a row in none is left as it is). beta == 0 writes without reading C, as BLAS does.
 #include <algorithm>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "common/device/epilogue.cuh"
+#include "common/m_groups.hpp"
 #include "reference/reference.hpp"
 
 namespace tcgemm::detail {
@@ -14,7 +16,8 @@ namespace {
 // A strided batch: the grid's z index strides over the C matrices (gridDim.z
 // is capped at 65535), stride_c elements apart.
 template <typename T>
-__global__ void scale_kernel(int64_t m, int64_t n, EpilogueParams epi, int64_t batch, int64_t stride_c) {
+__global__ void scale_kernel(int64_t m, int64_t n, EpilogueParams epi, int64_t batch, int64_t stride_c,
+                             MGroups groups) {
   T* const c0 = static_cast<T*>(epi.c);
   const int64_t ldc = epi.ldc;
   const float beta = epi.beta;
@@ -27,6 +30,7 @@ __global__ void scale_kernel(int64_t m, int64_t n, EpilogueParams epi, int64_t b
     T* c = c0 + i * stride_c;
     for (int64_t row = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y; row < m;
          row += static_cast<int64_t>(gridDim.y) * blockDim.y) {
+      if (groups.count > 0 && group_of_row(groups, row) < 0) continue;
       T* p = c + row * ldc + col;
       if (fused) *p = round_to<T>(beta == 0.0f ? x : fmaf(beta, widen(*p), x));
       else *p = round_to<T>(beta == 0.0f ? 0.0f : beta * widen(*p));
@@ -40,10 +44,11 @@ cudaError_t launch_scale(const GemmArgs& g) {
   const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)),
                   static_cast<unsigned>(std::min<int64_t>(g.batch, 65535)));
   const EpilogueParams epi = epilogue_params(g);
+  const MGroups groups{g.group_ends, static_cast<int>(g.groups), static_cast<int>(g.m)};
   if (g.dtype == DType::f16)
-    scale_kernel<__half><<<grid, block, 0, g.stream>>>(g.m, g.n, epi, g.batch, g.stride_c);
+    scale_kernel<__half><<<grid, block, 0, g.stream>>>(g.m, g.n, epi, g.batch, g.stride_c, groups);
   else
-    scale_kernel<__nv_bfloat16><<<grid, block, 0, g.stream>>>(g.m, g.n, epi, g.batch, g.stride_c);
+    scale_kernel<__nv_bfloat16><<<grid, block, 0, g.stream>>>(g.m, g.n, epi, g.batch, g.stride_c, groups);
   return cudaGetLastError();
 }
 

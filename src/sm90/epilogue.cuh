@@ -29,7 +29,11 @@
 
 namespace tcgemm::sm90 {
 
-template <typename Element, int BLOCK_N, int MMA_ROWS>
+// GROUP_ROWS: an M-grouped call's tiles (common/m_groups.hpp), whose rows
+// end at their group's end (epi.m, set per tile) where C goes on: a panel
+// that runs past it is copied out by the threads, row by row, not stored by
+// TMA (which clips at C's last row only).
+template <typename Element, int BLOCK_N, int MMA_ROWS, bool GROUP_ROWS = false>
 struct Epilogue {
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
@@ -194,8 +198,8 @@ struct Epilogue {
         }
         const auto sync = [&] { detail::named_barrier_sync(barrier_id, 128); };
         if (panel_cols == kEpiPanel)
-          detail::store_panel<Element, kEpiPanel, 128>(tmap_c, epi, row0, panel_n0, batch, buf_ptr, wg_thread,
-                                                       wg_thread == 0, sync);
+          detail::store_panel<Element, kEpiPanel, 128, GROUP_ROWS>(tmap_c, epi, row0, panel_n0, batch, buf_ptr,
+                                                                   wg_thread, wg_thread == 0, sync);
         else
           detail::store_panel_narrow<Element, kEpiPanel, 128, kLastPanelCols>(epi, row0, panel_n0, batch, buf_ptr,
                                                                               wg_thread, wg_thread == 0, sync);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "common/m_groups.hpp"
 
 namespace tcgemm::sm90 {
 
@@ -373,6 +374,49 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
                            static_cast<int64_t>(ceil_div(ceil_div(n, block_n), cluster_n)) * request.batch;
   const int64_t max_clusters = num_sms / cluster_ctas > 0 ? num_sms / cluster_ctas : 1;
   c.num_ctas = static_cast<int>((clusters < max_clusters ? clusters : max_clusters) * cluster_ctas);
+  return c;
+}
+
+const TileConfig* grouped_tile_config(int block_n, int block_m, bool pingpong) {
+  for (const TileConfig& c : kGroupedTileConfigs)
+    if ((block_n == 0 || c.block_n == block_n) && (block_m == 0 || c.block_m == block_m) &&
+        (!pingpong || c.pingpong))
+      return &c;
+  return nullptr;
+}
+
+Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, int num_sms, int block_n_override,
+                             int block_m_override, bool pingpong_override) {
+  (void)k;
+  if (num_sms < 1) num_sms = 1;
+  if (groups < 1) groups = 1;
+  const TileConfig* t = grouped_tile_config(block_n_override, block_m_override, pingpong_override);
+  if (t == nullptr || (block_n_override == 0 && block_m_override == 0 && !pingpong_override)) {
+    // The host knows the rows per group only on average. Measured on the
+    // H200 over Mixtral's and Qwen3-MoE's layers (docs/PERF.md, "An M-grouped
+    // GEMM"): up to 32 rows a group the 64-row tile streams the experts'
+    // weights fastest; up to 128, 128 x 256 where its tiles make 4 waves or
+    // more (fewer, and how the rows fall into slots, which only the device
+    // knows, decides its last wave: at 4096 x 14336 it lost 22% there);
+    // above, ping-pong 128 x 128.
+    const int64_t avg = ceil_div(m, groups);
+    const int64_t wide_tiles = groups * ceil_div(avg, kBlockM) * ceil_div(n, 256);
+    if (avg <= 32) t = grouped_tile_config(128, kSmallBlockM, false);
+    else if (avg <= kBlockM && wide_tiles >= 4 * static_cast<int64_t>(num_sms)) t = grouped_tile_config(256, kBlockM, false);
+    else t = grouped_tile_config(128, kBlockM, true);
+  }
+  Config c{};
+  c.block_m = t->block_m;
+  c.block_n = t->block_n;
+  c.block_k = kBlockK;
+  c.stages = stages_for(c.block_n, c.block_m);
+  c.cluster_m = 1;
+  c.cluster_n = 1;
+  c.pingpong = t->pingpong;
+  c.schedule = Schedule::persistent;
+  c.group_m = 8;
+  const int64_t tiles = detail::max_group_slots(m, groups, c.block_m) * ceil_div(n, c.block_n);
+  c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
   return c;
 }
 

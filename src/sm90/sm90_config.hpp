@@ -179,6 +179,20 @@ inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int bl
   return select_config(m, n, k, num_sms, r);
 }
 
+// The configuration of an M-grouped call (GemmArgs::groups) of M rows in
+// `groups` groups: the one of kGroupedTileConfigs that the overrides name (0
+// / false: automatic; check_grouped_options has refused any that name none),
+// else by the rows a group has on average: at most 32, the 64-row tile (a
+// few rows against each group's B); at most 128, 128 x 256 where that makes
+// 4 waves of tiles or more; else ping-pong 128 x 128. The grid
+// covers the most slots the groups can take (detail::max_group_slots) by N's
+// blocks, at most one CTA per SM.
+Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, int num_sms, int block_n_override = 0,
+                             int block_m_override = 0, bool pingpong_override = false);
+// The kGroupedTileConfigs entry the overrides name (the first that matches
+// every non-zero one), or null.
+const TileConfig* grouped_tile_config(int block_n, int block_m, bool pingpong);
+
 // "128x256x64, 4 stages[, cluster 2x1 (B multicast)][, cluster 1x2 (A
 // multicast)][, ping-pong]": for plans and tables.
 std::string describe(const KernelConfig& config);

@@ -20,6 +20,11 @@ std::string can_implement(const GemmArgs& args);
 // this on every device before it knows the family: a request that names no
 // built configuration is refused alike everywhere.
 std::string check_config_options(const Options& options);
+// Empty when an M-grouped call (GemmArgs::groups) can honour `options`: no
+// cluster, and a configuration override (block_n, block_m, pingpong) that
+// names one of kGroupedTileConfigs, if any; otherwise why not.
+std::string check_grouped_options(const GemmArgs& args, const Options& options);
+
 // Empty when the sm90 kernel can honour `options`: check_config_options, and
 // a schedule it has (persistent); otherwise why not.
 std::string check_options(const Options& options);

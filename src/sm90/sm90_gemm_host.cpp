@@ -1,4 +1,5 @@
 #include "common/host/tensor_map.hpp"
+#include "common/m_groups.hpp"
 #include "sm90/sm90_gemm.hpp"
 
 namespace tcgemm::sm90 {
@@ -9,6 +10,9 @@ std::string can_implement(const GemmArgs& args) {
   if (!tile_count_fits_int32(args.m, args.n, kBlockM, 64, args.batch))
     return args.batch > 1 ? "batch x M x N has more output tiles than 32-bit tile indices reach"
                           : "M x N has more output tiles than 32-bit tile indices reach";
+  // (An M-grouped call: the most slots its groups can take, of its narrowest tile, by N's blocks.)
+  if (args.grouped() && !tile_count_fits_int32(max_group_slots(args.m, args.groups, kSmallBlockM), args.n, 1, 128))
+    return "the groups' M x N has more output tiles than 32-bit tile indices reach";
   // Box sizes do not matter for these checks; use the widest config.
   return gemm_maps_unsupported_reason(args, tma_operand_a(args, kBlockM, kBlockK), tma_operand_b(args, 256, kBlockK),
                                       tma_output_c(args, kEpiPanel));
@@ -55,6 +59,23 @@ std::string check_layout(const GemmArgs& args, const Options& o) {
   return {};
 }
 
+std::string check_grouped_options(const GemmArgs& args, const Options& o) {
+  (void)args;
+  if (o.cluster_m > 1 || o.cluster_n > 1)
+    return "an M-grouped call runs without clusters (Options::cluster_m and cluster_n 0 or 1)";
+  const bool forced = o.block_n != 0 || o.block_m != 0 || o.pingpong;
+  if (forced && grouped_tile_config(o.block_n, o.block_m, o.pingpong) == nullptr) {
+    std::string built;
+    for (const TileConfig& c : kGroupedTileConfigs)
+      built += (built.empty() ? "" : ", ") + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) +
+               (c.pingpong ? " ping-pong" : "");
+    return "Options block_n=" + std::to_string(o.block_n) + " block_m=" + std::to_string(o.block_m) +
+           " pingpong=" + (o.pingpong ? "true" : "false") +
+           " names no configuration built for M-grouped calls (kGroupedTileConfigs: " + built + ")";
+  }
+  return {};
+}
+
 std::string check_options(const Options& o) {
   if (std::string why = check_config_options(o); !why.empty()) return why;
   if (o.schedule == Schedule::cluster_launch_control)
@@ -64,7 +85,7 @@ std::string check_options(const Options& o) {
 
 std::string kernel_name(const GemmArgs& args, const KernelConfig& config) {
   return std::string("sm90_gemm_persistent<") + to_string(args.dtype) + "," + to_string(args.op_a) +
-         to_string(args.op_b) + "," + describe(config) + ">";
+         to_string(args.op_b) + "," + describe(config) + (args.grouped() ? ", M-grouped" : "") + ">";
 }
 
 std::string run(const GemmArgs& args, const Config& config, int* grid_ctas) {

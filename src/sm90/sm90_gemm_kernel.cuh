@@ -40,6 +40,14 @@
 // (0 for an operand repeated for every batch: batch_steps), and the stores
 // that write C by address start at batch * stride_c.
 //
+// An M-grouped call (GROUPED; GemmArgs::groups): each CTA first builds a
+// table of the groups' first slots (block_m-row tiles that never cross a
+// group's end) from the ends on the device (common/device/m_groups.cuh);
+// the raster walks slots x N's blocks, every role finds a tile's group by
+// binary search in it, A's box starts at the slot's first row, B's names
+// the group's matrix, and the epilogue stores rows up to the group's end
+// only (docs/DESIGN.md, "M-grouped GEMM").
+//
 // BLOCK_M = 64 (the small-M tiles, chosen for M <= 64): one consumer
 // warpgroup (256 threads), 8 to 256 columns, a ring as deep as shared memory
 // allows (5-25 stages), and an epilogue straight from the accumulator
@@ -83,6 +91,7 @@
 #include "common/device/arch_guard.cuh"
 #include "common/device/barrier.cuh"
 #include "common/device/epilogue.cuh"
+#include "common/device/m_groups.cuh"
 #include "common/device/ptx_wrappers.cuh"
 #include "common/device/ring_state.cuh"
 #include "common/device/tile_walk.cuh"
@@ -98,12 +107,12 @@ namespace tcgemm::sm90 {
 using detail::EpilogueParams;
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
-          bool PINGPONG, int BLOCK_M = kBlockM, bool FUSED = false>
+          bool PINGPONG, int BLOCK_M = kBlockM, bool FUSED = false, bool GROUPED = false>
 __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                          const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
                          const int num_k_blocks, const EpilogueParams epi, const uint32_t a_stage_bytes,
-                         const detail::BatchSteps batch_steps) {
+                         const detail::BatchSteps batch_steps, const detail::MGroups groups) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // CTAs per cluster: 2 along M or along N, or 1.
   constexpr int kClusterCtas = CLUSTER_M * CLUSTER_N;
@@ -114,6 +123,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
                 "64- and 8-row tiles: one consumer, no cluster, no ping-pong");
   static_assert(BLOCK_M != kDecodeBlockM || (A_MAJOR == Major::K && B_MAJOR == Major::K),
                 "the decode tile: A and B K-major");
+  static_assert(!GROUPED || (kClusterCtas == 1 && A_MAJOR == Major::K && BLOCK_M != kDecodeBlockM && !FUSED),
+                "an M-grouped call: A K-major (a group's rows start anywhere), no cluster, the plain epilogue");
   // A 64- or 8-row tile has one consumer, which stores straight from its registers.
   constexpr bool kSmallM = BLOCK_M != kBlockM;
   // K-blocks per ring stage (kDecodeStageKBlocks for the decode tile, else 1).
@@ -122,7 +133,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   using Release = StageRelease<kClusterCtas, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
   using Ring = detail::RingState<NUM_STAGES>;
   using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, (kSmallM ? BLOCK_M : kSmallBlockM)>,
-                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows>>;
+                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows, GROUPED>>;
   // Ring stages per tile, and the k-blocks of a tile's stage ks (all but the last: kKBlocks).
   const int num_k_stages = kKBlocks == 1 ? num_k_blocks : (num_k_blocks + kKBlocks - 1) / kKBlocks;
   const auto stage_count = [num_k_blocks](int ks) {
@@ -135,8 +146,6 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   // This CTA takes tile `cta_rank` of its cluster's CLUSTER_M x CLUSTER_N;
   // the cluster's tiles come in the same order in both CTAs.
   const uint32_t cta_rank = kClusterCtas > 1 ? cuda::ptx::get_sreg_cluster_ctarank() : 0;
-  const detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / kClusterCtas,
-                                            static_cast<int>(gridDim.x) / kClusterCtas, raster.num_tiles()};
   // The first row and column of this CTA's tile of the cluster tile t.
   const auto tile_m0 = [cta_rank](const TileCoord& t) {
     return (t.m_block * CLUSTER_M + (CLUSTER_M > 1 ? static_cast<int>(cta_rank) : 0)) * BLOCK_M;
@@ -144,6 +153,9 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   const auto tile_n0 = [cta_rank](const TileCoord& t) {
     return (t.n_block * CLUSTER_N + (CLUSTER_N > 1 ? static_cast<int>(cta_rank) : 0)) * BLOCK_N;
   };
+  // (An M-grouped call's tile count is known once its groups are read, below.)
+  detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / kClusterCtas,
+                                      static_cast<int>(gridDim.x) / kClusterCtas, raster.num_tiles()};
   if (threadIdx.x == 0) {
     if constexpr (kSmallM) detail::prefetch_tensormaps(&tmap_a, &tmap_b);  // (C: stored from registers)
     else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
@@ -154,6 +166,22 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   // gets here while the stream's previous kernel may still run: nothing
   // above touched global memory; from here on A, B and C may be its output.
   cudaGridDependencySynchronize();
+
+  // An M-grouped call (GROUPED): its tiles are the groups' slots
+  // (common/m_groups.hpp) by N's blocks, counted from the ends on the
+  // device: the host knows only an upper bound (the grid's size).
+  __shared__ int first_slot[GROUPED ? kMaxGroups + 1 : 1];
+  GroupedRaster walk_raster = raster;
+  if constexpr (GROUPED) {
+    if (threadIdx.x < 32) detail::build_slot_table(groups, first_slot, BLOCK_M, static_cast<int>(threadIdx.x));
+    __syncthreads();
+    walk_raster.num_m_blocks = first_slot[groups.count];
+    schedule.num_tiles = walk_raster.num_tiles();
+  }
+  // An M-grouped tile's group and rows (its slot is t.m_block).
+  const auto group_rows = [&](const TileCoord& t) {
+    return detail::locate(groups, first_slot, t.m_block, BLOCK_M);
+  };
 
   if (warpgroup == 0) {
     // ======================= producer: one thread fills the ring =======================
@@ -172,19 +200,24 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         detail::PersistentTileWalk walk{schedule};
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-          const TileCoord t = kBatched ? raster.tile(tile) : raster.in_batch(tile);
+          const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : kBatched ? raster.tile(tile) : raster.in_batch(tile);
+          // An M-grouped tile loads its group's rows of A (one matrix) and its
+          // group's matrix of B (found once per tile, not per stage).
+          const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
           for (int ks = 0; ks < num_k_stages; ++ks) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
             // Arms smem_full[s]; the TMA bytes complete it.
-            load(smem.stage(ring.index), &smem.smem_full()[ring.index], tile_m0(t), tile_n0(t), ks * kKBlocks * kBlockK,
-                 t.batch * batch_steps.a, t.batch * batch_steps.b, stage_count(ks));
+            load(smem.stage(ring.index), &smem.smem_full()[ring.index], GROUPED ? rows.row0 : tile_m0(t), tile_n0(t),
+                 ks * kKBlocks * kBlockK, GROUPED ? 0 : t.batch * batch_steps.a,
+                 (GROUPED ? rows.group : t.batch) * batch_steps.b, stage_count(ks));
             ring.advance();
           }
         }
         return ring;
       };
-      Ring ring = raster.batch > 1 ? produce(std::true_type{}) : produce(std::false_type{});
+      // (An M-grouped call's maps are rank 3: B holds a matrix per group.)
+      Ring ring = GROUPED || raster.batch > 1 ? produce(std::true_type{}) : produce(std::false_type{});
       // The CTA's last loads are issued: the next kernel of the stream, if
       // launched as a programmatic dependent, may start its launch now (it
       // still waits for this grid to complete before touching memory).
@@ -224,13 +257,20 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     // Cooperative consumers take every tile of the CTA's sequence; ping-pong ones alternate.
     detail::PersistentTileWalk walk{schedule, PINGPONG ? consumer : 0, PINGPONG ? 2 : 1};
     for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-      const TileCoord t = raster.tile(tile);
+      const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : raster.tile(tile);
       // Where this consumer's rows and columns of the tile start: computed
       // now, while the stage loads, not after the mainloop where the
       // compiler would otherwise put it (two integer divisions ahead of the
-      // epilogue's first store).
+      // epilogue's first store). An M-grouped tile stores rows up to its
+      // group's end only (tile_epi.m).
       int m0 = tile_m0(t) + (PINGPONG ? 0 : consumer * 64);
       int n0 = tile_n0(t);
+      EpilogueParams tile_epi = epi;
+      if constexpr (GROUPED) {
+        const detail::GroupRows rows = group_rows(t);
+        m0 = rows.row0 + (PINGPONG ? 0 : consumer * 64);
+        tile_epi.m = rows.row_end;
+      }
       detail::compute_here(m0);
       detail::compute_here(n0);
       epilogue.template prefetch_bias<kBiasAct>(epi, n0);
@@ -263,7 +303,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       // and the silu copy's warps waited on instruction fetch at one tile
       // per CTA twice as long as now: docs/PERF.md.)
       const auto store = [&](auto act) {
-        epilogue.template store_tile<decltype(act)::value>(mma.acc, epi, m0, n0, batch);
+        epilogue.template store_tile<decltype(act)::value>(mma.acc, GROUPED ? tile_epi : epi, m0, n0, batch);
       };
       if constexpr (FUSED) detail::with_activation(epi.activation, store);
       else store(std::integral_constant<int, detail::kPlainEpilogue>{});

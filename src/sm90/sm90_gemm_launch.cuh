@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -29,22 +30,28 @@ inline int a_box_rows(const GemmArgs& args, const Config& config) {
 }
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
-          bool PINGPONG, int BLOCK_M, bool FUSED>
+          bool PINGPONG, int BLOCK_M, bool FUSED, bool GROUPED = false>
 std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
                    const Config& config, int* grid_ctas) {
   constexpr auto kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N,
-                                                PINGPONG, BLOCK_M, FUSED>;
+                                                PINGPONG, BLOCK_M, FUSED, GROUPED>;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
+  // (An M-grouped kernel's slot table is static shared memory beside the dynamic.)
+  static_assert(!GROUPED || kSmem + (kMaxGroups + 1) * 4 <= kSmemLimit,
+                "the slot table fits beside the ring");
   constexpr int kCtaThreads = threads_for(BLOCK_M);
   constexpr int kClusterCtas = CLUSTER_M * CLUSTER_N;
   int resident = 0;
   if (std::string why = detail::setup_kernel_once<kernel>(kCtaThreads, kClusterCtas, kSmem, &resident); !why.empty())
     return why;
 
-  // (The raster walks clusters: CLUSTER_M block-rows by CLUSTER_N block-columns each.)
-  const GroupedRaster raster{ceil_div(ceil_div(args.m, BLOCK_M), CLUSTER_M),
+  // (The raster walks clusters: CLUSTER_M block-rows by CLUSTER_N block-columns
+  // each. An M-grouped call's block-rows, its groups' slots, are counted on
+  // the device.)
+  const GroupedRaster raster{GROUPED ? 0 : ceil_div(ceil_div(args.m, BLOCK_M), CLUSTER_M),
                              ceil_div(ceil_div(args.n, BLOCK_N), CLUSTER_N), config.group_m,
                              static_cast<int>(args.batch)};
+  const detail::MGroups groups{args.group_ends, static_cast<int>(args.groups), static_cast<int>(args.m)};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   EpilogueParams epi = detail::epilogue_params(args);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
@@ -56,7 +63,7 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   *grid_ctas = clusters * kClusterCtas;
   const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;  // (A's box of one k-block)
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi, a_stage_bytes,
-                                             detail::batch_steps(args));
+                                             detail::batch_steps(args), groups);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }
@@ -99,6 +106,20 @@ std::optional<std::string> launch_width(const detail::GemmTensorMaps& maps, cons
   return run;
 }
 
+// An M-grouped call (GemmArgs::groups) in one of kGroupedTileConfigs, B
+// stored either way (A is K-major: check_args).
+template <typename Element, int BLOCK_N, bool PINGPONG, int BLOCK_M>
+std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
+                           int* grid_ctas) {
+  const auto run = [&](auto b) {
+    return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), Major::K, decltype(b)::value, 1, 1, PINGPONG,
+                  BLOCK_M, false, true>(maps.a, maps.b, maps.c, args, config, grid_ctas);
+  };
+  if (args.op_a != Op::N) return "an M-grouped call needs A stored K-major (op_a = N)";
+  return args.op_b == Op::T ? run(std::integral_constant<Major, Major::K>{})
+                            : run(std::integral_constant<Major, Major::MN>{});
+}
+
 template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
@@ -110,7 +131,17 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
                                          config.block_m != kBlockM ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
-  // The instantiated configurations: kTileConfigs.
+  // The instantiated configurations: kGroupedTileConfigs for an M-grouped call, else kTileConfigs.
+  if (args.grouped()) {
+    static_assert(std::size(kGroupedTileConfigs) == 3, "a launch below for each built configuration");
+    if (config.block_m == kBlockM && config.block_n == 128 && config.pingpong)
+      return launch_grouped<Element, 128, true, kBlockM>(maps, args, config, grid_ctas);
+    if (config.block_m == kBlockM && config.block_n == 256 && !config.pingpong)
+      return launch_grouped<Element, 256, false, kBlockM>(maps, args, config, grid_ctas);
+    if (config.block_m == kSmallBlockM && config.block_n == 128)
+      return launch_grouped<Element, 128, false, kSmallBlockM>(maps, args, config, grid_ctas);
+    return "no M-grouped sm90 kernel for " + describe(config);
+  }
   if (config.block_m == kSmallBlockM && config.cluster_m == 1 && !config.pingpong) {
     if (auto run = launch_width<Element, kSmallBlockM, 8, 16, 32, 40, 48, 64, 96, 128, 256>(maps, args, config,
                                                                                            grid_ctas))

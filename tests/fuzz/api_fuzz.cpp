@@ -1,8 +1,9 @@
 // API fuzzing of validation and dispatch through the C ABI, on the CPU.
 //
 // libFuzzer drives tcgemm_gemm() (and, on some inputs, tcgemm_gemm_strided_batched(),
-// with batch counts and strides around the edges, or tcgemm_gemm_epilogue(), with a
-// bias pointer, bias type and activation drawn alike) over its whole argument space: dtype and op
+// with batch counts and strides around the edges, tcgemm_gemm_epilogue(), with a
+// bias pointer, bias type and activation drawn alike, or tcgemm_gemm_m_grouped(), with
+// group counts, group-end pointers and B strides drawn alike) over its whole argument space: dtype and op
 // values in and out of range, sizes from 0 to INT64_MAX and negative, leading
 // dimensions around and far from the row length, null, host and (fake)
 // device pointers, aligned or not, NaN/Inf scalars, and the device the call
@@ -28,7 +29,11 @@
 //   - a fused epilogue (a bias or an activation) is accepted only with a bias
 //     type and activation the contract names and a bias in device memory,
 //     reaches the launch unchanged, and never runs on cuBLAS (which cannot
-//     fuse it).
+//     fuse it);
+//   - an M-grouped call is accepted only with 1 to 256 groups and their ends
+//     in device memory, 4-byte aligned, reaches the launch unchanged, runs on
+//     tcgemm's sm90 kernel in one of kGroupedTileConfigs (or the K == 0
+//     scale), never on cuBLAS.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -89,6 +94,15 @@ void check_kernel_args(const char* family, const tcgemm::GemmArgs& g) {
   // A batch: 32-bit batch indices, strides TMA can take (a multiple of 16
   // bytes below 2^40; 0 repeats A or B), C's matrices apart.
   if (g.batch < 1 || g.batch > kMax32) fail(family, "kernel given a batch outside [1, 2^31-1]");
+  // An M-grouped call: its ends in device memory, B's group stride one TMA can take.
+  if (g.groups != 0) {
+    if (g.groups < 1 || g.groups > tcgemm::kMaxGroups || g.batch != 1 || g.op_a != tcgemm::Op::N)
+      fail(family, "kernel given groups it is not built for");
+    if (!is_device(g.group_ends) || reinterpret_cast<uintptr_t>(g.group_ends) % 4 != 0)
+      fail(family, "kernel given group ends it cannot read");
+    if (g.groups > 1 && (g.stride_b < 0 || g.stride_b % 8 != 0 || g.stride_b >= (int64_t{1} << 39)))
+      fail(family, "kernel given a group stride TMA cannot take");
+  }
   if (g.batch > 1) {
     for (int64_t s : {g.stride_a, g.stride_b, g.stride_c})
       if (s < 0 || s % 8 != 0 || s >= (int64_t{1} << 39)) fail(family, "kernel given a batch stride TMA cannot take");
@@ -137,6 +151,9 @@ std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
     fail("sm90", "bad config " + describe(c));
   if (!builds_for_layout(c.block_m, c.block_n, g.op_a == Op::N, g.op_b == Op::T))
     fail("sm90", "config " + describe(c) + " is not built for the call's layout");
+  if (g.grouped() && (grouped_tile_config(c.block_n, c.block_m, c.pingpong) == nullptr || c.cluster_m != 1 ||
+                      c.cluster_n != 1 || grouped_tile_config(c.block_n, c.block_m, c.pingpong)->pingpong != c.pingpong))
+    fail("sm90", "an M-grouped call given " + describe(c) + ", not one of kGroupedTileConfigs");
   record("sm90", g);
   *grid_ctas = c.num_ctas;
   return {};
@@ -263,6 +280,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     stride_c = draw_stride(in, wrap_mul(m, ldc));
   }
   const bool epilogue = !batched && in.ConsumeBool();
+  // Else the M-grouped entry point on some inputs (its A is op N: op_a is not passed).
+  const bool grouped = !batched && !epilogue && in.ConsumeBool();
+  int64_t groups = 0;
+  const int32_t* ends = nullptr;
+  if (grouped) {
+    groups = in.ConsumeBool() ? in.ConsumeIntegralInRange<int64_t>(-2, 300) : draw_batch(in);
+    ends = static_cast<const int32_t*>(draw_pointer(in, host_memory));
+    stride_b = draw_stride(in, wrap_mul(op_b == 1 ? n : k, ldb));
+  }
   const void* bias = epilogue && in.ConsumeBool() ? draw_pointer(in, host_memory) : nullptr;
   const int bias_type = epilogue ? draw_enum(in) : 0;
   const int activation =
@@ -270,7 +296,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool fused = bias != nullptr || activation != 0;
 
   g_rec = Recorder{};
-  const int rc = batched    ? tcgemm_gemm_strided_batched(dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
+  const int rc = grouped    ? tcgemm_gemm_m_grouped(dtype, op_b, m, n, k, alpha, a, lda, b, ldb, stride_b, beta, c, ldc,
+                                                    ends, groups, stream)
+                 : batched  ? tcgemm_gemm_strided_batched(dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
                                                           stride_b, beta, c, ldc, stride_c, batch, stream)
                  : epilogue ? tcgemm_gemm_epilogue(dtype, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                                                    bias, bias_type, activation, stream)
@@ -282,6 +310,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                            (batched ? " batch=" + std::to_string(batch) + " strides=" + std::to_string(stride_a) +
                                           "," + std::to_string(stride_b) + "," + std::to_string(stride_c)
                                     : std::string()) +
+                           (grouped ? " groups=" + std::to_string(groups) + " stride_b=" + std::to_string(stride_b) +
+                                          " ends " + std::to_string(reinterpret_cast<uintptr_t>(ends))
+                                    : std::string()) +
                            (epilogue ? " bias " + std::string(bias ? "set" : "null") + " bias_type=" +
                                            std::to_string(bias_type) + " activation=" + std::to_string(activation)
                                      : std::string()) +
@@ -292,7 +323,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (g_rec.launches != 0) fail("a rejected call launched", call + " (" + g_rec.what + ")");
   } else {
     // Accepted: the contract's arguments only.
-    if ((dtype != 0 && dtype != 1) || (op_a != 0 && op_a != 1) || (op_b != 0 && op_b != 1) || m < 0 || n < 0 ||
+    if (grouped && (groups < 1 || groups > tcgemm::kMaxGroups || stride_b < 0))
+      fail("accepted groups outside the contract", call);
+    if ((dtype != 0 && dtype != 1) || (!grouped && op_a != 0 && op_a != 1) || (op_b != 0 && op_b != 1) || m < 0 || n < 0 ||
         k < 0 || batch < 0 || (batch > 1 && (stride_a < 0 || stride_b < 0 || stride_c < 0)))
       fail("accepted arguments outside the contract", call);
     if (m == 0 || n == 0 || batch == 0) {
@@ -302,12 +335,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const tcgemm::GemmArgs& r = g_rec.args;
       if (r.m != m || r.n != n || r.k != k || r.a != a || r.b != b || r.c != c || r.lda != lda || r.ldb != ldb ||
           r.ldc != ldc || r.batch != batch || r.stride_a != stride_a || r.stride_b != stride_b ||
-          r.stride_c != stride_c)
+          r.stride_c != stride_c || r.groups != groups || r.group_ends != ends ||
+          (grouped && r.op_a != tcgemm::Op::N))
         fail("the launch got other arguments than the call", call);
+      if (grouped && (std::strcmp(g_rec.what, "cublas") == 0 || !is_device(ends)))
+        fail("an M-grouped call ran on cuBLAS or with ends it cannot read", call + " (" + g_rec.what + ")");
       if (batch > 1 && stride_c < (m - 1) * ldc + n && !(stride_c >= n && (batch - 1) * stride_c + n <= ldc))
         fail("accepted a batch whose C matrices overlap", call);
       if (ldc < std::max<int64_t>(1, n) || !is_device(c)) fail("accepted a C it cannot write", call);
-      if (k > 0 && (lda < std::max<int64_t>(1, a_row) || ldb < std::max<int64_t>(1, b_row) || !is_device(a) ||
+      if (k > 0 && (lda < std::max<int64_t>(1, grouped ? k : a_row) || ldb < std::max<int64_t>(1, b_row) || !is_device(a) ||
                     !is_device(b)))
         fail("accepted an A or B it cannot read", call);
       if (r.bias != bias || static_cast<int>(r.activation) != activation ||
@@ -320,11 +356,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fail("accepted an epilogue outside the contract", call);
   }
   // plan() decides the same and launches nothing.
-  tcgemm::GemmArgs g = tcgemm::detail::c_abi_strided_batched_args(
-      dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch, stream);
+  tcgemm::GemmArgs g =
+      grouped ? tcgemm::detail::c_abi_m_grouped_args(dtype, op_b, m, n, k, alpha, a, lda, b, ldb, stride_b, beta, c,
+                                                     ldc, ends, groups, stream)
+              : tcgemm::detail::c_abi_strided_batched_args(dtype, op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
+                                                           stride_b, beta, c, ldc, stride_c, batch, stream);
   g.bias = bias;
   g.bias_type = static_cast<tcgemm::BiasType>(bias_type);
   g.activation = static_cast<tcgemm::Activation>(activation);
+  // (The grouped entry point refuses 0 groups itself: in GemmArgs, 0 groups is a plain call.)
+  if (grouped && groups == 0) {
+    if (rc == 0) fail("the grouped entry point accepted 0 groups", call);
+    return 0;
+  }
   const int before = g_rec.launches;
   const tcgemm::Plan p = tcgemm::plan(g);
   if (g_rec.launches != before) fail("plan() launched", call);

@@ -415,5 +415,44 @@ TEST(Decide, FusedEpilogueOnlyWhereItIsApplied) {
   EXPECT_EQ(decide(k0, Options{}, kA100).plan.reason, "K is 0: C = act(bias) + beta * C");
 }
 
+// An M-grouped call runs on tcgemm's sm90 kernel in one of
+// kGroupedTileConfigs, or is refused: no cuBLAS call and no other family
+// computes it. K = 0 is the scale on any device.
+TEST(Decide, MGroupedOnTheSm90KernelOnly) {
+  GemmArgs g = aligned_args(1024, 28672, 4096);
+  g.op_b = Op::T;
+  g.ldb = g.k;
+  g.stride_b = g.n * g.k;
+  g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x7f0030000000});
+  g.groups = 8;
+  if (built("sm_90a")) {
+    const Decision d = decide(g, Options{}, kH200);
+    ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
+    EXPECT_EQ(d.plan.backend, Backend::sm90);
+    EXPECT_TRUE(contains(d.plan.kernel, ", M-grouped>")) << d.plan.kernel;
+    EXPECT_EQ(d.plan.config.block_n, 256);  // 128 rows a group on average (select_grouped_config)
+    for (const TileConfig& tc : kGroupedTileConfigs) {
+      const Decision f = decide(g, forced(tc), kH200);
+      ASSERT_EQ(f.plan.status, Status::ok) << f.plan.reason;
+      EXPECT_EQ(f.plan.config.block_n, tc.block_n);
+      EXPECT_EQ(f.plan.config.block_m, tc.block_m);
+      EXPECT_EQ(f.plan.config.pingpong, tc.pingpong);
+    }
+    const Decision narrow = decide(g, forced(64, 1), kH200);
+    EXPECT_EQ(narrow.plan.status, Status::invalid_argument);
+    EXPECT_TRUE(contains(narrow.plan.reason, "kGroupedTileConfigs")) << narrow.plan.reason;
+  }
+  const Decision cublas = decide(g, Options{Prefer::cublas_only, 0}, kH200);
+  EXPECT_EQ(cublas.plan.status, Status::unsupported);
+  EXPECT_TRUE(contains(cublas.plan.reason, "groups=8")) << cublas.plan.reason;
+  const Decision b200 = decide(g, Options{}, kB200);
+  EXPECT_EQ(b200.plan.status, Status::unsupported);
+  EXPECT_TRUE(contains(b200.plan.reason, "no cuBLAS call computes an M-grouped GEMM")) << b200.plan.reason;
+  EXPECT_EQ(decide(g, Options{}, kA100).plan.status, Status::unsupported);
+  GemmArgs k0 = g;
+  k0.k = 0;
+  EXPECT_EQ(decide(k0, Options{}, kA100).plan.path, Path::scale);
+}
+
 }  // namespace
 }  // namespace tcgemm::detail

@@ -39,7 +39,8 @@ struct EpilogueParams {
   // A strided batch (GemmArgs::batch > 1): C's TMA map is rank 3 (batched:
   // every TMA copy of C names its batch), and the stores that write C
   // element by element (the ragged edge, the register epilogues) start batch
-  // b's matrix at c + b * stride_c. 0 and 0 for a plain call.
+  // b's matrix at c + b * stride_c. 0 and 0 for a plain call; 1 and 0 for an
+  // M-grouped one (rank-3 maps, one C).
   int batched = 0;
   int64_t stride_c = 0;
   // Debug builds only (TCGEMM_DEBUG_HANGS): non-zero breaks the first ring
@@ -59,6 +60,7 @@ inline EpilogueParams epilogue_params(const GemmArgs& args) {
     epi.batched = 1;
     epi.stride_c = args.stride_c;
   }
+  if (args.grouped()) epi.batched = 1;  // (rank-3 maps; C is one matrix, stored at batch 0)
   return epi;
 }
 
@@ -326,10 +328,12 @@ __device__ __forceinline__ void copy_panel_to_c(const uint8_t* panel, const Epil
 // buffer always waits for that buffer's own last store. (Without the empty
 // group, a clipped panel between two TMA-stored ones let the next panel
 // overwrite a buffer that TMA was still reading; found by check --fuzz.)
-template <typename Element, int ROWS, int THREADS, typename Sync>
+// ROW_END: epi.m is where this tile's rows end (an M-grouped call's group
+// end), not where C's map clips: a panel past it is copied by the threads.
+template <typename Element, int ROWS, int THREADS, bool ROW_END = false, typename Sync>
 __device__ __forceinline__ void store_panel(const CUtensorMap* tmap_c, const EpilogueParams& epi, int row0, int col0,
                                             int batch, void* panel, int thread, bool issuer, Sync sync) {
-  if (panel_tma_storable<64>(epi, col0)) {
+  if (panel_tma_storable<64>(epi, col0) && (!ROW_END || row0 + ROWS <= epi.m)) {
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
     sync();
     if (issuer) {

@@ -15,7 +15,8 @@ namespace tcgemm::detail {
 
 namespace {
 // The map of one operand: `stride` elements between the matrices of a batch
-// (rank 3 when args.batch > 1; a stride of 0 keeps one matrix).
+// (rank 3 when args.batch > 1, and for an M-grouped call, whose B has a
+// matrix per group; a stride of 0 keeps one matrix).
 Tma2D make(const GemmArgs& args, StoredShape s, int64_t ld, int64_t stride, uint32_t box_cols, uint32_t box_rows) {
   Tma2D t{};
   t.dims[0] = static_cast<uint64_t>(s.cols);
@@ -23,9 +24,9 @@ Tma2D make(const GemmArgs& args, StoredShape s, int64_t ld, int64_t stride, uint
   t.row_stride = static_cast<uint64_t>(ld) * 2;
   t.box[0] = box_cols;
   t.box[1] = box_rows;
-  if (args.batch > 1) {
+  if (args.batch > 1 || args.grouped()) {
     t.rank = 3;
-    t.batches = stride == 0 ? 1 : static_cast<uint64_t>(args.batch);
+    t.batches = stride == 0 ? 1 : static_cast<uint64_t>(args.grouped() ? args.groups : args.batch);
     // (One matrix: any valid stride, never applied; the row stride is one.)
     t.batch_stride = stride == 0 ? t.row_stride : static_cast<uint64_t>(stride) * 2;
   }
@@ -34,8 +35,10 @@ Tma2D make(const GemmArgs& args, StoredShape s, int64_t ld, int64_t stride, uint
 }  // namespace
 
 Tma2D tma_operand_a(const GemmArgs& a, int block_m, int block_k) {
-  return a.op_a == Op::N ? make(a, stored_shape_a(a), a.lda, a.stride_a, block_k, block_m)
-                         : make(a, stored_shape_a(a), a.lda, a.stride_a, 64, block_k);
+  // (An M-grouped call's A is one matrix, whatever stride_a holds; C's too.)
+  const int64_t stride = a.grouped() ? 0 : a.stride_a;
+  return a.op_a == Op::N ? make(a, stored_shape_a(a), a.lda, stride, block_k, block_m)
+                         : make(a, stored_shape_a(a), a.lda, stride, 64, block_k);
 }
 
 Tma2D tma_operand_b(const GemmArgs& a, int block_n, int block_k, int cluster_m) {
@@ -49,10 +52,12 @@ Tma2D tma_operand_b(const GemmArgs& a, int block_n, int block_k, int cluster_m) 
 }
 
 Tma2D tma_output_c(const GemmArgs& a, int panel, int panel_rows) {
-  return make(a, StoredShape{a.m, a.n}, a.ldc, a.stride_c, panel, panel_rows > 0 ? panel_rows : panel);
+  return make(a, StoredShape{a.m, a.n}, a.ldc, a.grouped() ? 0 : a.stride_c, panel, panel_rows > 0 ? panel_rows : panel);
 }
 
-BatchSteps batch_steps(const GemmArgs& a) { return BatchSteps{a.stride_a == 0 ? 0 : 1, a.stride_b == 0 ? 0 : 1}; }
+BatchSteps batch_steps(const GemmArgs& a) {
+  return BatchSteps{a.stride_a == 0 || a.grouped() ? 0 : 1, a.stride_b == 0 ? 0 : 1};
+}
 
 // std::to_string and snprintf rather than iostreams: see validate.cpp.
 std::string tma_unsupported_reason(const void* base, const Tma2D& t) {

@@ -22,7 +22,8 @@ namespace tcgemm::detail {
 // 16 too), and boxes one matrix deep. An operand repeated for every batch
 // (stride 0) holds one matrix (batches = 1, its batch_stride never applied):
 // the kernels give it batch coordinate 0 (BatchSteps), so TMA never sees a
-// zero stride. A plain call keeps rank 2.
+// zero stride. An M-grouped call (GemmArgs::groups) has rank-3 maps too: B's
+// holds a matrix per group, A's and C's one. A plain call keeps rank 2.
 struct Tma2D {
   uint64_t dims[2];        // {columns, rows} of the stored matrix, in elements
   uint64_t row_stride;     // bytes between rows (leading dimension * 2)
@@ -61,7 +62,7 @@ std::string gemm_maps_unsupported_reason(const GemmArgs& args, const Tma2D& a, c
 CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tma2D& map);
 
 // The batch steps of a call's A and B maps (1, or 0 for an operand of stride
-// 0 repeated for every batch).
+// 0 repeated for every batch, and for an M-grouped call's A).
 BatchSteps batch_steps(const GemmArgs& args);
 
 // The three maps of a GEMM call (A, B, C with the given boxes), encoded.

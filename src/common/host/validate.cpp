@@ -30,6 +30,8 @@ std::string describe(const GemmArgs& a) {
   if (a.batch != 1)
     s += " batch=" + std::to_string(a.batch) + " stride_a=" + std::to_string(a.stride_a) +
          " stride_b=" + std::to_string(a.stride_b) + " stride_c=" + std::to_string(a.stride_c);
+  // An M-grouped call (or one whose group count is wrong).
+  if (a.groups != 0) s += " groups=" + std::to_string(a.groups) + " stride_b=" + std::to_string(a.stride_b);
   return s;
 }
 
@@ -101,6 +103,31 @@ std::string check_batch(const GemmArgs& a) {
   return {};
 }
 
+// An M-grouped call (GemmArgs::groups): what its kernels take, and B's
+// matrices addressable. The ends themselves live on the device and are
+// clamped there (common/m_groups.hpp), so no value of them is checked here.
+std::string check_groups(const GemmArgs& a) {
+  if (a.groups < 0) return fail("groups must not be negative, not " + std::to_string(a.groups), a);
+  if (a.groups == 0) return {};
+  if (a.groups > kMaxGroups)
+    return fail("an M-grouped call has at most " + std::to_string(kMaxGroups) + " groups, not " +
+                    std::to_string(a.groups),
+                a);
+  if (a.batch != 1) return fail("an M-grouped call is not also batched: batch must be 1", a);
+  if (a.op_a != Op::N)
+    return fail("an M-grouped call needs A stored K-major (op_a = N): each group's rows start at any row of A", a);
+  if (a.fused_epilogue()) return fail("an M-grouped call has no fused epilogue (bias, activation)", a);
+  if (a.stride_b < 0) return fail("stride_b must not be negative (0 uses one B for every group)", a);
+  int64_t last = 0, span = 0, end = 0;
+  if (__builtin_mul_overflow(a.groups - 1, a.stride_b, &last) ||
+      __builtin_mul_overflow(stored_shape_b(a).rows, a.ldb, &span) || __builtin_add_overflow(last, span, &end))
+    return fail("(groups - 1) x stride_b plus one matrix overflows 64-bit element offsets", a);
+  if (a.group_ends == nullptr && a.m > 0 && a.n > 0) return fail("group_ends is a null pointer", a);
+  if (reinterpret_cast<uintptr_t>(a.group_ends) % 4 != 0)
+    return fail("group_ends is not aligned to its 4-byte (int32) elements", a);
+  return {};
+}
+
 }  // namespace
 
 std::string check_args(const GemmArgs& a) {
@@ -133,6 +160,8 @@ std::string check_args(const GemmArgs& a) {
       return fail("bias is not aligned to its " + std::to_string(element) + "-byte elements", a);
   }
 
+  // (Groups first: an M-grouped call that is also batched hears that, not about the batch's strides.)
+  if (auto r = check_groups(a); !r.empty()) return r;
   if (auto r = check_batch(a); !r.empty()) return r;
 
   if (a.m == 0 || a.n == 0) return {};  // nothing is read or written

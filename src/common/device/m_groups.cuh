@@ -1,0 +1,42 @@
+// The M-grouped GEMM's slot table, built once per CTA in shared memory
+// (common/m_groups.hpp says what the slots are).
+#pragma once
+
+#include "common/m_groups.hpp"
+
+namespace tcgemm::detail {
+
+// Writes first_slot[0 .. groups.count] (the first slot of every group, then
+// the number of all slots) for tiles of block_m rows. Called by one whole
+// warp (lane: the thread's lane), after the grid's dependency on the previous
+// kernel is resolved (the ends may be its output); the CTA synchronizes
+// before reading the table. Lane l takes groups 8l .. 8l + 7: their slots,
+// then one prefix sum across the warp.
+__device__ __forceinline__ void build_slot_table(const MGroups& groups, int* first_slot, int block_m, int lane) {
+  constexpr int kPerLane = kMaxGroups / 32;
+  static_assert(kPerLane * 32 == kMaxGroups, "whole groups per lane");
+  int slots[kPerLane];
+  int sum = 0;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    const int g = lane * kPerLane + i;
+    slots[i] = g < groups.count ? groups.slots(g, block_m) : 0;
+    sum += slots[i];
+  }
+  int inclusive = sum;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += v;
+  }
+  int run = inclusive - sum;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    const int g = lane * kPerLane + i;
+    if (g < groups.count) first_slot[g] = run;
+    run += slots[i];
+  }
+  if (lane == 31) first_slot[groups.count] = inclusive;
+}
+
+}  // namespace tcgemm::detail

@@ -1,0 +1,90 @@
+// The M-grouped GEMM's rows (GemmArgs::groups, group_ends: a mixture of
+// experts' tokens sorted by expert). Group g takes the rows [start(g),
+// end(g)) of A and C and multiplies them by its own B_g. The ends are read on
+// the device, where the kernel finds them (no copy to the host, so a call can
+// be captured in a CUDA graph while a previous kernel computes them), and
+// every value is clamped into [0, M] there: a bad end can make a group empty,
+// never make a row outside A or C addressed.
+//
+// The kernel cuts each group into its own tiles of block_m rows ("slots"):
+// group g's slots are the block_m-row blocks [start(g) + i * block_m, ...)
+// for i < ceil(rows(g) / block_m), numbered after every slot of the groups
+// before it. A table of the first slot of every group (first_slot[g], g =
+// 0 .. groups; first_slot[groups] = all slots) is built once per CTA in shared
+// memory, and a tile's slot is found in it by binary search (locate). A
+// group's last slot may run past its end into the next group's rows: those
+// rows are loaded (they are A's, or zeros past M) and multiplied but never
+// stored, so every row of C is written by the one tile of its own group,
+// with the same in-order sum as in a plain call.
+//
+// Pure arithmetic, usable on host and device: tests/host checks that the
+// slots cover every row of every group exactly once.
+#pragma once
+
+#include <cstdint>
+
+#include "common/tile_order.hpp"
+#include "tcgemm/tcgemm.hpp"
+
+namespace tcgemm::detail {
+
+// The most groups a call may have (tcgemm::kMaxGroups) is set by the slot
+// table: it lives in shared memory, (kMaxGroups + 1) 4-byte entries, in the
+// 1-2 KiB that the 128-row tiles' rings leave unused.
+
+struct MGroups {
+  const int32_t* ends = nullptr;  // `count` entries on the device; null when the call has no groups
+  int count = 0;                  // GemmArgs::groups; 0: a plain call
+  int m = 0;                      // rows of A and C: every end is clamped into [0, m]
+
+  // Group g's first and one-past-last row (end(g - 1) and ends[g], clamped).
+  TCGEMM_HD int end(int g) const {
+    const int e = ends[g];
+    return e < 0 ? 0 : e > m ? m : e;
+  }
+  TCGEMM_HD int start(int g) const { return g == 0 ? 0 : end(g - 1); }
+  // Slots of block_m rows group g takes (0 for an empty group, and for one
+  // whose ends decrease).
+  TCGEMM_HD int slots(int g, int block_m) const {
+    const int rows = end(g) - start(g);
+    return rows <= 0 ? 0 : (rows + block_m - 1) / block_m;
+  }
+};
+
+// The group of row `row` (the first whose rows hold it), or -1 for a row in
+// no group (at or past the last end): what the reference GEMM and the K = 0
+// scale compute and write, one row at a time.
+TCGEMM_HD int group_of_row(const MGroups& groups, int64_t row) {
+  for (int g = 0; g < groups.count; ++g)
+    if (row >= groups.start(g) && row < groups.end(g)) return g;
+  return -1;
+}
+
+// A tile's rows in an M-grouped call: group g, rows [row0, row_end) of A
+// and C (row0 + block_m may pass row_end: those rows are never stored).
+struct GroupRows {
+  int group;
+  int row0;
+  int row_end;
+};
+
+// The slot `slot` (0 <= slot < first_slot[count]) of the groups whose table
+// of first slots is `first_slot` (count + 1 nondecreasing entries, from 0):
+// the last group whose first slot is at most `slot` (groups before it that
+// take no slot share its first slot, and binary search passes over them).
+TCGEMM_HD GroupRows locate(const MGroups& groups, const int* first_slot, int slot, int block_m) {
+  int lo = 0, hi = groups.count - 1;  // the answer is in [lo, hi]
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (first_slot[mid] <= slot) lo = mid;
+    else hi = mid - 1;
+  }
+  return GroupRows{lo, groups.start(lo) + (slot - first_slot[lo]) * block_m, groups.end(lo)};
+}
+
+// An upper bound on the slots of an M-grouped call with M rows in `count`
+// groups, known on the host (the grid's size): each group's blocks of whole
+// block_m rows, plus at most one partial block per group.
+inline int64_t max_group_slots(int64_t m, int64_t count, int block_m) { return m / block_m + count; }
+
+}  // namespace tcgemm::detail
