@@ -2,7 +2,7 @@
 cuBLAS settings (workspace, reduced-precision reductions as torch allows them),
 kernel time per call, interleaved, L2 flushed before each call.
 
-    python3 python/bench/bench_torch.py [--suite decode|small|llm|prefill|bmm|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
+    python3 python/bench/bench_torch.py [--suite decode|small|llm|prefill|bmm|moe|large|matmul_v2] [--dtype bf16|f16|both] [--repeats 20]
                                         [--flush write|read] [--json RUN.json] [--plot RUN.svg]
 
 Per case: fresh random inputs (uniform(-1, 1); matmul_v2 uniform(0, 1)),
@@ -16,7 +16,10 @@ the events time the kernel, not torch's or tcgemm's host work. Model suites run 
 (x @ W^T, W stored N x K); large and matmul_v2 run A @ B, both row-major.
 --json writes the run in the record format of `tcgemm bench --json`
 (docs/BENCH_JSON.md: the keys this benchmark has), --plot draws it with the
-same renderer (tcgemm.bench_plot).
+same renderer (tcgemm.bench_plot). The moe suite times tcgemm.grouped_mm
+against torch._grouped_mm (where this torch has it; else a loop of
+torch.matmul over the experts, named in the table) on a mixture of experts'
+layers: tokens routed top-k at random, the rows sorted by expert.
 """
 
 from __future__ import annotations
@@ -49,6 +52,12 @@ SUITES = {
     "bmm": [(s, s, d, "NT", batch) for batch in (32, 128) for s, d in ((128, 128), (512, 128), (2048, 128))] +
            [(s, d, s, "NN", batch) for batch in (32, 128) for s, d in ((128, 128), (512, 128), (2048, 128))] +
            [(s, s, s, layout, 32) for s in (128, 512, 1024, 2048) for layout in ("NN", "NT")],
+    # Mixture-of-experts layers (rows = tokens x top-k, n, k, layout, experts, "moe"): Mixtral 8x7B's
+    # fused gate+up (28672 x 4096) and down (4096 x 14336), 8 experts, top 2; Qwen3-30B-A3B's
+    # (1536 x 2048, 2048 x 768), 128 experts, top 8; at 16 (decoding), 512 and 4096 tokens.
+    "moe": [(t * top, n, k, "NT", experts, "moe") for t in (16, 512, 4096)
+            for n, k, experts, top in ((28672, 4096, 8, 2), (4096, 14336, 8, 2), (1536, 2048, 128, 8),
+                                       (2048, 768, 128, 8))],
     "llm": [(m, n, k, "NT") for m in (1, 2, 4, 8, 16, 32, 64, 128, 512, 4096) for n, k in LAYERS],
     "large": [(8192, 8192, 8192, "NN"), (4096, 5120, 4096, "NN"), (6144, 4096, 12288, "NN"),
               (16384, 8192, 1024, "NN"), (4096, 4096, 4096, "NN")],
@@ -144,6 +153,59 @@ def batched_calls(m: int, n: int, k: int, layout: str, batch: int, dtype: torch.
     return [ours, theirs], Holder("ours"), Holder("torch"), a, b
 
 
+def grouped_calls(m: int, n: int, k: int, experts: int, dtype: torch.dtype, seed: int):
+    """tcgemm.grouped_mm and torch's grouped product on one MoE layer: m rows
+    (tokens x top-k) sent to the experts at random, sorted by expert; the
+    weights an nn.Linear stack [experts, n, k] passed transposed. torch's side
+    is torch._grouped_mm where it runs here, else a loop of matmuls over the
+    experts (sizes known on the host). Returns the calls, the result holders,
+    the baseline's name, and the operands."""
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    x = torch.empty(m, k, device="cuda", dtype=dtype).uniform_(-1.0, 1.0, generator=gen)
+    w = torch.empty(experts, n, k, device="cuda", dtype=dtype).uniform_(-1.0, 1.0, generator=gen)
+    expert_of_row = torch.randint(0, experts, (m,), device="cuda", generator=gen)
+    sizes = torch.bincount(expert_of_row, minlength=experts)
+    offs = sizes.cumsum(0).to(torch.int32)
+    b = w.transpose(1, 2)
+    held = {}
+
+    def ours():
+        held["ours"] = tcgemm.grouped_mm(x, b, offs)
+
+    def torch_grouped():
+        held["torch"] = torch._grouped_mm(x, b, offs=offs)
+
+    host_sizes = sizes.tolist()
+
+    def torch_loop():
+        out = torch.empty(m, n, device="cuda", dtype=dtype)
+        start = 0
+        for g, size in enumerate(host_sizes):
+            if size:
+                torch.matmul(x[start:start + size], b[g], out=out[start:start + size])
+            start += size
+        held["torch"] = out
+
+    baseline, name = torch_loop, "loop of torch.matmul"
+    if hasattr(torch, "_grouped_mm"):
+        try:
+            torch_grouped()
+            torch.cuda.synchronize()
+            baseline, name = torch_grouped, "torch._grouped_mm"
+        except RuntimeError:
+            pass
+
+    class Holder:
+        def __init__(self, key):
+            self.key = key
+
+        def view(self, dtype):
+            return held[self.key].view(dtype)
+
+    return [ours, baseline], Holder("ours"), Holder("torch"), name, x, b
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", default="decode", choices=sorted(SUITES))
@@ -196,7 +258,10 @@ def main() -> int:
         for index, entry in enumerate(SUITES[args.suite]):
             m, n, k, layout = entry[:4]
             batch = entry[4] if len(entry) > 4 else 1
-            if batch > 1:
+            grouped = len(entry) > 5 and entry[5] == "moe"
+            if grouped:
+                calls, c_ours, c_torch, baseline, a, b = grouped_calls(m, n, k, batch, dtype, seed=1234 + index)
+            elif batch > 1:
                 calls, c_ours, c_torch, a, b = batched_calls(m, n, k, layout, batch, dtype, seed=1234 + index)
             else:
                 a, b = operands(m, n, k, layout, dtype, lo, seed=1234 + index)
@@ -227,7 +292,7 @@ def main() -> int:
             ours, theirs = statistics.median(times[0]), statistics.median(times[1])
             # (A batch's kernel is chosen for all its tiles, which tcgemm.plan
             # of one problem does not see: `tcgemm bench --batch N` names it.)
-            kernel = "batched" if batch > 1 else tcgemm.plan(a, b).kernel
+            kernel = f"grouped vs {baseline}" if grouped else "batched" if batch > 1 else tcgemm.plan(a, b).kernel
             logs.setdefault(dname, []).append(math.log(theirs / ours))
             results.append({"source": args.suite, "m": m, "n": n, "k": k, "batch": batch, "dtype": dname,
                             "layout": layout,
@@ -244,12 +309,14 @@ def main() -> int:
                       f"{theirs / ours:.3f}x | {three / ours:.3f}x | {plain:.1f} | {100 * (ours / plain - 1):+.2f}% |",
                       flush=True)
             else:
-                shape = f"{batch} x {m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}"
+                shape = (f"{m} rows, {batch} experts, {n}x{k}" if grouped else
+                         f"{batch} x {m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}")
                 print(f"| {shape} | {dname} | {layout} | {kernel} | {ours:.1f} | {theirs:.1f} | "
                       f"{theirs / ours:.3f}x | {100 * same:.1f}% |", flush=True)
     geomeans = {d: math.exp(sum(v) / len(v)) for d, v in logs.items()}
     for dname, values in logs.items():
-        versus = f"F.linear + {args.activation}" if args.activation else "torch.matmul"
+        versus = (f"F.linear + {args.activation}" if args.activation else "torch's grouped product" if args.suite == "moe"
+                  else "torch.bmm" if args.suite == "bmm" else "torch.matmul")
         print(f"geomean vs {versus}, {dname}: {geomeans[dname]:.3f}x over {len(values)} cases")
     for dname, values in costs.items():
         print(f"geomean fused epilogue cost, {dname}: {100 * math.expm1(sum(values) / len(values)):+.2f}%")

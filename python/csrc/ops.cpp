@@ -6,6 +6,7 @@
 //   tcgemm::plan(a, b, out=None, alpha=1, beta=0) -> what mm / mm_out would run
 //   tcgemm::linear(x, weight, bias=None, activation=0) -> act(x @ weight^T + bias), fused
 //   tcgemm::bmm(a, b)                             -> a @ b for [batch, M, K] @ [batch, K, N], one batched call
+//   tcgemm::grouped_mm(a, b, offs)                -> the M-grouped a @ b[g] (mixture of experts), forward only
 //   tcgemm::info()                                -> version and build
 //
 // mm_out returns nothing (the Python wrapper returns `out`): a custom op that
@@ -39,6 +40,7 @@
 namespace {
 
 using tcgemm::torch_glue::bmm;
+using tcgemm::torch_glue::grouped_mm;
 using tcgemm::torch_glue::linear;
 using tcgemm::torch_glue::mm;
 using tcgemm::torch_glue::mm_out;
@@ -190,6 +192,19 @@ at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const 
   }
   return LinearFunction::apply(x, weight, bias, activation);
 }
+// grouped_mm has no backward: a call that would need one is refused, rather
+// than returning a result gradients silently do not flow through.
+at::Tensor grouped_mm_autograd(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offs) {
+  TCGEMM_REFUSE(ValueError, !torch::autograd::compute_requires_grad(a, b),
+                "tcgemm.grouped_mm has no backward: call it on tensors that do not require grad (torch.no_grad())");
+  at::AutoDispatchBelowADInplaceOrView below;
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("tcgemm::grouped_mm", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
+  return op.call(a, b, offs);
+}
+
 at::Tensor bmm_autograd(const at::Tensor& a, const at::Tensor& b) {
   if (!torch::autograd::compute_requires_grad(a, b)) {
     at::AutoDispatchBelowADInplaceOrView below;
@@ -228,11 +243,13 @@ TORCH_LIBRARY(tcgemm, m) {
   m.def("plan(Tensor a, Tensor b, Tensor? out=None, float alpha=1.0, float beta=0.0) -> str[]");
   m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, int activation=0) -> Tensor");
   m.def("bmm(Tensor a, Tensor b) -> Tensor");
+  m.def("grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor");
   m.def("info() -> str[]", &info);
 }
 
 TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) {
   m.impl("bmm", &bmm);
+  m.impl("grouped_mm", &grouped_mm);
   m.impl("linear", &linear);
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);
@@ -241,6 +258,7 @@ TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) {
 
 TORCH_LIBRARY_IMPL(tcgemm, CPU, m) {
   m.impl("bmm", &bmm);
+  m.impl("grouped_mm", &grouped_mm);
   m.impl("linear", &linear);
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);
@@ -249,6 +267,7 @@ TORCH_LIBRARY_IMPL(tcgemm, CPU, m) {
 
 TORCH_LIBRARY_IMPL(tcgemm, Autograd, m) {
   m.impl("bmm", &bmm_autograd);
+  m.impl("grouped_mm", &grouped_mm_autograd);
   m.impl("linear", &linear_autograd);
   m.impl("mm", &mm_autograd);
 }

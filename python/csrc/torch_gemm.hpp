@@ -285,6 +285,49 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
   return out;
 }
 
+// The M-grouped product (a mixture of experts): a [M, K] holds every
+// group's rows one group after another, b [groups, K, N] a matrix per group,
+// offs [groups] int32 on a's device the groups' cumulative row ends (as
+// torch._grouped_mm takes them): out[rows of g] = a[rows of g] @ b[g], by one
+// tcgemm call that reads offs on the device (no host sync: capturable in a
+// CUDA graph). The result is a new [M, N] tensor; rows at or past offs[-1]
+// are not written (left as allocated). a is read in place when row-major
+// (else copied), b when one op/ld describes every b[g] and its group stride
+// is stride(0).
+inline at::Tensor grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offs) {
+  auto call = [&] { return " (a: " + describe(a) + ", b: " + describe(b) + ", offs: " + describe(offs) + ")"; };
+  TCGEMM_REFUSE(ValueError, a.dim() == 2 && b.dim() == 3,
+                "tcgemm.grouped_mm: a must be 2-D [M, K] and b 3-D [groups, K, N]" + call());
+  TCGEMM_REFUSE(ValueError, offs.dim() == 1 && offs.size(0) == b.size(0),
+                "tcgemm.grouped_mm: offs must be 1-D with one end per group of b (" + std::to_string(b.size(0)) + ")" +
+                    call());
+  TCGEMM_REFUSE(TypeError, offs.scalar_type() == at::kInt,
+                std::string("tcgemm.grouped_mm: offs must be int32, got ") + dtype_name(offs.scalar_type()) + call());
+  TCGEMM_REFUSE(ValueError, b.size(0) >= 1 && b.size(0) <= kMaxGroups,
+                "tcgemm.grouped_mm: the groups must number 1 to " + std::to_string(kMaxGroups) + call());
+  TCGEMM_REFUSE(ValueError, offs.is_cuda() && offs.device() == a.device(),
+                "tcgemm.grouped_mm: offs must be on a's CUDA device" + call());
+  check_tensors(a, b.select(0, 0), nullptr);
+  const int64_t m = a.size(0), n = b.size(2);
+  at::Tensor out = at::empty({m, n}, a.options());
+  if (m == 0 || n == 0) return out;
+  // A must be K-major (each group's rows start at any row): a row-major view, else a copy.
+  const OperandLayout la = operand_layout(a.size(0), a.size(1), a.stride(0), a.stride(1));
+  const at::Tensor a2 = la.copy || la.op != Op::N ? a.contiguous() : a;
+  const bool b_in_place = !operand_layout(b.size(1), b.size(2), b.stride(1), b.stride(2)).copy;
+  const at::Tensor b3 = b_in_place ? b : b.contiguous();
+  const at::Tensor ends = offs.contiguous();
+  Call c = make_call(a2, b3.select(0, 0), out, 1.0, 0.0);
+  c.a = a2;  // (every group's matrix stays alive until the launch)
+  c.b = b3;
+  c.b_copied = !b_in_place;
+  c.args.stride_b = b3.size(0) == 1 ? 0 : b3.stride(0);
+  c.args.group_ends = ends.data_ptr<int32_t>();
+  c.args.groups = b3.size(0);
+  run(c);
+  return out;
+}
+
 // Whether the library takes a fused call's operands as laid out: checked
 // cheaply (K, base addresses, leading dimensions a multiple of 8 elements)
 // and, where that flags one, by the library's own plan (a one-row operand's

@@ -7,6 +7,7 @@
     tcgemm.plan(a, b)                                # which kernel would run, and why
     y = tcgemm.linear(x, w, bias, activation="silu") # act(x @ w^T + bias), fused, any leading dims of x
     c = tcgemm.bmm(a, b)                             # [batch, M, K] @ [batch, K, N] in one call
+    y = tcgemm.grouped_mm(x, w.transpose(1, 2), offs) # mixture of experts: x's rows in groups @ w[g]^T
     tcgemm.patch_linear(model)                       # a model's nn.Linear layers onto tcgemm (reversible)
 
 Transposed views (a.t(), w.t()) are passed as op T with their leading
@@ -23,7 +24,7 @@ import torch
 
 from . import _ops
 
-__all__ = ["matmul", "bmm", "linear", "patch_linear", "unpatch_linear", "plan", "Plan", "info", "__version__"]
+__all__ = ["matmul", "bmm", "grouped_mm", "linear", "patch_linear", "unpatch_linear", "plan", "Plan", "info", "__version__"]
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, alpha: float = 1.0,
@@ -66,6 +67,20 @@ def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     alignment tcgemm's kernels store at (contiguous rows would go to cuBLAS).
     Differentiable, traceable by torch.compile, capturable in CUDA graphs."""
     return _ops.bmm_op(a, b)
+
+
+def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    """The M-grouped product of a mixture of experts, as torch._grouped_mm:
+    a [M, K] holds the tokens sorted by expert, b [groups, K, N] a weight
+    matrix per expert (an nn.Linear weight stack w [groups, N, K] is passed as
+    w.transpose(1, 2) and read in place), offs [groups] int32 the experts'
+    cumulative row ends on a's device. Returns a new [M, N] tensor whose rows
+    of group g are a[rows of g] @ b[g], each row bit-identical to
+    tcgemm.matmul on its group's rows alone; rows at or past offs[-1] are left
+    as allocated (uninitialized). One tcgemm call reads offs on the device
+    (no host sync): traceable by torch.compile, capturable in CUDA graphs.
+    Forward only (refused on tensors that require grad); at most 256 groups."""
+    return _ops.grouped_mm_op(a, b, offs)
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,

@@ -7,6 +7,7 @@ operators. (Their autograd formulas are in the library, csrc/ops.cpp.)
     torch.ops.tcgemm.plan(a, b, out=None, alpha=1.0, beta=0.0) -> list[str]   (name, value, name, value, ...)
     torch.ops.tcgemm.linear(x, weight, bias=None, activation=0) -> Tensor   (act(x @ weight^T + bias), fused)
     torch.ops.tcgemm.bmm(a, b) -> Tensor   ([batch, M, K] @ [batch, K, N], one strided batched call)
+    torch.ops.tcgemm.grouped_mm(a, b, offs) -> Tensor   ([M, K] rows in groups @ [groups, K, N]; forward only)
     torch.ops.tcgemm.info() -> list[str]
 """
 
@@ -80,6 +81,20 @@ def _linear_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
 
+@torch.library.register_fake("tcgemm::grouped_mm")
+def _grouped_mm_fake(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    torch._check_value(a.dim() == 2 and b.dim() == 3,
+                       lambda: "tcgemm.grouped_mm: a must be 2-D [M, K] and b 3-D [groups, K, N]")
+    torch._check_value(offs.dim() == 1 and offs.shape[0] == b.shape[0],
+                       lambda: f"tcgemm.grouped_mm: offs must be 1-D with one end per group of b ({b.shape[0]})")
+    torch._check_type(offs.dtype == torch.int32, lambda: f"tcgemm.grouped_mm: offs must be int32, got {offs.dtype}")
+    torch._check_value(a.shape[1] == b.shape[1],
+                       lambda: f"tcgemm: shapes do not match for a @ b: a is {list(a.shape)}, b is {list(b.shape)}")
+    torch._check_type(a.dtype in (torch.float16, torch.bfloat16) and b.dtype == a.dtype,
+                      lambda: f"tcgemm: a and b must be both float16 or both bfloat16, got {a.dtype} and {b.dtype}")
+    return a.new_empty((a.shape[0], b.shape[2]))
+
+
 @torch.library.register_fake("tcgemm::bmm")
 def _bmm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     torch._check_value(a.dim() == 3 and b.dim() == 3, lambda: "tcgemm.bmm: a and b must be 3-D [batch, rows, cols]")
@@ -101,6 +116,7 @@ def _bmm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 mm = torch.ops.tcgemm.mm.default
 bmm_op = torch.ops.tcgemm.bmm.default
+grouped_mm_op = torch.ops.tcgemm.grouped_mm.default
 mm_out = torch.ops.tcgemm.mm_out.default
 plan_op = torch.ops.tcgemm.plan.default
 linear_op = torch.ops.tcgemm.linear.default
