@@ -47,6 +47,19 @@ def gpu_skip_reason() -> str | None:
     return None
 
 
+def rand(*shape: int, dtype: Any, seed: int, ints: bool = False) -> Any:
+    """A seeded CUDA tensor of `shape` and `dtype`: uniform in (-1, 1), or with
+    `ints` integers in [-2, 2] (exact in fp16/bf16 and in every fp32 sum of
+    the tests' sizes, so any correct kernel equals a float64 reference)."""
+    import torch
+
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    if ints:
+        return torch.randint(-2, 3, shape, device="cuda", generator=gen).to(dtype)
+    return torch.rand(*shape, device="cuda", generator=gen).mul_(2).sub_(1).to(dtype)
+
+
 def capture_graph(fn: Callable[[], object], mode: str, warm_up: bool = True) -> Any:
     """fn's work as a torch.cuda.CUDAGraph, captured on a side stream in the
     capture mode `mode` ("global", "thread_local" or "relaxed"). With

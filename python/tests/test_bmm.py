@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import gpu_skip_reason
+from conftest import gpu_skip_reason, rand
 
 _skip = gpu_skip_reason()
 if _skip:
@@ -21,14 +21,6 @@ import torch  # noqa: E402
 import tcgemm  # noqa: E402
 
 DTYPES = [torch.float16, torch.bfloat16]
-
-
-def rand(*shape: int, dtype: torch.dtype, seed: int, ints: bool = False) -> torch.Tensor:
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(seed)
-    if ints:  # exact in fp16/bf16 and in every fp32 sum of these sizes
-        return torch.randint(-2, 3, shape, device="cuda", generator=gen).to(dtype)
-    return torch.rand(*shape, device="cuda", generator=gen).mul_(2).sub_(1).to(dtype)
 
 
 def operands(batch: int, m: int, n: int, k: int, layout: str, dtype: torch.dtype, seed: int, ints: bool = False):
