@@ -154,7 +154,8 @@ struct GemmArgs {
   // A, B and C is touched). Rows at or past the last end are not written.
   // Every row is computed as in a plain call of its group (the same bits).
   // 1 <= groups <= 256 (kMaxGroups), A stored K-major (op_a = N), batch 1, no
-  // fused epilogue; tcgemm's sm90 kernels only (no cuBLAS fallback).
+  // fused epilogue; tcgemm's kernels only (sm90: kGroupedTileConfigs; sm100:
+  // the single-CTA tiles 128 and 256 wide), no cuBLAS fallback.
   // groups = 0: a plain call (group_ends ignored).
   const int32_t* group_ends = nullptr;
   int64_t groups = 0;

@@ -29,8 +29,10 @@
 namespace tcgemm::detail {
 
 // The most groups a call may have (tcgemm::kMaxGroups) is set by the slot
-// table: it lives in shared memory, (kMaxGroups + 1) 4-byte entries, in the
-// 1-2 KiB that the 128-row tiles' rings leave unused.
+// table: it lives in static shared memory, (kMaxGroups + 1) 4-byte entries,
+// kSlotTableBytes as ptxas places it (16-byte granules), in the 1-2 KiB that
+// the sm90 128-row tiles' rings leave unused.
+inline constexpr int kSlotTableBytes = ((kMaxGroups + 1) * 4 + 15) / 16 * 16;
 
 struct MGroups {
   const int32_t* ends = nullptr;  // `count` entries on the device; null when the call has no groups

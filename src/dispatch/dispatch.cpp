@@ -134,8 +134,15 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   } else {
     why_not = "no tcgemm kernel for " + arch_name(dev) + " (" + dev.name + ") yet";
   }
-  if (args.grouped() && why_not.empty() && !is_sm90)
-    why_not = "the M-grouped GEMM is built for sm_90 only";
+  if (why_not.empty() && is_sm100 && args.grouped()) {
+    if (std::string why = sm100::check_grouped_options(args, options); !why.empty())
+      return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
+    sm100::Config config =
+        sm100::select_grouped_config(args.m, args.n, args.k, args.groups, dev.num_sms, options.block_n);
+    config.pdl = options.pdl;
+    return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
+                      "sm_100 device, operands TMA-compatible, M-grouped");
+  }
   if (why_not.empty() && is_sm90 && args.grouped()) {
     if (std::string why = sm90::check_grouped_options(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");

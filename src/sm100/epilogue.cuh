@@ -35,7 +35,10 @@ __device__ __forceinline__ void release_accumulator(uint32_t leader_acc_empty, i
   if (lane == 0) detail::mbarrier_arrive_remote_cluster(leader_acc_empty + acc * 8);
 }
 
-template <typename Element, int BLOCK_N>
+// GROUP_ROWS: an M-grouped call's tiles, whose rows end at their group's
+// end (epi.m, set per tile) where C goes on: a panel that runs past it is
+// copied out by the warp's threads, row-checked, not stored by TMA.
+template <typename Element, int BLOCK_N, bool GROUP_ROWS = false>
 struct Epilogue {
   // 64-column panels; a width that is not whole panels (96) ends with a
   // narrower one of kLastPanelCols, staged in a panel buffer like the others
@@ -136,8 +139,8 @@ struct Epilogue {
                    detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
     }
     if constexpr (COLS == kEpiPanelCols)
-      detail::store_panel<Element, kEpiPanelRows, 32>(tmap_c, epi, row0, col0, batch, buf_ptr, lane, lane == 0,
-                                                      [] { __syncwarp(); });
+      detail::store_panel<Element, kEpiPanelRows, 32, GROUP_ROWS>(tmap_c, epi, row0, col0, batch, buf_ptr, lane,
+                                                                  lane == 0, [] { __syncwarp(); });
     else
       detail::store_panel_narrow<Element, kEpiPanelRows, 32, COLS>(epi, row0, col0, batch, buf_ptr, lane, lane == 0,
                                                                    [] { __syncwarp(); });

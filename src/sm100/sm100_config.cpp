@@ -3,6 +3,8 @@
 namespace tcgemm::sm100 {
 
 static_assert(stages_for(256) >= 4, "a 256-wide tile needs a ring of at least 4 stages");
+static_assert(grouped_stages_for(256) >= 3 && grouped_stages_for(128) >= 5,
+              "the M-grouped single-CTA tiles keep a ring of at least 3 stages beside the slot table");
 static_assert(stages_for(256, 1) >= 3 && stages_for(64, 1) >= 8,
               "the single-CTA tiles stream B: as deep a ring as fits");
 static_assert(stages_for(128) >= 6, "a 128-wide tile consumes stages faster: at least 6");
@@ -125,6 +127,26 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   c.schedule = schedule == Schedule::persistent || !clc_grid_fits ? Schedule::persistent
                                                                    : Schedule::cluster_launch_control;
   c.grid_clusters = c.schedule == Schedule::persistent ? (c.num_tiles < slots ? c.num_tiles : slots) : c.num_tiles;
+  return c;
+}
+
+Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, int num_sms, int block_n_override) {
+  (void)k;
+  if (num_sms < 1) num_sms = 1;
+  if (groups < 1) groups = 1;
+  int block_n = 0;
+  for (int w : kSm100GroupedWidths)
+    if (w == block_n_override) block_n = w;
+  if (block_n == 0) {
+    const int64_t avg = ceil_div(m, groups);
+    const int64_t wide_tiles = groups * ceil_div(avg, kBlockM) * ceil_div(n, 256);
+    block_n = avg > 32 && wide_tiles >= 4 * static_cast<int64_t>(num_sms) ? 256 : 128;
+  }
+  Config c = single_config(0, n, num_sms, block_n, 1);
+  c.stages = grouped_stages_for(block_n);
+  const int64_t tiles = detail::max_group_slots(m, groups, kBlockM) * ceil_div(n, block_n);
+  c.num_tiles = static_cast<int>(tiles);
+  c.grid_clusters = static_cast<int>(tiles < num_sms ? tiles : num_sms);
   return c;
 }
 

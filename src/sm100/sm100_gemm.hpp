@@ -20,12 +20,17 @@ std::string can_implement(const GemmArgs& args);
 // (sm90's); otherwise why not.
 std::string check_options(const Options& options);
 
-// "sm100_gemm<f16,NT,256x256x64, 6 stages, cluster launch control>": the name
-// of the kernel that runs `config` (Plan::kernel).
+// Empty when an M-grouped call (GemmArgs::groups) can honour `options`:
+// single-CTA tiles (cluster_m 0 or 1), persistent, a block_n of
+// kSm100GroupedWidths if any; otherwise why not.
+std::string check_grouped_options(const GemmArgs& args, const Options& options);
+
 // Empty when the configuration `options` force is built for the call's
 // layout (single-CTA tiles 16, 32, 48 and 96 wide: B K-major only); otherwise why not.
 std::string check_layout(const GemmArgs& args, const Options& options);
 
+// "sm100_gemm<f16,NT,256x256x64, 6 stages, cluster launch control>": the name
+// of the kernel that runs `config` (Plan::kernel).
 std::string kernel_name(const GemmArgs& args, const KernelConfig& config);
 
 // Encodes the tensor maps and launches on args.stream. Empty on success,

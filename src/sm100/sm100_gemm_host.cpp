@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "common/host/tensor_map.hpp"
+#include "common/m_groups.hpp"
 #include "sm100/sm100_gemm.hpp"
 
 namespace tcgemm::sm100 {
@@ -11,6 +13,9 @@ std::string can_implement(const GemmArgs& args) {
   if (!tile_count_fits_int32(args.m, args.n, kMmaM, 128, args.batch))
     return args.batch > 1 ? "batch x M x N has more output tiles than 32-bit tile indices reach"
                           : "M x N has more output tiles than 32-bit tile indices reach";
+  // (An M-grouped call: the most slots its groups can take, by N's narrowest grouped blocks.)
+  if (args.grouped() && !tile_count_fits_int32(max_group_slots(args.m, args.groups, kBlockM), args.n, 1, 128))
+    return "the groups' M x N has more output tiles than 32-bit tile indices reach";
   return gemm_maps_unsupported_reason(args, tma_operand_a(args, kBlockM, kBlockK),
                                       tma_operand_b(args, 256, kBlockK, kCtaGroup),
                                       tma_output_c(args, kEpiPanelCols, kEpiPanelRows));
@@ -47,6 +52,18 @@ std::string check_options(const Options& o) {
   return {};
 }
 
+std::string check_grouped_options(const GemmArgs& args, const Options& o) {
+  (void)args;
+  if (o.cluster_m == kCtaGroup || o.schedule == Schedule::cluster_launch_control)
+    return "an M-grouped call runs on the single-CTA sm_100 tiles, persistent (Options::cluster_m 0 or 1, "
+           "schedule automatic or persistent)";
+  if (o.block_n != 0 && std::find(std::begin(kSm100GroupedWidths), std::end(kSm100GroupedWidths), o.block_n) ==
+                            std::end(kSm100GroupedWidths))
+    return "Options::block_n = " + std::to_string(o.block_n) +
+           " names no sm_100 tile built for M-grouped calls (kSm100GroupedWidths: 128, 256)";
+  return {};
+}
+
 std::string check_layout(const GemmArgs& args, const Options& o) {
   if (o.block_n != 0 && !builds_for_b(o.block_n, 1, args.op_b == Op::T) &&
       !is_tile_config(o.block_n, Schedule::persistent, kCtaGroup))
@@ -58,7 +75,7 @@ std::string check_layout(const GemmArgs& args, const Options& o) {
 
 std::string kernel_name(const GemmArgs& args, const KernelConfig& config) {
   return std::string("sm100_gemm<") + to_string(args.dtype) + "," + to_string(args.op_a) + to_string(args.op_b) +
-         "," + describe(config) + ">";
+         "," + describe(config) + (args.grouped() ? ", M-grouped" : "") + ">";
 }
 
 std::string run(const GemmArgs& args, const Config& config, int* grid_ctas) {

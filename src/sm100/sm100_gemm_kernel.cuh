@@ -62,6 +62,7 @@
 #include "common/device/arch_guard.cuh"
 #include "common/device/barrier.cuh"
 #include "common/device/epilogue.cuh"
+#include "common/device/m_groups.cuh"
 #include "common/device/ptx_wrappers.cuh"
 #include "common/device/ring_state.cuh"
 #include "sm100/clc_scheduler.cuh"
@@ -78,14 +79,17 @@ namespace tcgemm::sm100 {
 using detail::EpilogueParams;
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE,
-          int CTA_GROUP = kCtaGroup, bool FUSED = false>
+          int CTA_GROUP = kCtaGroup, bool FUSED = false, bool GROUPED = false>
 __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster, const int num_k_blocks,
-               const EpilogueParams epi, const uint32_t a_stage_bytes, const detail::BatchSteps batch_steps) {
+               const EpilogueParams epi, const uint32_t a_stage_bytes, const detail::BatchSteps batch_steps,
+               const detail::MGroups groups) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 1000) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
   static_assert(CTA_GROUP == kCtaGroup || (CTA_GROUP == 1 && SCHEDULE == Schedule::persistent),
                 "single-CTA tiles are built with the persistent schedule");
+  static_assert(!GROUPED || (CTA_GROUP == 1 && A_MAJOR == Major::K && !FUSED && BLOCK_N >= kEpiPanelCols),
+                "an M-grouped call: single-CTA tiles of whole panels, A K-major, the plain epilogue");
   constexpr bool kPair = CTA_GROUP == 2;
   using Ring = detail::RingState<NUM_STAGES>;
   using AccRing = detail::RingState<kAccBuffers>;
@@ -97,7 +101,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int rank = kPair ? static_cast<int>(cuda::ptx::get_sreg_cluster_ctarank()) : 0;
   const bool leader = rank == 0;
-  const int num_tiles = raster.num_tiles();
+  int num_tiles = raster.num_tiles();  // (an M-grouped call's: once its groups are read, below)
   // Where a CTA's barriers are reached from the group: the leader's, as
   // shared::cluster addresses (a CTA's own shared::cta address is one too).
   auto leader_addr = [](const void* p) {
@@ -113,6 +117,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   // stream's previous kernel may still run: nothing above touched global
   // memory; from here on A, B and C may be its output.
   cudaGridDependencySynchronize();
+  // An M-grouped call (GROUPED): its tiles are the groups' slots
+  // (common/m_groups.hpp) by N's blocks, counted from the ends on the device
+  // into a table of every group's first slot; a tile's group is found in it
+  // (the sm90 kernel's scheme: sm90/sm90_gemm_kernel.cuh).
+  __shared__ int first_slot[GROUPED ? kMaxGroups + 1 : 1];
+  GroupedRaster walk_raster = raster;
+  if constexpr (GROUPED) {
+    if (threadIdx.x < 32) detail::build_slot_table(groups, first_slot, kBlockM, static_cast<int>(threadIdx.x));
+    __syncthreads();
+    walk_raster.num_m_blocks = first_slot[groups.count];
+    num_tiles = walk_raster.num_tiles();
+  }
+  const auto group_rows = [&](const TileCoord& t) { return detail::locate(groups, first_slot, t.m_block, kBlockM); };
   // Tensor memory: allocated by the MMA warps of both CTAs together, its
   // address published to the warps that use it (sm100/tmem_allocator.cuh).
   uint32_t tmem_base = 0;
@@ -143,19 +160,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-          const TileCoord t = kBatched ? raster.tile(tile) : raster.in_batch(tile);
+          const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : kBatched ? raster.tile(tile) : raster.in_batch(tile);
+          // (An M-grouped tile: its group's rows of A, its group's matrix of B.)
+          const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
           for (int kb = 0; kb < num_k_blocks; ++kb) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
             load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader,
-                 cta_row0(t, rank, CTA_GROUP), cta_b_col0(t, rank, BLOCK_N, CTA_GROUP), kb * kBlockK,
-                 t.batch * batch_steps.a, t.batch * batch_steps.b);
+                 GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP), cta_b_col0(t, rank, BLOCK_N, CTA_GROUP),
+                 kb * kBlockK, GROUPED ? 0 : t.batch * batch_steps.a, (GROUPED ? rows.group : t.batch) * batch_steps.b);
             ring.advance();
           }
         }
         return ring;
       };
-      const Ring ring = raster.batch > 1 ? produce(std::true_type{}) : produce(std::false_type{});
+      // (An M-grouped call's maps are rank 3: B holds a matrix per group.)
+      const Ring ring = GROUPED || raster.batch > 1 ? produce(std::true_type{}) : produce(std::false_type{});
       // The CTA's last loads are issued: a programmatic dependent next
       // kernel may start its launch (it waits for this grid to complete).
       cudaTriggerProgrammaticLaunchCompletion();
@@ -189,7 +209,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // from registers; the others through 64-column panels (96: and a last
     // one of 32 columns, stored by the warp's threads).
     using TileEpilogue = std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N>,
-                                            Epilogue<Element, BLOCK_N>>;
+                                            Epilogue<Element, BLOCK_N, GROUPED>>;
     TileEpilogue epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, leader_addr(smem.acc_empty()), warp,
                           lane};
     // The tile loop, with the epilogue kind as a compile-time constant: a
@@ -199,18 +219,26 @@ __global__ void __launch_bounds__(kThreads, 1)
       auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "epilogue", lane == 0, true);
       AccRing acc;
       for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
-        const TileCoord t = raster.tile(tile);
+        const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : raster.tile(tile);
         // The tile's coordinates are computed while the MMAs run, not after
-        // the wait where the compiler would otherwise sink them.
+        // the wait where the compiler would otherwise sink them. An M-grouped
+        // tile stores rows up to its group's end only (tile_epi.m).
         int m0 = cta_row0(t, rank, CTA_GROUP) + warp * kEpiPanelRows;
         int n0 = t.n_block * BLOCK_N;
         int batch = t.batch;
+        EpilogueParams tile_epi = epi;
+        if constexpr (GROUPED) {
+          const detail::GroupRows rows = group_rows(t);
+          m0 = rows.row0 + warp * kEpiPanelRows;
+          batch = 0;
+          tile_epi.m = rows.row_end;
+        }
         detail::compute_here(m0);
         detail::compute_here(n0);
         detail::compute_here(batch);
         detail::wait_barrier(&smem.acc_full()[acc.index], acc.phase, "acc_full", acc.index, "epilogue");
         cuda::ptx::tcgen05_fence_after_thread_sync();
-        epilogue.template store_tile<kAct>(acc.index, epi, m0, n0, batch);
+        epilogue.template store_tile<kAct>(acc.index, GROUPED ? tile_epi : epi, m0, n0, batch);
         epilogue.release(acc.index);  // on the leader's acc_empty: the MMAs may overwrite it
         acc.advance();
       }

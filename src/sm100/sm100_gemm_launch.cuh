@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -22,17 +23,22 @@ inline int a_box_rows(const GemmArgs& args, const Config& config) {
   return static_cast<int>(std::min<int64_t>(kBlockM, ceil_div(args.m, 8) * 8));
 }
 
-template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE, int CTA_GROUP, bool FUSED>
+template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE, int CTA_GROUP, bool FUSED,
+          bool GROUPED = false>
 std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas) {
-  constexpr int kStages = stages_for(BLOCK_N, CTA_GROUP);
-  constexpr auto kernel = &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP, FUSED>;
+  // (An M-grouped kernel's slot table is static shared memory beside the ring: grouped_stages_for.)
+  constexpr int kStages = GROUPED ? grouped_stages_for(BLOCK_N) : stages_for(BLOCK_N, CTA_GROUP);
+  constexpr auto kernel =
+      &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP, FUSED, GROUPED>;
   constexpr int kSmem = smem_bytes(BLOCK_N, kStages, CTA_GROUP);
   int resident = 0;
   if (std::string why = detail::setup_kernel_once<kernel>(kThreads, CTA_GROUP, kSmem, &resident); !why.empty())
     return why;
 
-  const GroupedRaster raster{ceil_div(args.m, kBlockM * CTA_GROUP), ceil_div(args.n, BLOCK_N), config.group_m,
-                             static_cast<int>(args.batch)};
+  // (An M-grouped call's block-rows, its groups' slots, are counted on the device.)
+  const GroupedRaster raster{GROUPED ? 0 : ceil_div(args.m, kBlockM * CTA_GROUP), ceil_div(args.n, BLOCK_N),
+                             config.group_m, static_cast<int>(args.batch)};
+  const detail::MGroups groups{args.group_ends, static_cast<int>(args.groups), static_cast<int>(args.m)};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   detail::EpilogueParams epi = detail::epilogue_params(args);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
@@ -47,7 +53,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
   const cudaError_t err =
       cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, raster, num_k_blocks, epi, a_stage_bytes,
-                         detail::batch_steps(args));
+                         detail::batch_steps(args), groups);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }
@@ -68,6 +74,20 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
   });
 }
 
+// An M-grouped call (GemmArgs::groups) on the single-CTA tile BLOCK_N wide
+// (kSm100GroupedWidths), B stored either way (A is K-major: check_args).
+template <typename Element, int BLOCK_N>
+std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
+                           int* grid_ctas) {
+  const auto run = [&](auto b) {
+    return launch<Element, BLOCK_N, Major::K, decltype(b)::value, Schedule::persistent, 1, false, true>(
+        maps, args, config, grid_ctas);
+  };
+  if (args.op_a != Op::N) return "an M-grouped call needs A stored K-major (op_a = N)";
+  return args.op_b == Op::T ? run(std::integral_constant<Major, Major::K>{})
+                            : run(std::integral_constant<Major, Major::MN>{});
+}
+
 template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
@@ -83,7 +103,15 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       !why.empty())
     return why;
   const bool clc = config.schedule == Schedule::cluster_launch_control;
-  // The instantiated configurations: kSm100TileConfigs.
+  // The instantiated configurations: kSm100GroupedWidths for an M-grouped call, else kSm100TileConfigs.
+  if (args.grouped()) {
+    static_assert(std::size(kSm100GroupedWidths) == 2, "a launch below for each built width");
+    if (config.cta_group() == 1 && !clc && config.block_n == 128)
+      return launch_grouped<Element, 128>(maps, args, config, grid_ctas);
+    if (config.cta_group() == 1 && !clc && config.block_n == 256)
+      return launch_grouped<Element, 256>(maps, args, config, grid_ctas);
+    return "no M-grouped sm100 kernel for " + describe(config);
+  }
   if (config.cta_group() == 1 && !clc) {
     switch (config.block_n) {
       case 16: return launch_layout<Element, 16, Schedule::persistent, 1>(maps, args, config, grid_ctas);

@@ -37,7 +37,7 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
                                                 PINGPONG, BLOCK_M, FUSED, GROUPED>;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
   // (An M-grouped kernel's slot table is static shared memory beside the dynamic.)
-  static_assert(!GROUPED || kSmem + (kMaxGroups + 1) * 4 <= kSmemLimit,
+  static_assert(!GROUPED || kSmem + detail::kSlotTableBytes <= kSmemLimit,
                 "the slot table fits beside the ring");
   constexpr int kCtaThreads = threads_for(BLOCK_M);
   constexpr int kClusterCtas = CLUSTER_M * CLUSTER_N;

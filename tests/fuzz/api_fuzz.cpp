@@ -32,8 +32,9 @@
 //     fuse it);
 //   - an M-grouped call is accepted only with 1 to 256 groups and their ends
 //     in device memory, 4-byte aligned, reaches the launch unchanged, runs on
-//     tcgemm's sm90 kernel in one of kGroupedTileConfigs (or the K == 0
-//     scale), never on cuBLAS.
+//     tcgemm's sm90 kernel in one of kGroupedTileConfigs or the sm100
+//     single-CTA tiles of kSm100GroupedWidths (or the K == 0 scale), never on
+//     cuBLAS.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -166,6 +167,9 @@ std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
   check_kernel_args("sm100", g);
   if (!is_tile_config(c.block_n, c.schedule, c.cluster_m) || c.grid_clusters < 1 || c.num_tiles < c.grid_clusters)
     fail("sm100", "bad config " + describe(c));
+  if (g.grouped() && (c.cluster_m != 1 || c.schedule != Schedule::persistent ||
+                      (c.block_n != 128 && c.block_n != 256) || c.stages != grouped_stages_for(c.block_n)))
+    fail("sm100", "an M-grouped call given " + describe(c) + ", not a single-CTA tile of kSm100GroupedWidths");
   record("sm100", g);
   *grid_ctas = c.grid_clusters * c.cluster_m;
   return {};

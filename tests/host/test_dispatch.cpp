@@ -416,9 +416,9 @@ TEST(Decide, FusedEpilogueOnlyWhereItIsApplied) {
 }
 
 // An M-grouped call runs on tcgemm's sm90 kernel in one of
-// kGroupedTileConfigs, or is refused: no cuBLAS call and no other family
-// computes it. K = 0 is the scale on any device.
-TEST(Decide, MGroupedOnTheSm90KernelOnly) {
+// kGroupedTileConfigs or the sm100 single-CTA tiles, or is refused: no cuBLAS
+// call and no other family computes it. K = 0 is the scale on any device.
+TEST(Decide, MGroupedOnTcgemmsKernelsOnly) {
   GemmArgs g = aligned_args(1024, 28672, 4096);
   g.op_b = Op::T;
   g.ldb = g.k;
@@ -446,9 +446,21 @@ TEST(Decide, MGroupedOnTheSm90KernelOnly) {
   EXPECT_EQ(cublas.plan.status, Status::unsupported);
   EXPECT_TRUE(contains(cublas.plan.reason, "groups=8")) << cublas.plan.reason;
   const Decision b200 = decide(g, Options{}, kB200);
-  EXPECT_EQ(b200.plan.status, Status::unsupported);
-  EXPECT_TRUE(contains(b200.plan.reason, "no cuBLAS call computes an M-grouped GEMM")) << b200.plan.reason;
-  EXPECT_EQ(decide(g, Options{}, kA100).plan.status, Status::unsupported);
+  if (built("sm_100a")) {
+    ASSERT_EQ(b200.plan.status, Status::ok) << b200.plan.reason;
+    EXPECT_EQ(b200.plan.backend, Backend::sm100);
+    EXPECT_EQ(b200.plan.config.cluster_m, 1);
+    EXPECT_TRUE(contains(b200.plan.kernel, ", M-grouped>")) << b200.plan.kernel;
+    const Decision pair = decide(g, forced(256, 2), kB200);
+    EXPECT_EQ(pair.plan.status, Status::invalid_argument);
+    EXPECT_TRUE(contains(pair.plan.reason, "single-CTA")) << pair.plan.reason;
+  } else {
+    EXPECT_EQ(b200.plan.status, Status::unsupported);
+    EXPECT_TRUE(contains(b200.plan.reason, "no cuBLAS call computes an M-grouped GEMM")) << b200.plan.reason;
+  }
+  const Decision a100 = decide(g, Options{}, kA100);
+  EXPECT_EQ(a100.plan.status, Status::unsupported);
+  EXPECT_TRUE(contains(a100.plan.reason, "no cuBLAS call computes an M-grouped GEMM")) << a100.plan.reason;
   GemmArgs k0 = g;
   k0.k = 0;
   EXPECT_EQ(decide(k0, Options{}, kA100).plan.path, Path::scale);

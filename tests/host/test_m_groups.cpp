@@ -13,6 +13,7 @@
 
 #include "common/host/validate.hpp"
 #include "common/m_groups.hpp"
+#include "sm100/sm100_config.hpp"
 #include "sm90/sm90_config.hpp"
 
 namespace tcgemm::detail {
@@ -123,6 +124,27 @@ TEST(MGroups, ConfigurationByRowsPerGroup) {
   EXPECT_EQ(tiny.num_ctas, static_cast<int>(max_group_slots(3, 2, tiny.block_m)));
   EXPECT_EQ(sm90::grouped_tile_config(64, 0, false), nullptr);
   EXPECT_NE(sm90::grouped_tile_config(128, 64, false), nullptr);
+}
+
+TEST(MGroups, Sm100ConfigurationByRowsPerGroup) {
+  // The sm90 rule carried over to the single-CTA tiles: 128 wide up to 32 rows a group...
+  const sm100::Config decode = sm100::select_grouped_config(8 * 32, 28672, 4096, 8, 148);
+  EXPECT_EQ(decode.block_n, 128);
+  EXPECT_EQ(decode.cluster_m, 1);
+  EXPECT_EQ(decode.schedule, Schedule::persistent);
+  // ... 256 wide beyond, where its tiles make 4 waves (8 x 1 x 112 at N = 28672), else 128.
+  EXPECT_EQ(sm100::select_grouped_config(8 * 128, 28672, 4096, 8, 148).block_n, 256);
+  EXPECT_EQ(sm100::select_grouped_config(8 * 128, 4096, 14336, 8, 148).block_n, 128);
+  const sm100::Config forced = sm100::select_grouped_config(8 * 32, 28672, 4096, 8, 148, 256);
+  EXPECT_EQ(forced.block_n, 256);
+  EXPECT_EQ(forced.stages, sm100::grouped_stages_for(256));
+  EXPECT_EQ(forced.grid_clusters, 148);
+  EXPECT_EQ(forced.num_tiles, static_cast<int>(max_group_slots(8 * 32, 8, 128) * 112));
+  // The ring beside the slot table: as deep as fits, at most one stage less than the plain tile's.
+  for (int w : sm100::kSm100GroupedWidths) {
+    EXPECT_LE(sm100::smem_bytes(w, sm100::grouped_stages_for(w), 1) + kSlotTableBytes, sm100::kSmemLimit);
+    EXPECT_GE(sm100::grouped_stages_for(w), sm100::stages_for(w, 1) - 1);
+  }
 }
 
 GemmArgs grouped_args() {
