@@ -157,7 +157,7 @@ void expect_grouped_correct(GroupedProblem& p, const Options& options, const std
   p.poison_outputs();
   const Plan plan = run_gemm(p.args(p.c.data()), options);
   TCGEMM_ASSERT_OK(plan, what + " " + p.describe());
-  EXPECT_EQ(plan.backend, Backend::sm90);
+  EXPECT_EQ(plan.backend, own_backend());
   EXPECT_NE(plan.kernel.find("M-grouped"), std::string::npos) << plan.kernel;
   const std::vector<uint16_t> got = download(p.c.data(), p.c_span());
   // Each group alone, a plain tcgemm call (the same kernels' bits: rows do
@@ -174,6 +174,33 @@ void expect_grouped_correct(GroupedProblem& p, const Options& options, const std
     TCGEMM_ASSERT_OK(ref, "the grouped reference");
     expect_grouped_identical(p, got, download(p.c_ref.data(), p.c_span()), what + " vs the grouped reference");
   }
+}
+
+// Every configuration this device's family builds for M-grouped calls, as
+// Options, with a name: sm90's kGroupedTileConfigs, sm100's single-CTA
+// kSm100GroupedWidths.
+std::vector<std::pair<std::string, Options>> grouped_configurations() {
+  std::vector<std::pair<std::string, Options>> out;
+  if (own_backend() == Backend::sm100) {
+    for (int w : {128, 256}) {
+      Options o;
+      o.block_n = w;
+      o.cluster_m = 1;
+      out.push_back({"forced single-CTA 128x" + std::to_string(w), o});
+    }
+    return out;
+  }
+  for (const TileConfig& t : kGroupedTileConfigs) {
+    Options o;
+    o.block_n = t.block_n;
+    o.cluster_m = t.cluster_m;
+    o.block_m = t.block_m;
+    o.pingpong = t.pingpong;
+    out.push_back({"forced " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) +
+                       (t.pingpong ? " ping-pong" : ""),
+                   o});
+  }
+  return out;
 }
 
 std::vector<int32_t> ends_of(const std::vector<int32_t>& sizes) {
@@ -195,15 +222,7 @@ TEST_F(Grouped, EveryRowAsAPlainCallOfItsGroup) {
           const std::vector<int32_t> ends = ends_of(sizes);
           GroupedProblem p(dtype, op_b, ends.back() + 3, 200, 136, ends, fill, seed++);
           expect_grouped_correct(p, Options{}, "automatic");
-          for (const TileConfig& t : kGroupedTileConfigs) {
-            Options o;
-            o.block_n = t.block_n;
-            o.cluster_m = t.cluster_m;
-            o.block_m = t.block_m;
-            o.pingpong = t.pingpong;
-            expect_grouped_correct(p, o, "forced " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) +
-                                             (t.pingpong ? " ping-pong" : ""));
-          }
+          for (const auto& [name, options] : grouped_configurations()) expect_grouped_correct(p, options, name);
         }
 }
 
@@ -215,11 +234,7 @@ TEST_F(Grouped, ManyGroupsOfRandomSizes) {
     const std::vector<int32_t> ends = ends_of(sizes);
     GroupedProblem p(DType::bf16, Op::T, ends.back(), 256, 256, ends, Fill::uniform_pm1, 40 + groups);
     expect_grouped_correct(p, Options{}, "automatic");
-    Options pp;
-    pp.block_n = 128;
-    pp.cluster_m = 1;
-    pp.pingpong = true;
-    expect_grouped_correct(p, pp, "ping-pong");
+    for (const auto& [name, options] : grouped_configurations()) expect_grouped_correct(p, options, name);
   }
 }
 
@@ -307,11 +322,13 @@ TEST_F(Grouped, RefusedWithNothingWritten) {
   add("cuBLAS asked for", "tcgemm's kernels only", [](GemmArgs&) {}, cublas);
   Options narrow;
   narrow.block_n = 64;
-  add("a configuration not built for groups", "kGroupedTileConfigs", [](GemmArgs&) {}, narrow);
+  const bool sm100 = own_backend() == Backend::sm100;
+  add("a configuration not built for groups", sm100 ? "kSm100GroupedWidths" : "kGroupedTileConfigs", [](GemmArgs&) {},
+      narrow);
   Options pair;
   pair.block_n = 128;
   pair.cluster_m = 2;
-  add("a cluster", "without clusters", [](GemmArgs&) {}, pair);
+  add("a cluster", sm100 ? "single-CTA" : "without clusters", [](GemmArgs&) {}, pair);
   for (const Refusal& r : cases) {
     p.poison_outputs();
     const Plan plan = run_gemm(r.args, r.options);
