@@ -52,7 +52,8 @@ int tcgemm_gemm_strided_batched(int dtype, int op_a, int op_b, int64_t m, int64_
  * are [g == 0 ? 0 : group_ends[g - 1], group_ends[g]) and B_g = b + g * stride_b
  * elements, stored as tcgemm_gemm's B (op_b 0: k x n, 1: n x k); stride_b 0
  * uses one B for every group. group_ends: `groups` nondecreasing int32 values
- * in device memory, read on the device (clamped into [0, m] there); rows at
+ * in device memory, read on the device (clamped into [0, m] there; ends that
+ * still decrease make the call write nothing); rows at
  * or past the last end are not written. 1 <= groups <= 256. Same return value
  * and tcgemm_last_error() as tcgemm_gemm (tcgemm/tcgemm.hpp, GemmArgs::groups). */
 int tcgemm_gemm_m_grouped(int dtype, int op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* a,

@@ -148,10 +148,9 @@ struct GemmArgs {
   // group_ends: `groups` int32 values in device memory, nondecreasing, read by
   // the kernel on the device (never copied to the host, so a call can be
   // captured in a CUDA graph while an earlier kernel of the stream computes
-  // them). There each is clamped into [0, M], and a group whose end is below
-  // its start is empty (ends that decrease make the next group overlap rows of
-  // the one before; those rows get either group's result, and nothing outside
-  // A, B and C is touched). Rows at or past the last end are not written.
+  // them). There each is clamped into [0, M]; ends that still decrease
+  // somewhere make the call write nothing at all (the error cannot be
+  // reported from the device). Rows at or past the last end are not written.
   // Every row is computed as in a plain call of its group (the same bits).
   // 1 <= groups <= 256 (kMaxGroups), A stored K-major (op_a = N), batch 1, no
   // fused epilogue; tcgemm's kernels only (sm90: kGroupedTileConfigs; sm100:

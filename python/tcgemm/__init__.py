@@ -77,7 +77,8 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Te
     cumulative row ends on a's device. Returns a new [M, N] tensor whose rows
     of group g are a[rows of g] @ b[g], each row bit-identical to
     tcgemm.matmul on its group's rows alone; rows at or past offs[-1] are left
-    as allocated (uninitialized). One tcgemm call reads offs on the device
+    as allocated (uninitialized), and so is every row if offs decreases
+    anywhere (the kernel, reading offs on the device, cannot raise). One tcgemm call reads offs on the device
     (no host sync): traceable by torch.compile, capturable in CUDA graphs.
     Forward only (refused on tensors that require grad); at most 256 groups."""
     return _ops.grouped_mm_op(a, b, offs)

@@ -2,9 +2,11 @@
 // experts' tokens sorted by expert). Group g takes the rows [start(g),
 // end(g)) of A and C and multiplies them by its own B_g. The ends are read on
 // the device, where the kernel finds them (no copy to the host, so a call can
-// be captured in a CUDA graph while a previous kernel computes them), and
-// every value is clamped into [0, M] there: a bad end can make a group empty,
-// never make a row outside A or C addressed.
+// be captured in a CUDA graph while a previous kernel computes them): every
+// value is clamped into [0, M] there, and ends that still decrease somewhere
+// (groups that would overlap) make the whole call write nothing, there being
+// no way to report it from the device. No value of them can make a row
+// outside A or C addressed, or the slots number more than the host's bound.
 //
 // The kernel cuts each group into its own tiles of block_m rows ("slots"):
 // group g's slots are the block_m-row blocks [start(g) + i * block_m, ...)
@@ -45,21 +47,37 @@ struct MGroups {
     return e < 0 ? 0 : e > m ? m : e;
   }
   TCGEMM_HD int start(int g) const { return g == 0 ? 0 : end(g - 1); }
-  // Slots of block_m rows group g takes (0 for an empty group, and for one
-  // whose ends decrease).
+  // Slots of block_m rows group g takes (0 for an empty group; the ends
+  // decrease at g where it would be negative).
   TCGEMM_HD int slots(int g, int block_m) const {
     const int rows = end(g) - start(g);
     return rows <= 0 ? 0 : (rows + block_m - 1) / block_m;
   }
+  // Whether the clamped ends never decrease: the call computes anything at all.
+  TCGEMM_HD bool ordered() const {
+    for (int g = 1; g < count; ++g)
+      if (end(g) < end(g - 1)) return false;
+    return true;
+  }
 };
 
-// The group of row `row` (the first whose rows hold it), or -1 for a row in
-// no group (at or past the last end): what the reference GEMM and the K = 0
-// scale compute and write, one row at a time.
+// The group of row `row`, or -1 for a row in no group (at or past the last
+// end, or any row when the ends decrease): what the reference GEMM and the
+// K = 0 scale compute and write, one row at a time.
 TCGEMM_HD int group_of_row(const MGroups& groups, int64_t row) {
+  if (!groups.ordered()) return -1;
   for (int g = 0; g < groups.count; ++g)
     if (row >= groups.start(g) && row < groups.end(g)) return g;
   return -1;
+}
+
+// The table of first slots as the kernels build it (one warp on the device:
+// common/device/m_groups.cuh): first_slot[g] for g = 0 .. count, all zero
+// (no slot at all) when the ends decrease.
+inline void slot_table_host(const MGroups& groups, int* first_slot, int block_m) {
+  const bool ordered = groups.ordered();
+  first_slot[0] = 0;
+  for (int g = 0; g < groups.count; ++g) first_slot[g + 1] = first_slot[g] + (ordered ? groups.slots(g, block_m) : 0);
 }
 
 // A tile's rows in an M-grouped call: group g, rows [row0, row_end) of A

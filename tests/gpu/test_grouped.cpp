@@ -244,6 +244,22 @@ TEST_F(Grouped, EndsAreClampedOnTheDevice) {
   expect_grouped_correct(p, Options{}, "clamped ends");
 }
 
+TEST_F(Grouped, DecreasingEndsWriteNothing) {
+  // Groups that would overlap once clamped: the kernel (and the reference,
+  // and the K = 0 scale) leave every row of C as it was.
+  for (int64_t k : {64, 0}) {
+    GroupedProblem p(DType::bf16, Op::T, 120, 64, k, {50, 20, 90}, Fill::uniform_pm1, 9);
+    for (bool reference : {false, true}) {
+      p.poison_outputs();
+      const Plan plan = reference ? run_reference(p.args(p.c.data())) : run_gemm(p.args(p.c.data()));
+      TCGEMM_ASSERT_OK(plan, "decreasing ends");
+      const std::vector<uint16_t> c = download(p.c.data(), p.c_span());
+      EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](uint16_t x) { return x == poison_bits(p.dtype); }))
+          << (reference ? "the reference" : plan.kernel) << " wrote C with K = " << k;
+    }
+  }
+}
+
 TEST_F(Grouped, KZeroScalesTheRowsOfTheGroups) {
   GroupedProblem p(DType::bf16, Op::T, 40, 24, 0, {10, 30}, Fill::small_int, 4);
   // C = beta * C on rows 0-29; rows 30-39 (in no group) untouched.

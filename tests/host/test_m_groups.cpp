@@ -19,11 +19,10 @@
 namespace tcgemm::detail {
 namespace {
 
-// The slot table as the device builds it (build_slot_table): the first slot
-// of every group, then all slots.
+// The slot table as the kernels build it: the first slot of every group, then all slots.
 std::vector<int> slot_table(const MGroups& groups, int block_m) {
   std::vector<int> first(static_cast<size_t>(groups.count) + 1, 0);
-  for (int g = 0; g < groups.count; ++g) first[g + 1] = first[g] + groups.slots(g, block_m);
+  slot_table_host(groups, first.data(), block_m);
   return first;
 }
 
@@ -78,19 +77,20 @@ TEST(MGroups, EveryRowOfEveryGroupInExactlyOneSlot) {
   }
 }
 
-TEST(MGroups, DecreasingEndsNeverAddressOutsideM) {
-  // Ends that decrease make groups overlap (documented); every slot still
-  // lies inside [0, M) and inside its own group's rows.
-  const std::vector<int32_t> ends = {50, 20, 90, 60, 400};
-  const MGroups groups{ends.data(), 5, 100};
-  const std::vector<int> first = slot_table(groups, 64);
-  for (int slot = 0; slot < first.back(); ++slot) {
-    const GroupRows r = locate(groups, first.data(), slot, 64);
-    EXPECT_GE(r.row0, 0);
-    EXPECT_LE(r.row_end, 100);
-    EXPECT_LT(r.row0, r.row_end);
+TEST(MGroups, DecreasingEndsMakeNoSlot) {
+  // Ends that decrease after clamping would make groups overlap (and, over
+  // 256 groups, more slots than the host's bound): the call writes nothing.
+  for (const std::vector<int32_t>& ends : {std::vector<int32_t>{50, 20, 90, 60, 400}, std::vector<int32_t>{100, 0, 100},
+                                           std::vector<int32_t>{10, 9}}) {
+    const MGroups groups{ends.data(), static_cast<int>(ends.size()), 100};
+    EXPECT_FALSE(groups.ordered());
+    const std::vector<int> first = slot_table(groups, 64);
+    EXPECT_TRUE(std::all_of(first.begin(), first.end(), [](int s) { return s == 0; }));
+    for (int row = 0; row < 100; ++row) EXPECT_EQ(group_of_row(groups, row), -1) << row;
   }
-  EXPECT_EQ(groups.slots(1, 64), 0);  // [50, 20): empty
+  // Clamping first: past M and below 0 are in order once clamped.
+  const std::vector<int32_t> clamped = {-3, 500, 100};
+  EXPECT_TRUE((MGroups{clamped.data(), 3, 100}.ordered()));
 }
 
 TEST(MGroups, ConfigurationByRowsPerGroup) {
