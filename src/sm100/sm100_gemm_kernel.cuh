@@ -122,13 +122,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // into a table of every group's first slot; a tile's group is found in it
   // (the sm90 kernel's scheme: sm90/sm90_gemm_kernel.cuh).
   __shared__ int first_slot[GROUPED ? kMaxGroups + 1 : 1];
-  GroupedRaster walk_raster = raster;
-  if constexpr (GROUPED) {
-    if (threadIdx.x < 32) detail::build_slot_table(groups, first_slot, kBlockM, static_cast<int>(threadIdx.x));
-    __syncthreads();
-    walk_raster.num_m_blocks = first_slot[groups.count];
-    num_tiles = walk_raster.num_tiles();
-  }
+  const GroupedRaster walk_raster = detail::slot_raster<GROUPED>(raster, groups, first_slot, kBlockM);
+  if constexpr (GROUPED) num_tiles = walk_raster.num_tiles();
   const auto group_rows = [&](const TileCoord& t) { return detail::locate(groups, first_slot, t.m_block, kBlockM); };
   // Tensor memory: allocated by the MMA warps of both CTAs together, its
   // address published to the warps that use it (sm100/tmem_allocator.cuh).

@@ -171,13 +171,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   // (common/m_groups.hpp) by N's blocks, counted from the ends on the
   // device: the host knows only an upper bound (the grid's size).
   __shared__ int first_slot[GROUPED ? kMaxGroups + 1 : 1];
-  GroupedRaster walk_raster = raster;
-  if constexpr (GROUPED) {
-    if (threadIdx.x < 32) detail::build_slot_table(groups, first_slot, BLOCK_M, static_cast<int>(threadIdx.x));
-    __syncthreads();
-    walk_raster.num_m_blocks = first_slot[groups.count];
-    schedule.num_tiles = walk_raster.num_tiles();
-  }
+  const GroupedRaster walk_raster = detail::slot_raster<GROUPED>(raster, groups, first_slot, BLOCK_M);
+  if constexpr (GROUPED) schedule.num_tiles = walk_raster.num_tiles();
   // An M-grouped tile's group and rows (its slot is t.m_block).
   const auto group_rows = [&](const TileCoord& t) {
     return detail::locate(groups, first_slot, t.m_block, BLOCK_M);

@@ -48,4 +48,19 @@ __device__ __forceinline__ void build_slot_table(const MGroups& groups, int* fir
   if (lane == 31) first_slot[groups.count] = inclusive;
 }
 
+// The raster an M-grouped call's tiles are walked in: `raster` (N's blocks,
+// the raster group) with its block-rows the groups' slots, counted into
+// first_slot (build_slot_table, by warp 0; the whole CTA calls this and
+// synchronizes on it). A plain call's (GROUPED false): `raster` itself.
+template <bool GROUPED>
+__device__ __forceinline__ GroupedRaster slot_raster(GroupedRaster raster, const MGroups& groups, int* first_slot,
+                                                     int block_m) {
+  if constexpr (GROUPED) {
+    if (threadIdx.x < 32) build_slot_table(groups, first_slot, block_m, static_cast<int>(threadIdx.x));
+    __syncthreads();
+    raster.num_m_blocks = first_slot[groups.count];
+  }
+  return raster;
+}
+
 }  // namespace tcgemm::detail
