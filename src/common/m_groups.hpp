@@ -107,4 +107,24 @@ TCGEMM_HD GroupRows locate(const MGroups& groups, const int* first_slot, int slo
 // block_m rows, plus at most one partial block per group.
 inline int64_t max_group_slots(int64_t m, int64_t count, int block_m) { return m / block_m + count; }
 
+// The tile an M-grouped call takes, chosen on the host, which knows the rows
+// per group only on average (how they fall into slots only the device
+// knows). Measured on the H200 over Mixtral's and Qwen3-MoE's layers
+// (docs/PERF.md, "An M-grouped GEMM"): up to 32 rows a group, a tile of few
+// rows streams the experts' weights fastest; up to `block_m`, the 256-wide
+// tile where its tiles make 4 waves or more (fewer, and the slots' luck
+// decides its last wave: at 4096 x 14336 it lost 22% there); above, a
+// 128-wide one. Both families choose by this rule among the tiles they build.
+enum class GroupedTile { few_rows, wide, square };
+
+inline GroupedTile grouped_tile_for(int64_t m, int64_t n, int64_t groups, int num_sms, int block_m) {
+  if (groups < 1) groups = 1;
+  if (num_sms < 1) num_sms = 1;
+  const int64_t avg = (m + groups - 1) / groups;
+  const int64_t wide_tiles = groups * ((avg + block_m - 1) / block_m) * ((n + 255) / 256);
+  if (avg <= 32) return GroupedTile::few_rows;
+  if (avg <= block_m && wide_tiles >= 4 * static_cast<int64_t>(num_sms)) return GroupedTile::wide;
+  return GroupedTile::square;
+}
+
 }  // namespace tcgemm::detail

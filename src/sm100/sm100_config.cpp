@@ -137,11 +137,10 @@ Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, in
   int block_n = 0;
   for (int w : kSm100GroupedWidths)
     if (w == block_n_override) block_n = w;
-  if (block_n == 0) {
-    const int64_t avg = ceil_div(m, groups);
-    const int64_t wide_tiles = groups * ceil_div(avg, kBlockM) * ceil_div(n, 256);
-    block_n = avg > 32 && wide_tiles >= 4 * static_cast<int64_t>(num_sms) ? 256 : 128;
-  }
+  // The single-CTA tiles all have 128 rows: a group of few rows takes the
+  // 128-wide tile, as one of more than 128 rows does.
+  if (block_n == 0)
+    block_n = detail::grouped_tile_for(m, n, groups, num_sms, kBlockM) == detail::GroupedTile::wide ? 256 : 128;
   Config c = single_config(0, n, num_sms, block_n, 1);
   c.stages = grouped_stages_for(block_n);
   const int64_t tiles = detail::max_group_slots(m, groups, kBlockM) * ceil_div(n, block_n);

@@ -392,18 +392,11 @@ Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, in
   if (groups < 1) groups = 1;
   const TileConfig* t = grouped_tile_config(block_n_override, block_m_override, pingpong_override);
   if (t == nullptr || (block_n_override == 0 && block_m_override == 0 && !pingpong_override)) {
-    // The host knows the rows per group only on average. Measured on the
-    // H200 over Mixtral's and Qwen3-MoE's layers (docs/PERF.md, "An M-grouped
-    // GEMM"): up to 32 rows a group the 64-row tile streams the experts'
-    // weights fastest; up to 128, 128 x 256 where its tiles make 4 waves or
-    // more (fewer, and how the rows fall into slots, which only the device
-    // knows, decides its last wave: at 4096 x 14336 it lost 22% there);
-    // above, ping-pong 128 x 128.
-    const int64_t avg = ceil_div(m, groups);
-    const int64_t wide_tiles = groups * ceil_div(avg, kBlockM) * ceil_div(n, 256);
-    if (avg <= 32) t = grouped_tile_config(128, kSmallBlockM, false);
-    else if (avg <= kBlockM && wide_tiles >= 4 * static_cast<int64_t>(num_sms)) t = grouped_tile_config(256, kBlockM, false);
-    else t = grouped_tile_config(128, kBlockM, true);
+    switch (detail::grouped_tile_for(m, n, groups, num_sms, kBlockM)) {
+      case detail::GroupedTile::few_rows: t = grouped_tile_config(128, kSmallBlockM, false); break;
+      case detail::GroupedTile::wide: t = grouped_tile_config(256, kBlockM, false); break;
+      case detail::GroupedTile::square: t = grouped_tile_config(128, kBlockM, true); break;
+    }
   }
   Config c{};
   c.block_m = t->block_m;
