@@ -291,9 +291,11 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
 // torch._grouped_mm takes them): out[rows of g] = a[rows of g] @ b[g], by one
 // tcgemm call that reads offs on the device (no host sync: capturable in a
 // CUDA graph). The result is a new [M, N] tensor; rows at or past offs[-1]
-// are not written (left as allocated). a is read in place when row-major
-// (else copied), b when one op/ld describes every b[g] and its group stride
-// is stride(0).
+// are not written (left as allocated). There is no cuBLAS path to take what
+// the kernels' tensor maps cannot address, so an operand is copied to a new
+// contiguous tensor unless it is read in place: a when row-major, b when one
+// op/ld describes every b[g] and its group stride is stride(0), each from a
+// 16-byte aligned start with a group stride of whole 16-byte units.
 inline at::Tensor grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offs) {
   auto call = [&] { return " (a: " + describe(a) + ", b: " + describe(b) + ", offs: " + describe(offs) + ")"; };
   TCGEMM_REFUSE(ValueError, a.dim() == 2 && b.dim() == 3,
@@ -312,14 +314,18 @@ inline at::Tensor grouped_mm(const at::Tensor& a, const at::Tensor& b, const at:
   at::Tensor out = at::empty({m, n}, a.options());
   if (m == 0 || n == 0) return out;
   // A must be K-major (each group's rows start at any row): a row-major view, else a copy.
+  const auto aligned = [](const at::Tensor& x) { return reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0; };
   const OperandLayout la = operand_layout(a.size(0), a.size(1), a.stride(0), a.stride(1));
-  const at::Tensor a2 = la.copy || la.op != Op::N ? a.contiguous() : a;
-  const bool b_in_place = !operand_layout(b.size(1), b.size(2), b.stride(1), b.stride(2)).copy;
-  const at::Tensor b3 = b_in_place ? b : b.contiguous();
+  const bool a_in_place = !la.copy && la.op == Op::N && aligned(a);
+  const at::Tensor a2 = a_in_place ? a : a.clone(at::MemoryFormat::Contiguous);
+  const bool b_in_place = !operand_layout(b.size(1), b.size(2), b.stride(1), b.stride(2)).copy && aligned(b) &&
+                          (b.size(0) == 1 || b.stride(0) % 8 == 0);
+  const at::Tensor b3 = b_in_place ? b : b.clone(at::MemoryFormat::Contiguous);
   const at::Tensor ends = offs.contiguous();
   Call c = make_call(a2, b3.select(0, 0), out, 1.0, 0.0);
   c.a = a2;  // (every group's matrix stays alive until the launch)
   c.b = b3;
+  c.a_copied = !a_in_place;
   c.b_copied = !b_in_place;
   c.args.stride_b = b3.size(0) == 1 ? 0 : b3.stride(0);
   c.args.group_ends = ends.data_ptr<int32_t>();

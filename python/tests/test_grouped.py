@@ -79,6 +79,31 @@ def test_rows_past_the_last_end_are_not_written() -> None:
     assert out.shape == (100, 64)
 
 
+def test_operands_the_kernels_cannot_address_are_copied() -> None:
+    # b's groups a stride apart that is not a whole 16 bytes, and operands
+    # starting 2 bytes past an aligned address: copied, then the same bits.
+    sizes, k, n = [40, 0, 90], 64, 48
+    a = rand(sum(sizes), k, dtype=torch.bfloat16, seed=13)
+    b = rand(len(sizes), k, n, dtype=torch.bfloat16, seed=14)
+    offs = ends_of(sizes)
+    want = tcgemm.grouped_mm(a, b, offs)
+    expect_grouped(want, a, b, sizes, exact=False)
+    padded = torch.zeros(len(sizes), k * n + 4, dtype=b.dtype, device="cuda")
+    padded[:, : k * n] = b.reshape(len(sizes), -1)
+    b_odd_stride = padded[:, : k * n].view(len(sizes), k, n)
+    assert b_odd_stride.stride(0) % 8 != 0
+    assert torch.equal(tcgemm.grouped_mm(a, b_odd_stride, offs), want)
+
+    def shifted(x: torch.Tensor) -> torch.Tensor:
+        flat = torch.empty(x.numel() + 1, dtype=x.dtype, device="cuda")
+        out = flat[1:].view(x.shape)
+        out.copy_(x)
+        assert out.data_ptr() % 16 != 0
+        return out
+
+    assert torch.equal(tcgemm.grouped_mm(shifted(a), shifted(b), offs), want)
+
+
 def test_new_ends_replay_in_a_cuda_graph() -> None:
     a = rand(300, 128, dtype=torch.bfloat16, seed=7, ints=True)
     b = rand(2, 128, 96, dtype=torch.bfloat16, seed=8, ints=True)
