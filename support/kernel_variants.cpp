@@ -66,4 +66,36 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
   return out;
 }
 
+std::vector<KernelVariant> grouped_variants(Backend family) {
+  std::vector<KernelVariant> out;
+  const auto add = [&](Options o, const std::string& label, const std::string& tile) {
+    o.prefer = Prefer::tcgemm_only;
+    KernelVariant v;
+    v.options = o;
+    v.label = label;
+    v.in_name = {"M-grouped", tile};
+    v.a_k_major_only = true;
+    out.push_back(std::move(v));
+  };
+  if (family == Backend::sm90) {
+    for (const TileConfig& t : kGroupedTileConfigs) {
+      Options o;
+      o.block_n = t.block_n;
+      o.block_m = t.block_m;
+      o.cluster_m = t.cluster_m;
+      o.pingpong = t.pingpong;
+      add(o, "grouped " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + (t.pingpong ? " pingpong" : ""),
+          "," + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + "x");
+    }
+  } else if (family == Backend::sm100) {
+    for (const int w : {128, 256}) {
+      Options o;
+      o.block_n = w;
+      o.cluster_m = 1;  // the single-CTA tiles
+      add(o, "grouped single-CTA 128x" + std::to_string(w), ",128x" + std::to_string(w) + "x");
+    }
+  }
+  return out;
+}
+
 }  // namespace tcgemm::support

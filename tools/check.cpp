@@ -17,10 +17,18 @@
 // A, B and C, 16-byte aligned strides: tcgemm's kernel takes them in one
 // launch) against the batched reference and cuBLAS's strided batched GEMM,
 // every problem held to the same tests.
+// --groups G runs every case as an M-grouped call (GemmArgs::groups): A's
+// and C's M rows in G groups of random sizes (some empty, and in half the
+// cases the last group ending before row M), each group its own B; held to
+// the grouped reference, each group's rows to the element-wise bound as a
+// plain call on those rows, every row past the last end left as it was, and
+// the same bits in every configuration built for M-grouped calls. (No cuBLAS
+// comparison: cuBLAS has no M-grouped GEMM.)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -78,14 +86,65 @@ support::ElementwiseStats elementwise_batch(const GemmArgs& g, const uint16_t* c
   return all;
 }
 
+// The cumulative row ends of an M-grouped case: M rows (or, for odd seeds,
+// the first 7/8 of them: the rest in no group) cut at random places into
+// `groups` groups, group 1 empty when there are 4 or more.
+std::vector<int32_t> random_group_ends(int64_t m, int64_t groups, uint64_t seed) {
+  const int64_t in_groups = seed % 2 == 1 ? m - m / 8 : m;
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> ends(static_cast<size_t>(groups));
+  for (int32_t& e : ends) e = static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, in_groups)(rng));
+  std::sort(ends.begin(), ends.end());
+  ends.back() = static_cast<int32_t>(in_groups);
+  if (groups >= 4) ends[1] = ends[0];
+  return ends;
+}
+
+// support::check_elementwise over every group of the M-grouped call `g`
+// whose ends are `ends` (each group as a plain call on its rows and its B).
+support::ElementwiseStats elementwise_groups(const GemmArgs& g, const std::vector<int32_t>& ends, const uint16_t* c0) {
+  support::ElementwiseStats all;
+  int64_t start = 0;
+  for (size_t i = 0; i < ends.size(); ++i) {
+    GemmArgs one = g;
+    one.groups = 0;
+    one.group_ends = nullptr;
+    one.stride_b = 0;
+    one.m = ends[i] - start;
+    one.a = static_cast<const uint16_t*>(g.a) + start * g.lda;
+    one.b = static_cast<const uint16_t*>(g.b) + static_cast<int64_t>(i) * g.stride_b;
+    one.c = static_cast<uint16_t*>(g.c) + start * g.ldc;
+    if (one.m > 0) all.merge(support::check_elementwise(one, c0 ? c0 + start * g.ldc : nullptr));
+    start = ends[i];
+  }
+  return all;
+}
+
+std::string join_ints(const std::vector<int32_t>& v) {
+  std::string out;
+  for (const int32_t x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
 CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t seed, cudaStream_t stream,
-                     const FusedEpilogue& fused, int64_t batch) {
+                     const FusedEpilogue& fused, int64_t batch, int64_t groups) {
   CaseOutcome out;
   const Shape& s = cc.shape;
   const Operands ops = operands_for(s, layout, cc.pad);
-  const BatchLayout bl(batch, ops);
-  const size_t a_total = bl.total(ops.a_elems, bl.stride_a), b_total = bl.total(ops.b_elems, bl.stride_b),
-               c_total = bl.total(ops.c_elems, bl.stride_c);
+  // (An M-grouped call: `groups` B matrices, one A and one C.)
+  const BatchLayout bl(groups > 0 ? groups : batch, ops);
+  const BatchLayout one_c(1, ops);
+  const BatchLayout& c_layout = groups > 0 ? one_c : bl;
+  const size_t a_total = groups > 0 ? static_cast<size_t>(ops.a_elems) : bl.total(ops.a_elems, bl.stride_a),
+               b_total = bl.total(ops.b_elems, bl.stride_b), c_total = c_layout.total(ops.c_elems, bl.stride_c);
+  const std::vector<int32_t> ends = groups > 0 ? random_group_ends(s.m, groups, seed + 4) : std::vector<int32_t>{};
+  support::DeviceBuffer<int32_t> ends_dev(ends.size());
+  if (!ends.empty())
+    CHECK_CUDA(cudaMemcpyAsync(ends_dev.data(), ends.data(), ends.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
+                               stream));
+  // The rows the groups cover; the rest of C must be left as it was.
+  const int64_t rows_written = ends.empty() ? s.m : ends.back();
+  const Shape s_written{rows_written, s.n, s.k};
   const BiasVector bias(fused, dtype, s.n, seed + 3, stream);
   ElementBuffer a(a_total), b(b_total), c_init(cc.beta != 0.0f ? c_total : 0);
   ElementBuffer c_ours(c_total), c_ref(c_total), c_cublas(c_total);
@@ -114,7 +173,13 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   auto args_for = [&](ElementBuffer& c) {
     GemmArgs g = make_args(dtype, layout, s, ops, a.data(), b.data(), c.data(), cc.alpha, cc.beta, stream);
     bias.apply(g);
-    bl.apply(g);
+    if (groups > 0) {
+      g.groups = groups;
+      g.group_ends = ends_dev.data();
+      g.stride_b = bl.stride_b;
+    } else {
+      bl.apply(g);
+    }
     return g;
   };
 
@@ -125,9 +190,10 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
   prepare(c_cublas);
   const Plan ours = gemm(args_for(c_ours));
   const Plan ref = reference_gemm(args_for(c_ref));
-  // (cuBLAS has no fused epilogue: with one, there is nothing to compare with.)
+  // (cuBLAS has no fused epilogue and no M-grouped GEMM: with either, there
+  // is nothing to compare with.)
   Plan cublas;
-  if (fused.any())
+  if (fused.any() || groups > 0)
     cublas.status = Status::unsupported;
   else
     cublas = gemm(args_for(c_cublas), Options{Prefer::cublas_only, 0});
@@ -138,18 +204,21 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
 
   std::string kernel = ours.status == Status::ok ? short_kernel(ours) : "rejected";
   std::string err = "-", elem = "-", cublas_err = "-", same_as_cublas = "-", tiles = "-";
-  // A fused call whose operands no kernel takes is refused (cuBLAS cannot
-  // fuse it): the documented answer, not a failure.
-  const bool refused_as_documented = fused.any() && ours.status == Status::unsupported &&
-                                     ours.reason.find("cuBLAS cannot fuse") != std::string::npos;
-  if (refused_as_documented) kernel = "refused (no fused fallback)";
+  // A fused or M-grouped call whose operands no kernel takes is refused
+  // (cuBLAS can compute neither): the documented answer, not a failure.
+  const bool refused_as_documented =
+      ours.status == Status::unsupported &&
+      ((fused.any() && ours.reason.find("cuBLAS cannot fuse") != std::string::npos) ||
+       (groups > 0 && ours.reason.find("no cuBLAS call computes an M-grouped GEMM") != std::string::npos));
+  if (refused_as_documented) kernel = fused.any() ? "refused (no fused fallback)" : "refused (no grouped fallback)";
   if (ours.status != Status::ok && !refused_as_documented)
     out.failures.push_back(format("tcgemm::gemm failed (%s): %s", to_string(ours.status), ours.reason.c_str()));
   if (ref.status != Status::ok)
     out.failures.push_back(format("reference_gemm failed (%s): %s", to_string(ref.status), ref.reason.c_str()));
 
   if (ours.status == Status::ok && ref.status == Status::ok) {
-    const support::CompareStats vs_ref = compare_batch(dtype, c_ours.data(), c_ref.data(), ops, s, bl, stream);
+    const support::CompareStats vs_ref =
+        compare_batch(dtype, c_ours.data(), c_ref.data(), ops, s_written, c_layout, stream);
     err = format("%.2e", vs_ref.norm_rel);
     if (vs_ref.nonfinite_x > 0)
       out.failures.push_back(format("%lld of %lld outputs are NaN/Inf (C was poisoned with NaN: unwritten output?)",
@@ -160,12 +229,24 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     if (!(vs_ref.norm_rel < support::normwise_tolerance(dtype)))
       out.failures.push_back(format("relative error %.3e is above the %s tolerance %.0e (max |diff| %.3e)",
                                     vs_ref.norm_rel, to_string(dtype), support::normwise_tolerance(dtype), vs_ref.max_abs));
+    // Rows in no group: as prepared (NaN, or C's values for beta != 0), in
+    // ours as in the reference, which does not write them either.
+    if (rows_written < s.m) {
+      const support::CompareStats rest =
+          support::compare(dtype, c_ours.data() + rows_written * ops.ldc, ops.ldc, c_ref.data() + rows_written * ops.ldc,
+                           ops.ldc, s.m - rows_written, s.n, stream);
+      if (rest.identical != rest.count)
+        out.failures.push_back(format("%lld of the %lld elements of the rows past the last group end were written",
+                                      static_cast<long long>(rest.count - rest.identical),
+                                      static_cast<long long>(rest.count)));
+    }
   }
   if (ours.status == Status::ok) {
     // Every element against the float64 reference: tcgemm's own code
     // strictly; cuBLAS's numerics (a fallback) may round alpha*AB once more.
+    const uint16_t* c0 = cc.beta != 0.0f ? c_init.data() : nullptr;
     const support::ElementwiseStats ew =
-        elementwise_batch(args_for(c_ours), cc.beta != 0.0f ? c_init.data() : nullptr);
+        groups > 0 ? elementwise_groups(args_for(c_ours), ends, c0) : elementwise_batch(args_for(c_ours), c0);
     elem = format("%.3f", ew.worst);
     if (ours.backend != Backend::cublas && ew.beyond > 0)
       out.failures.push_back(format("%lld of %lld elements beyond the element-wise bound (worst |c - ref| / bound "
@@ -196,7 +277,7 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
     const std::vector<std::string> differ = check_builtin_configs(
         ours.backend, args_for(c_tile), [&] { prepare(c_tile); },
         [&](const support::KernelVariant& v, const Plan& p) -> std::vector<std::string> {
-          const support::CompareStats st = compare_batch(dtype, c_tile.data(), c_ours.data(), ops, s, bl, stream);
+          const support::CompareStats st = compare_batch(dtype, c_tile.data(), c_ours.data(), ops, s, c_layout, stream);
           if (st.identical == st.count) return {};
           return {format("%s (%s) differs from the automatic choice in %lld of %lld elements", v.label.c_str(),
                          short_kernel(p).c_str(), static_cast<long long>(st.count - st.identical),
@@ -218,11 +299,14 @@ CaseOutcome run_case(DType dtype, Layout layout, const CheckCase& cc, uint64_t s
                 static_cast<long long>(ops.ldb), static_cast<long long>(ops.ldc), cc.alpha, cc.beta,
                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed + 1),
                 static_cast<unsigned long long>(seed + 2),
-                bl.count == 1 ? ""
-                              : format(" batch=%lld stride_a=%lld stride_b=%lld stride_c=%lld",
-                                       static_cast<long long>(bl.count), static_cast<long long>(bl.stride_a),
-                                       static_cast<long long>(bl.stride_b), static_cast<long long>(bl.stride_c))
-                                    .c_str());
+                groups > 0    ? format(" groups=%lld stride_b=%lld ends=%s", static_cast<long long>(groups),
+                                       static_cast<long long>(bl.stride_b), join_ints(ends).c_str())
+                                    .c_str()
+                : bl.count == 1 ? ""
+                                : format(" batch=%lld stride_a=%lld stride_b=%lld stride_c=%lld",
+                                         static_cast<long long>(bl.count), static_cast<long long>(bl.stride_a),
+                                         static_cast<long long>(bl.stride_b), static_cast<long long>(bl.stride_c))
+                                      .c_str());
   }
   std::fflush(stdout);
   return out;
@@ -253,6 +337,10 @@ void add_check_options(ArgParser& parser) {
   parser.add_option("batch", "N",
                     "run the sweep with every case a strided batch of N problems (one launch; each problem "
                     "its own A, B, C; compared with the batched reference and cuBLAS's strided batched GEMM)");
+  parser.add_option("groups", "G",
+                    "run the sweep with every case an M-grouped call: M rows in G groups of random sizes (1 to 256; "
+                    "some empty, some rows in none), a B per group; layouts with A stored K-major (NN, NT) only; "
+                    "compared with the grouped reference (no cuBLAS)");
   std::string epilog =
       "Each case fills A and B with uniform(-1,1) values, poisons C with NaN, and runs tcgemm::gemm, the\n"
       "reference GEMM (fp32 accumulation) and cuBLAS. A case passes when no output is NaN/Inf, the\n"
@@ -290,6 +378,17 @@ int run_check(const ArgParser& parser) {
   if (!batch) return usage_error(parser, "--batch wants a number of problems from 1 to 65536");
   if (*batch > 1 && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
     return usage_error(parser, "--batch applies to the sweep (not --fuzz, --case or --soak)");
+  const auto groups = parse_int(parser.get("groups", "0"), 0, kMaxGroups);
+  if (!groups) return usage_error(parser, "--groups wants a number of groups from 1 to " + std::to_string(kMaxGroups));
+  std::vector<Layout> run_layouts = layouts;
+  if (*groups > 0) {
+    if (parser.has("soak") || parser.has("fuzz") || parser.has("case") || *batch > 1 || fused.any())
+      return usage_error(parser, "--groups applies to the plain sweep (not --fuzz, --case, --soak, --batch or a "
+                                 "fused epilogue, which an M-grouped call does not take)");
+    // An M-grouped call takes A stored K-major only (op_a = N).
+    std::erase_if(run_layouts, [](Layout l) { return l.a != Op::N; });
+    if (run_layouts.empty()) return usage_error(parser, "--groups needs a layout with A stored K-major: NN or NT");
+  }
   if (parser.has("soak")) {
     const auto launches = parse_int(parser.get("soak", ""), 1, int64_t{1} << 40);
     if (!launches) return usage_error(parser, "--soak wants a positive number of launches");
@@ -308,11 +407,12 @@ int run_check(const ArgParser& parser) {
   if (!select_device(static_cast<int>(*device))) return kExitUsage;
 
   const DeviceInfo info = query_device_info();
-  std::printf("tcgemm check on %s (%s, %d SMs), tcgemm %s, cuBLAS %s, seed %llu%s%s%s\n", info.name.c_str(),
+  std::printf("tcgemm check on %s (%s, %d SMs), tcgemm %s, cuBLAS %s, seed %llu%s%s%s%s\n", info.name.c_str(),
               info.arch().c_str(), info.sm_count, build_info().version, info.cublas_version().c_str(),
               static_cast<unsigned long long>(*seed), quick ? ", quick" : "",
               fused.any() ? (", fused epilogue: " + fused.str()).c_str() : "",
-              *batch > 1 ? format(", batches of %lld", static_cast<long long>(*batch)).c_str() : "");
+              *batch > 1 ? format(", batches of %lld", static_cast<long long>(*batch)).c_str() : "",
+              *groups > 0 ? format(", M-grouped in %lld groups", static_cast<long long>(*groups)).c_str() : "");
   std::printf("%-4s %-3s %-14s %-10s %-22s %9s %9s %10s %8s %-5s %s\n", "type", "lay", "shape", "alpha,beta", "kernel",
               "rel err", "elem/bnd", "cuBLAS err", "=cuBLAS", "tiles", "result");
 
@@ -324,7 +424,7 @@ int run_check(const ArgParser& parser) {
   std::string why_not_own_kernel;
   const auto& cases = check_cases();
   for (const DType dtype : dtypes) {
-    for (const Layout layout : layouts) {
+    for (const Layout layout : run_layouts) {
       for (size_t i = 0; i < cases.size(); ++i) {
         const CheckCase& cc = cases[i];
         if (quick && !cc.quick) continue;
@@ -333,7 +433,7 @@ int run_check(const ArgParser& parser) {
                     format("%g,%g", cc.alpha, cc.beta).c_str());
         std::fflush(stdout);
         const CaseOutcome outcome =
-            run_case(dtype, layout, cc, case_seed(*seed, dtype, layout, i), stream, fused, *batch);
+            run_case(dtype, layout, cc, case_seed(*seed, dtype, layout, i), stream, fused, *batch, *groups);
         (outcome.passed ? passed : failed) += 1;
         backends[to_string(outcome.backend)] += 1;
         if (!outcome.why_not_own_kernel.empty() && why_not_own_kernel.empty()) why_not_own_kernel = outcome.why_not_own_kernel;

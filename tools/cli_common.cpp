@@ -212,7 +212,8 @@ std::vector<std::string> check_builtin_configs(
     Backend family, const GemmArgs& args, const std::function<void()>& reset,
     const std::function<std::vector<std::string>(const support::KernelVariant&, const Plan&)>& compare) {
   std::vector<std::string> lines;
-  for (const support::KernelVariant& v : support::builtin_variants(family)) {
+  for (const support::KernelVariant& v :
+       args.grouped() ? support::grouped_variants(family) : support::builtin_variants(family)) {
     if (!v.builds(args.op_a, args.op_b)) continue;
     reset();
     const Plan p = gemm(args, v.options);

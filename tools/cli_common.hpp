@@ -120,8 +120,9 @@ std::string short_kernel(const Plan& plan);
 // path and, for a kernel, the same configuration.
 bool same_kernel(const Plan& a, const Plan& b);
 
-// Runs `args` in every built-in configuration of `family`
-// (support::builtin_variants), one after another on args.stream: `reset`
+// Runs `args` in every built-in configuration of `family` that takes it
+// (support::builtin_variants; for an M-grouped call
+// support::grouped_variants), one after another on args.stream: `reset`
 // restores the output before each run, and `compare`, called once a run
 // succeeded and the stream is synchronized, says how that output differs
 // from the automatic choice's (nothing: the same bits). Returns a line for

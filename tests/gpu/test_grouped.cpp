@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gemm_case.hpp"
+#include "support/kernel_variants.hpp"
 #include "tcgemm/tcgemm.h"
 
 namespace tcgemm::test {
@@ -177,29 +178,11 @@ void expect_grouped_correct(GroupedProblem& p, const Options& options, const std
 }
 
 // Every configuration this device's family builds for M-grouped calls, as
-// Options, with a name: sm90's kGroupedTileConfigs, sm100's single-CTA
-// kSm100GroupedWidths.
+// Options, with a name (support::grouped_variants).
 std::vector<std::pair<std::string, Options>> grouped_configurations() {
   std::vector<std::pair<std::string, Options>> out;
-  if (own_backend() == Backend::sm100) {
-    for (int w : {128, 256}) {
-      Options o;
-      o.block_n = w;
-      o.cluster_m = 1;
-      out.push_back({"forced single-CTA 128x" + std::to_string(w), o});
-    }
-    return out;
-  }
-  for (const TileConfig& t : kGroupedTileConfigs) {
-    Options o;
-    o.block_n = t.block_n;
-    o.cluster_m = t.cluster_m;
-    o.block_m = t.block_m;
-    o.pingpong = t.pingpong;
-    out.push_back({"forced " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) +
-                       (t.pingpong ? " ping-pong" : ""),
-                   o});
-  }
+  for (const support::KernelVariant& v : support::grouped_variants(own_backend()))
+    out.push_back({"forced " + v.label, v.options});
   return out;
 }
 
