@@ -4,7 +4,8 @@
 # in $OUT (the device tool brings that folder back), at most 8 files:
 #   env.txt        nvidia-smi, tcgemm info
 #   ctest.log      host, GPU and SASS tests
-#   check.log      tcgemm check (sweep against the reference and cuBLAS)
+#   check.log      tcgemm check (sweep against the reference and cuBLAS), then
+#                  the same sweep as M-grouped calls (check --groups 8)
 #   large.txt/json tcgemm bench --suite large  (fp16 and bf16)
 #   mv2.txt/json   tcgemm bench --suite matmul_v2
 #   decode.txt/json, llm.txt/json   (steps "decode", "llm": not in the default
@@ -41,10 +42,11 @@ for step in $STEPS; do
   case $step in
     test)  timeout "$STEP_TIMEOUT" ctest --test-dir "$BUILD_DIR" --output-on-failure > "$OUT/ctest.log" 2>&1 || status=1
            tail -5 "$OUT/ctest.log" ;;
-    check) if ! timeout "$STEP_TIMEOUT" "$tcgemm" check > "$OUT/check.log" 2>&1; then
+    check) if ! { timeout "$STEP_TIMEOUT" "$tcgemm" check && timeout "$STEP_TIMEOUT" "$tcgemm" check --groups 8; } \
+             > "$OUT/check.log" 2>&1; then
              tail -20 "$OUT/check.log"; exit 1
            fi
-           tail -3 "$OUT/check.log" ;;
+           grep -E "^check:" "$OUT/check.log" ;;
     large) timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite large --dtype both --json "$OUT/large.json" $BENCH_ARGS \
              > "$OUT/large.txt" 2>&1 || status=1
            cat "$OUT/large.txt" ;;
