@@ -88,7 +88,7 @@ std::vector<KernelVariant> grouped_variants(Backend family) {
           "," + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + "x");
     }
   } else if (family == Backend::sm100) {
-    for (const int w : {128, 256}) {
+    for (const int w : kSm100GroupedWidths) {
       Options o;
       o.block_n = w;
       o.cluster_m = 1;  // the single-CTA tiles

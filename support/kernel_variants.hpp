@@ -38,7 +38,7 @@ struct KernelVariant {
 std::vector<KernelVariant> builtin_variants(Backend family);
 
 // Every configuration built for M-grouped calls (GemmArgs::groups):
-// kGroupedTileConfigs (sm90), the single-CTA tiles 128 and 256 wide (sm100);
+// kGroupedTileConfigs (sm90), kSm100GroupedWidths' single-CTA tiles (sm100);
 // empty for Backend::none. All of them take A K-major, B either way.
 std::vector<KernelVariant> grouped_variants(Backend family);
 

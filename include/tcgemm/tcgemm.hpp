@@ -256,6 +256,9 @@ inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_
                                                         {96, Schedule::persistent, 1},
                                                         {128, Schedule::persistent, 1},
                                                         {256, Schedule::persistent, 1}};
+// The sm100 tiles built for M-grouped calls (GemmArgs::groups): the
+// single-CTA tiles of these widths, persistent, both layouts of B.
+inline constexpr int kSm100GroupedWidths[] = {128, 256};
 
 struct Options {
   Prefer prefer = Prefer::automatic;

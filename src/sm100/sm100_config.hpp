@@ -144,10 +144,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
                      Schedule schedule = Schedule::automatic, int cta_group = 0, bool b_k_major = true,
                      int64_t batch = 1);
 
-// The widths of the single-CTA tiles built for M-grouped calls
-// (GemmArgs::groups), persistent, both layouts of B.
-inline constexpr int kSm100GroupedWidths[] = {128, 256};
-// Their ring: as deep as fits beside the slot table (static shared memory,
+// The ring of the M-grouped tiles (kSm100GroupedWidths, tcgemm.hpp): as deep as fits beside the slot table (static shared memory,
 // common/m_groups.hpp), one stage less than stages_for(block_n, 1) where the
 // table does not fit in what the ring leaves.
 constexpr int grouped_stages_for(int block_n) {
@@ -159,8 +156,9 @@ constexpr int grouped_stages_for(int block_n) {
 // single-CTA tile of kSm100GroupedWidths the override names (0: automatic),
 // else by the rows a group has on average: at most 32, 128 wide (a few rows
 // against each group's B: more CTAs streaming the weights); more, 256 wide
-// where that makes 4 waves of tiles at the expected slots, else 128. The
-// sm90 family's rule (sm90_config.hpp) carried over, not measured on sm100.
+// where that makes 4 waves of tiles at the expected slots, else 128
+// (detail::grouped_tile_for, the rule both families share; measured on sm90,
+// not on sm100).
 // The grid covers the most slots the groups can take by N's blocks, at most
 // one CTA per SM.
 Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, int num_sms, int block_n_override = 0);

@@ -184,7 +184,8 @@ inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int bl
 // / false: automatic; check_grouped_options has refused any that name none),
 // else by the rows a group has on average: at most 32, the 64-row tile (a
 // few rows against each group's B); at most 128, 128 x 256 where that makes
-// 4 waves of tiles or more; else ping-pong 128 x 128. The grid
+// 4 waves of tiles or more; else ping-pong 128 x 128 (detail::grouped_tile_for,
+// the rule both families share). The grid
 // covers the most slots the groups can take (detail::max_group_slots) by N's
 // blocks, at most one CTA per SM.
 Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, int num_sms, int block_n_override = 0,

@@ -141,7 +141,7 @@ TEST(MGroups, Sm100ConfigurationByRowsPerGroup) {
   EXPECT_EQ(forced.grid_clusters, 148);
   EXPECT_EQ(forced.num_tiles, static_cast<int>(max_group_slots(8 * 32, 8, 128) * 112));
   // The ring beside the slot table: as deep as fits, at most one stage less than the plain tile's.
-  for (int w : sm100::kSm100GroupedWidths) {
+  for (int w : kSm100GroupedWidths) {
     EXPECT_LE(sm100::smem_bytes(w, sm100::grouped_stages_for(w), 1) + kSlotTableBytes, sm100::kSmemLimit);
     EXPECT_GE(sm100::grouped_stages_for(w), sm100::stages_for(w, 1) - 1);
   }
