@@ -47,9 +47,10 @@ struct MainloopLoad {
   uint32_t cta_rank;  // this CTA's place in the cluster (0 without one)
   // The bytes one k-block brings into a stage: A's k-block and B's
   // (Stage::kStageBytes with one k-block a stage), or fewer where A's box is
-  // shorter than the tile (the 64-row tiles of a call with M < 64 and A
-  // K-major load only the rows up to M rounded up to 8: the rows past M are
-  // never stored, and fetching or zero-filling them costs as much as B).
+  // shorter than the tile (the tiles of the last block-row, A K-major, load
+  // only the rows up to M rounded up to 8 through a map of their own: the
+  // rows past M are never stored, and zero-filling them costs time:
+  // sm90_gemm_launch.cuh, a_tail_rows).
   uint32_t k_block_bytes = Stage::kAKBlockBytes + Stage::kBKBlockBytes;
 
   // The k-blocks starting at k0 of the tile whose rows start at m0 (this

@@ -110,8 +110,9 @@ template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_
           bool PINGPONG, int BLOCK_M = kBlockM, bool FUSED = false, bool GROUPED = false>
 __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                         const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster,
-                         const int num_k_blocks, const EpilogueParams epi, const uint32_t a_stage_bytes,
+                         const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_a_tail,
+                         const GroupedRaster raster, const int num_k_blocks, const EpilogueParams epi,
+                         const uint32_t a_tail_bytes,
                          const detail::BatchSteps batch_steps, const detail::MGroups groups) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // CTAs per cluster: 2 along M or along N, or 1.
@@ -157,8 +158,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / kClusterCtas,
                                       static_cast<int>(gridDim.x) / kClusterCtas, raster.num_tiles()};
   if (threadIdx.x == 0) {
-    if constexpr (kSmallM) detail::prefetch_tensormaps(&tmap_a, &tmap_b);  // (C: stored from registers)
-    else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
+    if constexpr (kSmallM) detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_a_tail);  // (C: stored from registers)
+    else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_a_tail);
     smem.init_barriers(detail::ring_full_arrivals(epi), Release::kArrivals, kClusterCtas > 1);
   }
   if constexpr (kClusterCtas > 1) detail::cluster_sync(); else __syncthreads();
@@ -189,9 +190,15 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       const auto produce = [&](auto batched) {
         constexpr bool kBatched = decltype(batched)::value;
         using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N, BLOCK_M, kBatched>;
-        // (a_stage_bytes: A's box of one k-block, which only the 64- and 8-row tiles shorten.)
-        const Load load{&tmap_a, &tmap_b, cta_rank,
-                        kSmallM ? a_stage_bytes + Load::Stage::kBKBlockBytes : Load::Stage::kStageBytes};
+        // The tiles of the last block-row, whose rows run past M, load A
+        // through tmap_a_tail, whose box holds only the rows there are (a_tail_bytes of a
+        // k-block; the launcher's a_tail_rows): the rows past M, left as the
+        // stage last held them, reach only accumulator rows that are never
+        // stored. (Not for clusters or groups: there tmap_a_tail is tmap_a.)
+        // The map and byte count are picked per tile as scalars: a Load
+        // picked by reference would put both in local memory.
+        constexpr bool kTailMap = kClusterCtas == 1 && !GROUPED;
+        constexpr uint32_t kKBlockBytes = Load::Stage::kAKBlockBytes + Load::Stage::kBKBlockBytes;
         detail::PersistentTileWalk walk{schedule};
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
@@ -203,9 +210,13 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
             // Arms smem_full[s]; the TMA bytes complete it.
-            load(smem.stage(ring.index), &smem.smem_full()[ring.index], GROUPED ? rows.row0 : tile_m0(t), tile_n0(t),
-                 ks * kKBlocks * kBlockK, GROUPED ? 0 : t.batch * batch_steps.a,
-                 (GROUPED ? rows.group : t.batch) * batch_steps.b, stage_count(ks));
+            const int m0 = GROUPED ? rows.row0 : tile_m0(t);
+            const bool tail = kTailMap && m0 + BLOCK_M > epi.m;
+            const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b, cta_rank,
+                            tail ? a_tail_bytes + Load::Stage::kBKBlockBytes : kKBlockBytes};
+            load(smem.stage(ring.index), &smem.smem_full()[ring.index], m0, tile_n0(t), ks * kKBlocks * kBlockK,
+                 GROUPED ? 0 : t.batch * batch_steps.a, (GROUPED ? rows.group : t.batch) * batch_steps.b,
+                 stage_count(ks));
             ring.advance();
           }
         }

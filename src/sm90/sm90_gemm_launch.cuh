@@ -19,20 +19,29 @@ namespace tcgemm::sm90 {
 
 using detail::launch_config;
 
-// The rows of A's TMA box: the tile's, except for a 64-row tile of a call
-// with M < 64 and A K-major (op_a = N), which loads only M rounded up to 8
-// (MainloopLoad::k_block_bytes says why), and a tile of a cluster along N,
-// whose CTAs load half of it each. (The decode tile's: its 8.)
-inline int a_box_rows(const GemmArgs& args, const Config& config) {
-  if (config.cluster_n > 1) return config.block_m / config.cluster_n;
-  if (config.block_m != kSmallBlockM || args.op_a != Op::N) return config.block_m;
-  return static_cast<int>(std::min<int64_t>(kSmallBlockM, ceil_div(args.m, 8) * 8));
+// The rows of A's TMA box: the tile's, except in a cluster along N, whose
+// CTAs load half of it each.
+inline int a_box_rows(const Config& config) {
+  return config.cluster_n > 1 ? config.block_m / config.cluster_n : config.block_m;
+}
+
+// The rows of A's box for the tiles of the last block-row (whose rows run
+// past M): the rows of M there, rounded up to 8, where A is K-major (op_a =
+// N) and the tile has no cluster and no groups; else a_box_rows. The rows
+// past M are never stored, and a box that runs past the tensor's end costs
+// time for the rows it zero-fills: 136 x 14336 x 4096 took 82 us with A's
+// last 128-row box 8 rows inside M against 52 us with A padded to 256 rows
+// (docs/PERF.md).
+inline int a_tail_rows(const GemmArgs& args, const Config& config) {
+  const int rows = a_box_rows(config);
+  if (args.op_a != Op::N || config.cluster_m > 1 || config.cluster_n > 1 || args.grouped()) return rows;
+  const int64_t last = args.m - (ceil_div(args.m, config.block_m) - 1) * config.block_m;
+  return static_cast<int>(std::min<int64_t>(rows, ceil_div(last, 8) * 8));
 }
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
           bool PINGPONG, int BLOCK_M, bool FUSED, bool GROUPED = false>
-std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc, const GemmArgs& args,
-                   const Config& config, int* grid_ctas) {
+std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas) {
   constexpr auto kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N,
                                                 PINGPONG, BLOCK_M, FUSED, GROUPED>;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
@@ -61,9 +70,9 @@ std::string launch(const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorM
   const cudaLaunchConfig_t cfg =
       launch_config(clusters * kClusterCtas, kCtaThreads, kClusterCtas, kSmem, args.stream, attrs, config.pdl);
   *grid_ctas = clusters * kClusterCtas;
-  const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;  // (A's box of one k-block)
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, raster, num_k_blocks, epi, a_stage_bytes,
-                                             detail::batch_steps(args), groups);
+  const uint32_t a_tail_bytes = a_tail_rows(args, config) * kBlockK * 2;  // (A's tail box of one k-block)
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.a_tail, raster, num_k_blocks,
+                                             epi, a_tail_bytes, detail::batch_steps(args), groups);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }
@@ -83,11 +92,11 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
       if constexpr (has_shallow_ring(BLOCK_N, BLOCK_M)) {
         if (config.stages == kShallowStages && !args.fused_epilogue())
           return launch<Element, BLOCK_N, kShallowStages, kA, kB, CLUSTER_M, CLUSTER_N, PINGPONG, BLOCK_M, false>(
-              maps.a, maps.b, maps.c, args, config, grid_ctas);
+              maps, args, config, grid_ctas);
       }
       return detail::with_epilogue_kind(args, [&](auto fused) {
         return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, CLUSTER_N, PINGPONG,
-                      BLOCK_M, decltype(fused)::value>(maps.a, maps.b, maps.c, args, config, grid_ctas);
+                      BLOCK_M, decltype(fused)::value>(maps, args, config, grid_ctas);
       });
     }
   });
@@ -113,7 +122,7 @@ std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& a
                            int* grid_ctas) {
   const auto run = [&](auto b) {
     return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), Major::K, decltype(b)::value, 1, 1, PINGPONG,
-                  BLOCK_M, false, true>(maps.a, maps.b, maps.c, args, config, grid_ctas);
+                  BLOCK_M, false, true>(maps, args, config, grid_ctas);
   };
   if (args.op_a != Op::N) return "an M-grouped call needs A stored K-major (op_a = N)";
   return args.op_b == Op::T ? run(std::integral_constant<Major, Major::K>{})
@@ -126,11 +135,16 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   GemmTensorMaps maps;
   // (The 64- and 8-row tiles store C from registers: no map for it.)
   const Tma2D c_map = tma_output_c(args, kEpiPanel);
-  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(args, config), kBlockK),
+  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(config), kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cluster_m),
                                          config.block_m != kBlockM ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
+  maps.a_tail = maps.a;
+  if (const int tail = a_tail_rows(args, config); tail != a_box_rows(config)) {
+    const CUresult r = encode_tma_2d(&maps.a_tail, args.dtype, args.a, tma_operand_a(args, tail, kBlockK));
+    if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed for A's last block-row (CUresult " + std::to_string(r) + ")";
+  }
   // The instantiated configurations: kGroupedTileConfigs for an M-grouped call, else kTileConfigs.
   if (args.grouped()) {
     static_assert(std::size(kGroupedTileConfigs) == 3, "a launch below for each built configuration");

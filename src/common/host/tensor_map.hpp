@@ -68,6 +68,10 @@ BatchSteps batch_steps(const GemmArgs& args);
 // The three maps of a GEMM call (A, B, C with the given boxes), encoded.
 struct GemmTensorMaps {
   CUtensorMap a, b, c;
+  // A's map for the tiles of the last block-row, whose rows run past M, with
+  // a box cut to the rows there are (the sm90 kernels; a copy of `a` where
+  // the box is not cut). Not set by encode_gemm_maps.
+  CUtensorMap a_tail;
 };
 // Empty on success, else which map failed and the driver's result. A null
 // `c` (a kernel that stores C from registers) leaves out->c zeroed.
