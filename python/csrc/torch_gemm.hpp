@@ -82,6 +82,33 @@ inline std::string describe_call(const at::Tensor& a, const at::Tensor& b, const
   return s;
 }
 
+// Whether two views of one memory may share an element, for the views torch
+// cannot tell apart: they may where the bytes they span, first element to
+// last, meet, unless both are row-major with one row pitch and their columns
+// fall in disjoint ranges of it (two column blocks of one buffer).
+inline bool may_overlap(const at::Tensor& x, const at::Tensor& y) {
+  if (x.numel() == 0 || y.numel() == 0) return false;
+  const auto span = [](const at::Tensor& t) {
+    const auto begin = reinterpret_cast<uintptr_t>(t.data_ptr());
+    uintptr_t last = begin;
+    for (int64_t d = 0; d < t.dim(); ++d) last += static_cast<uintptr_t>((t.size(d) - 1) * t.stride(d) * t.element_size());
+    return std::pair<uintptr_t, uintptr_t>{begin, last + t.element_size()};
+  };
+  const auto [xb, xe] = span(x);
+  const auto [yb, ye] = span(y);
+  if (xe <= yb || ye <= xb) return false;
+  if (x.dim() == 2 && y.dim() == 2 && x.stride(1) == 1 && y.stride(1) == 1 && x.stride(0) == y.stride(0) &&
+      x.stride(0) > 0 && x.element_size() == y.element_size()) {
+    // Every element's offset within its row pitch: x's in [0, wx), y's in [d, d + wy), on a circle of the pitch.
+    const auto pitch = static_cast<uintptr_t>(x.stride(0) * x.element_size());
+    const auto wx = static_cast<uintptr_t>(x.size(1) * x.element_size());
+    const auto wy = static_cast<uintptr_t>(y.size(1) * y.element_size());
+    const uintptr_t d = ((yb % pitch) + pitch - (xb % pitch)) % pitch;
+    if (wx <= pitch && wy <= pitch && d >= wx && d + wy <= pitch) return false;
+  }
+  return true;
+}
+
 // Everything about the tensors that GemmArgs cannot express. `out` may be null
 // (the op allocates it).
 inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out) {
@@ -125,8 +152,12 @@ inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Te
   }
   if (out != nullptr) {
     for (int i = 0; i < 2; ++i) {
+      // Views torch cannot tell apart (TooHard: not dense, one storage) are
+      // refused where their byte spans meet.
       const at::MemOverlapStatus overlap = at::get_overlap_status(*out, *tensors[i]);
-      TCGEMM_REFUSE(ValueError, overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial,
+      const bool overlapping = overlap == at::MemOverlapStatus::Full || overlap == at::MemOverlapStatus::Partial ||
+                               (overlap == at::MemOverlapStatus::TooHard && may_overlap(*out, *tensors[i]));
+      TCGEMM_REFUSE(ValueError, !overlapping,
                     std::string("tcgemm: out overlaps ") + names[i] +
                         " in memory; results would depend on the order of writes" + call());
     }
@@ -171,9 +202,11 @@ inline Call make_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor
 }
 
 // A rejected or failed call as the matching Python exception, with the
-// library's reason.
+// library's reason: ValueError for arguments it refuses or no kernel (nor
+// cuBLAS) can take, RuntimeError for a CUDA failure.
 [[noreturn]] inline void throw_error(const Plan& p) {
   if (p.status == Status::invalid_argument) C10_THROW_ERROR(ValueError, p.reason);
+  if (p.status == Status::unsupported) C10_THROW_ERROR(ValueError, p.reason + " [status unsupported]");
   C10_THROW_ERROR(Error, p.reason + " [status " + to_string(p.status) + "]");
 }
 
@@ -246,7 +279,8 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
   auto call = [&] { return " (" + describe_call(a, b, nullptr) + ")"; };
   TCGEMM_REFUSE(ValueError, a.dim() == 3 && b.dim() == 3,
                 "tcgemm.bmm: a and b must be 3-D [batch, rows, cols]" + call());
-  const int64_t batch = a.size(0) > b.size(0) ? a.size(0) : b.size(0);
+  // (A batch of 0 against one of 1 broadcasts to 0, as torch.matmul's.)
+  const int64_t batch = a.size(0) == 0 || b.size(0) == 0 ? 0 : std::max(a.size(0), b.size(0));
   TCGEMM_REFUSE(ValueError, (a.size(0) == batch || a.size(0) == 1) && (b.size(0) == batch || b.size(0) == 1),
                 "tcgemm.bmm: the batch sizes " + std::to_string(a.size(0)) + " and " + std::to_string(b.size(0)) +
                     " must be equal, or one of them 1" + call());
@@ -346,6 +380,13 @@ inline bool fusable_layout(const Call& c) {
   return plan(c.args).status != Status::unsupported;
 }
 
+// t contiguous with its data 16-byte aligned: a contiguous tensor whose data
+// starts elsewhere (a view at an odd offset) is copied, as a strided one is.
+inline at::Tensor contiguous_aligned(const at::Tensor& t) {
+  const at::Tensor c = t.contiguous();
+  return reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 == 0 ? c : c.clone();
+}
+
 // y = act(x @ weight^T + bias): nn.Linear with the fused epilogue. x is
 // [..., K] (any leading dimensions, viewed as M x K without a copy when its
 // rows are evenly spaced), weight [N, K] (passed transposed, op T, no copy),
@@ -376,7 +417,13 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
   check_tensors(x2, w_t, nullptr);
   std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
   out_shape.back() = n;
-  at::Tensor out = at::empty({x2.size(0), n}, x.options());
+  // The kernels store rows of C 16 bytes apart (ldc a multiple of 8), and no
+  // cuBLAS fallback can fuse a bias or activation: a fused call with N not a
+  // multiple of 8 (and more than one row) computes into rows padded to one
+  // and returns them copied contiguous, as F.linear's result is.
+  const bool pad_out = (bias.has_value() || activation != 0) && n % 8 != 0 && m > 1;
+  at::Tensor out = at::empty({m, pad_out ? round_up_8(n) : n}, x.options());
+  if (pad_out) out = out.narrow(1, 0, n);
   Call c = make_call(x2, w_t, out, 1.0, 0.0);
   at::Tensor b;
   if (bias.has_value()) {
@@ -407,13 +454,13 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
     // at the end of every element's in-order sum add nothing, so the bits
     // are those of the product over K.
     const int64_t pad = (8 - k % 8) % 8;
-    const at::Tensor xp = pad > 0 ? at::constant_pad_nd(x2, {0, pad}) : x2.contiguous();
-    const at::Tensor wp = pad > 0 ? at::constant_pad_nd(weight, {0, pad}) : weight.contiguous();
+    const at::Tensor xp = pad > 0 ? at::constant_pad_nd(x2, {0, pad}) : contiguous_aligned(x2);
+    const at::Tensor wp = pad > 0 ? at::constant_pad_nd(weight, {0, pad}) : contiguous_aligned(weight);
     c = make_call(xp, wp.t(), out, 1.0, 0.0);
     fuse(c);
   }
   run(c);
-  return out.view(out_shape);
+  return (pad_out ? out.contiguous() : out).view(out_shape);
 }
 
 // plan_of() for mm (out undefined: a new tensor, as mm would allocate) or mm_out.

@@ -44,12 +44,17 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, al
 
     Raises TypeError (dtypes), ValueError (ranks, shapes, devices, layouts of
     out, and whatever the library rejects, with its reason) or RuntimeError
-    (CUDA failures). A refused call leaves `out` untouched.
+    (CUDA failures; out= with an operand that requires grad, which torch's
+    out= functions refuse too: the product would not be differentiable). A
+    refused call leaves `out` untouched.
     """
     if out is None:
         if beta != 0.0:
             raise ValueError(f"tcgemm.matmul: beta={beta} needs out (out = alpha * a @ b + beta * out)")
         return _ops.mm(a, b, alpha)
+    if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad or out.requires_grad):
+        raise RuntimeError("tcgemm.matmul: out= does not support automatic differentiation, and an argument "
+                           "requires grad; call tcgemm.matmul(a, b) without out=, or under torch.no_grad()")
     _ops.mm_out(a, b, out, alpha, beta)
     return out
 

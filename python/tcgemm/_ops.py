@@ -98,7 +98,7 @@ def _grouped_mm_fake(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> to
 @torch.library.register_fake("tcgemm::bmm")
 def _bmm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     torch._check_value(a.dim() == 3 and b.dim() == 3, lambda: "tcgemm.bmm: a and b must be 3-D [batch, rows, cols]")
-    batch = max(a.shape[0], b.shape[0])
+    batch = 0 if a.shape[0] == 0 or b.shape[0] == 0 else max(a.shape[0], b.shape[0])  # (0 against 1: 0)
     torch._check_value(a.shape[0] in (batch, 1) and b.shape[0] in (batch, 1),
                        lambda: f"tcgemm.bmm: the batch sizes {a.shape[0]} and {b.shape[0]} must be equal, or one 1")
     torch._check_value(a.shape[2] == b.shape[1],

@@ -15,6 +15,7 @@ with a warning the first time: nothing falls back silently.
 
 from __future__ import annotations
 
+import collections
 import warnings
 
 import torch
@@ -63,12 +64,13 @@ class Linear(torch.nn.Linear):
 
     @classmethod
     def from_linear(cls, layer: torch.nn.Linear, activation: str | None = None) -> Linear:
-        """A tcgemm Linear sharing `layer`'s Parameter objects (no copy)."""
+        """A tcgemm Linear with `layer`'s state, shared, not copied: the same
+        Parameter objects (and parameter and buffer dicts), its hooks, its
+        training mode and any attribute set on it; only the forward differs."""
+        if activation not in _ops.ACTIVATIONS:
+            raise ValueError(f"tcgemm.nn.Linear: unknown activation {activation!r}")
         new = cls.__new__(cls)
-        torch.nn.Module.__init__(new)
-        new.in_features, new.out_features = layer.in_features, layer.out_features
-        new.weight = layer.weight
-        new.bias = layer.bias
+        new.__dict__.update(layer.__dict__)
         new.activation = activation
         new.fallbacks = 0
         return new
@@ -85,7 +87,7 @@ class Linear(torch.nn.Linear):
                 and dtype in _FLOAT and weight.dtype in _FLOAT and (bias is None or bias.dtype in _FLOAT)):
             # Under torch.autocast the op casts every operand to the autocast dtype (csrc/ops.cpp).
             return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[self.activation])
-        if self.fallbacks == 0:
+        if self.fallbacks == 0 and not torch.compiler.is_compiling():  # (a warning cannot be traced)
             warnings.warn(f"tcgemm.nn.Linear: {x.dtype} {x.device} input (weight {weight.dtype} "
                           f"{weight.device}) is not for tcgemm; running torch.nn.functional.linear",
                           stacklevel=2)
@@ -104,27 +106,50 @@ class _Patch:
 
 
 def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torch.nn.Module:
-    """Replaces every torch.nn.Linear of `model` (in place) by a tcgemm Linear
-    sharing its parameters. With activation_fusion, an activation module
-    (ReLU, SiLU, GELU) that directly follows a Linear inside an
-    nn.Sequential, and so is certainly applied to its output alone, is fused
-    into it and replaced by nn.Identity. Returns the model; unpatch_linear
-    undoes it."""
+    """Replaces every torch.nn.Linear inside `model` (in place) by a tcgemm
+    Linear with its state (Linear.from_linear: the same parameters, hooks and
+    training mode). A Linear used in several places becomes one tcgemm Linear
+    in all of them. With activation_fusion, an activation module (ReLU, SiLU,
+    GELU) that directly follows a Linear inside an nn.Sequential, and so is
+    certainly applied to its output alone, is fused into it and replaced by
+    nn.Identity; not into a Linear used in several places, whose other uses
+    are not followed by it. Returns the model; unpatch_linear undoes it. A
+    bare nn.Linear is refused (it has no parent to swap it in):
+    tcgemm.nn.Linear.from_linear(layer) converts one layer."""
+    if type(model) is torch.nn.Linear:
+        raise ValueError("tcgemm.patch_linear: the model is itself an nn.Linear, which cannot be replaced in place; "
+                         "use tcgemm.nn.Linear.from_linear(layer)")
     patch = getattr(model, "_tcgemm_patch", None) or _Patch()
-    for parent in list(model.modules()):
-        children = list(parent.named_children())
-        for i, (name, child) in enumerate(children):
-            if type(child) is not torch.nn.Linear:
-                continue
-            activation = None
-            if activation_fusion and isinstance(parent, torch.nn.Sequential) and i + 1 < len(children):
-                next_name, next_child = children[i + 1]
-                activation = _activation_name(next_child)
+    # Every place a module is held, the same module in several places included
+    # (named_children lists a module once per parent).
+    places = [(parent, name, child) for parent in list(model.modules())
+              for name, child in list(parent._modules.items()) if child is not None]
+    uses = collections.Counter(id(child) for _, _, child in places)
+    converted: dict[int, Linear] = {}  # a shared Linear's tcgemm Linear, made once
+    for parent, name, child in places:
+        if type(child) is not torch.nn.Linear:
+            continue
+        activation = None
+        if activation_fusion and uses[id(child)] == 1 and isinstance(parent, torch.nn.Sequential):
+            names = list(parent._modules)
+            index = names.index(name)
+            if index + 1 < len(names):
+                next_name = names[index + 1]
+                next_child = parent._modules[next_name]
+                # (Not an activation with hooks of its own: fused, it would not run them.)
+                hooked = next_child is not None and bool(next_child._forward_hooks or next_child._forward_pre_hooks)
+                activation = None if next_child is None or hooked else _activation_name(next_child)
                 if activation is not None:
                     patch.swaps.append((parent, next_name, next_child))
-                    setattr(parent, next_name, torch.nn.Identity())
-            patch.swaps.append((parent, name, child))
-            setattr(parent, name, Linear.from_linear(child, activation))
+                    setattr(parent, next_name, torch.nn.Identity().train(next_child.training))
+        if activation is None:
+            if id(child) not in converted:
+                converted[id(child)] = Linear.from_linear(child)
+            new = converted[id(child)]
+        else:
+            new = Linear.from_linear(child, activation)
+        patch.swaps.append((parent, name, child))
+        setattr(parent, name, new)
     model._tcgemm_patch = patch
     return model
 

@@ -111,6 +111,7 @@ def test_empty_and_zero_k() -> None:
     a = torch.empty(0, 8, 16, device="cuda", dtype=torch.float16)
     b = torch.empty(0, 16, 24, device="cuda", dtype=torch.float16)
     assert tcgemm.bmm(a, b).shape == (0, 8, 24)
+    assert tcgemm.bmm(a, b[:0].new_empty(1, 16, 24)).shape == (0, 8, 24)  # a batch of 1 broadcasts to 0
     a = torch.empty(3, 8, 0, device="cuda", dtype=torch.float16)
     b = torch.empty(3, 0, 24, device="cuda", dtype=torch.float16)
     assert torch.equal(tcgemm.bmm(a, b), torch.zeros(3, 8, 24, device="cuda", dtype=torch.float16))

@@ -173,6 +173,33 @@ def test_patch_fuses_sequential_activations_and_unpatches() -> None:
     assert list(model) == originals
 
 
+def test_patch_keeps_shared_layers_hooks_and_mode() -> None:
+    torch.manual_seed(2)
+    shared = torch.nn.Linear(64, 64)
+    hooked_relu = torch.nn.ReLU()
+    hooked_relu.register_forward_hook(lambda module, inputs, output: None)
+    model = torch.nn.Sequential(shared, shared, torch.nn.ReLU(), torch.nn.Linear(64, 32), torch.nn.GELU(),
+                                torch.nn.Linear(32, 32), hooked_relu).to("cuda", torch.bfloat16).eval()
+    seen = []
+    model[3].register_forward_hook(lambda module, inputs, output: seen.append(output.shape))
+    x = torch.randn(5, 64, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        want = model(x)
+        tcgemm.patch_linear(model)
+        # The shared layer: one tcgemm Linear in both places, no activation fused into it (its first use
+        # is not followed by the ReLU); an activation with hooks of its own is not fused either.
+        assert model[0] is model[1] and model[0].activation is None and type(model[2]) is torch.nn.ReLU
+        assert model[3].activation == "gelu" and type(model[4]) is torch.nn.Identity
+        assert model[5].activation is None and model[6] is hooked_relu
+        assert not any(m.training for m in model)
+        assert_close(model(x), want, torch.bfloat16)
+    assert len(seen) == 2  # the hook of the original layer ran on the patched one too
+    tcgemm.unpatch_linear(model)
+    assert model[0] is shared and model[1] is shared and type(model[4]) is torch.nn.GELU
+    with pytest.raises(ValueError, match="from_linear"):
+        tcgemm.patch_linear(torch.nn.Linear(8, 8))
+
+
 def _fp32_model() -> torch.nn.Sequential:
     torch.manual_seed(1)
     return torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.GELU(),
@@ -253,3 +280,24 @@ def test_operands_the_kernels_cannot_load_are_copied(activation) -> None:
     padded = tcgemm.linear(F.pad(x100, (0, 4)), F.pad(w100, (0, 4)), b100, activation)
     assert torch.equal(y, padded)
     assert_close(y, unfused(x100, w100, b100, activation), torch.float16)
+    # Contiguous but not 16-byte aligned (a view one element into a buffer): copied too.
+    flat = torch.empty(1 + 9 * 512, device="cuda", dtype=torch.bfloat16)
+    x_odd = flat[1:].view(9, 512)
+    x_odd.copy_(x)
+    assert x_odd.is_contiguous() and x_odd.data_ptr() % 16 != 0
+    assert torch.equal(tcgemm.linear(x_odd, w, b, activation), tcgemm.linear(x, w, b, activation))
+
+
+@pytest.mark.parametrize("n", [1, 33, 250])
+@pytest.mark.parametrize("activation", ["gelu", None])
+def test_fused_output_width_not_a_multiple_of_8(n, activation) -> None:
+    # The kernels store C's rows 16 bytes apart: with a bias or activation (no cuBLAS fallback) and N % 8
+    # != 0 the call computes into padded rows and returns a contiguous result, as F.linear's.
+    x, w, b = tensors((2, 7, 256), n, torch.bfloat16, "f32", seed=13)
+    y = tcgemm.linear(x, w, b, activation)
+    assert y.shape == (2, 7, n) and y.is_contiguous()
+    assert_close(y, unfused(x, w, b, activation), torch.bfloat16)
+    # Each row as the same call on that row alone (batch invariance through the padded path).
+    assert torch.equal(y[1, 3], tcgemm.linear(x[1, 3:4], w, b, activation)[0])
+    layer = tcgemm.nn.Linear(256, n, activation=activation, device="cuda", dtype=torch.bfloat16)
+    assert_close(layer(x), unfused(x, layer.weight, layer.bias, activation), torch.bfloat16)

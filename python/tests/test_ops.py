@@ -231,6 +231,32 @@ def test_out_overlapping_an_operand_is_refused() -> None:
     assert torch.equal(nan_bits(buf), before)
 
 
+def test_out_sharing_memory_with_an_operand_in_views_torch_cannot_tell_apart() -> None:
+    # Non-dense views of one buffer (torch's overlap check says "too hard"): out == a refused, two
+    # disjoint column blocks taken.
+    buf = torch.randn(64, 128, device="cuda", dtype=torch.float16)
+    b = torch.randn(64, 64, device="cuda", dtype=torch.float16)
+    before = nan_bits(buf)
+    for a, out in ((buf[:, :64], buf[:, :64]), (buf[:, :64], buf[:, 32:96])):
+        with pytest.raises(ValueError, match="overlaps a"):
+            tcgemm.matmul(a, b, out=out)
+    assert torch.equal(nan_bits(buf), before)
+    want = expected(buf[:, :64].clone(), b)
+    tcgemm.matmul(buf[:, :64], b, out=buf[:, 64:])
+    assert_matches(buf[:, 64:], want, 64, "out a disjoint column block of a's buffer")
+
+
+def test_out_with_an_operand_that_requires_grad_is_refused() -> None:
+    a = torch.randn(16, 16, device="cuda", dtype=torch.float16, requires_grad=True)
+    out = torch.full((16, 16), float("nan"), device="cuda", dtype=torch.float16)
+    with pytest.raises(RuntimeError, match="automatic differentiation"):
+        tcgemm.matmul(a, a.detach(), out=out)
+    assert out.isnan().all()
+    with torch.no_grad():
+        tcgemm.matmul(a, a.detach(), out=out)
+    assert not out.isnan().any()
+
+
 def test_beta_without_out_is_refused() -> None:
     a = torch.randn(8, 8, device="cuda", dtype=torch.float16)
     with pytest.raises(ValueError, match="beta"):
