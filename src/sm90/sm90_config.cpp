@@ -337,22 +337,33 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // tiles, each covering all of N. Measured at 8192 x 128 x 4096 (bf16 NT,
   // `bench --configs all`, docs/PERF.md): 64x128 0.956x cuBLAS against the
   // 128x64 pick's 0.926x.
+  //
+  // And at more than one block-row where the 128-row choice is 64 wide and K
+  // is 4096 or more: the 64-row tiles 96 or 128 wide where they fill the SMs
+  // as well as it, or within 3% (they ran 1-16% faster at the same tile
+  // count: 1024 x 1024 x 4096, 64x128 19.2 us against 128x64's 22.0; 136 x
+  // 4096 x 4096, 64x96 on 129 tiles 19.5 against 22.4; bf16 NT, `bench
+  // --configs all`, docs/PERF.md), not where their columns past N would
+  // waste more. (Shorter K not measured.)
   const bool narrow_128 = block_n == 64 && !pingpong;
   const bool many_128 = block_n == 128 && m_blocks * static_cast<int64_t>(ceil_div(n, 128)) >= 2 * num_sms;
   const bool one_column = narrow_128 && n > 64 && n <= 128;
   const bool one_block_row = m_blocks == 1 && m > kSmallBlockM && (narrow_128 || many_128);
-  if (automatic && request.b_k_major && (one_block_row || one_column)) {
+  if (automatic && request.b_k_major && (one_block_row || one_column || (narrow_128 && k >= 4096))) {
+    const int64_t rows_64 = ceil_div(m, kSmallBlockM) * request.batch;  // block-rows of the 64-row tiles
     int width = 0;
     double fill = -1.0;
     for (const int w : {128, 96}) {
       if (!is_tile_config(w, 1, false, kSmallBlockM)) continue;
-      const double f = detail::wave_efficiency(2 * m_blocks * ceil_div(n, w), num_sms) * detail::column_share(n, w);
+      const double f = detail::wave_efficiency(rows_64 * ceil_div(n, w), num_sms) * detail::column_share(n, w);
       if (f > fill) {
         width = w;
         fill = f;
       }
     }
-    if (width != 0) {
+    constexpr double kSmallTileEdge = 1.03;
+    const double fill_128x64 = detail::wave_efficiency(m_blocks * ceil_div(n, 64), num_sms) * detail::column_share(n, 64);
+    if (width != 0 && (one_block_row || one_column || fill * kSmallTileEdge >= fill_128x64)) {
       ConfigRequest wide = request;
       wide.block_n = width;
       const Config c = small_m_config(m, n, k, num_sms, wide);

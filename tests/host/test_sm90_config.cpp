@@ -221,6 +221,16 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
     EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
   }
+  // More block-rows, K >= 4096, where the 128-row choice is 64 wide: the
+  // 64-row tiles where they fill the SMs as well (within 3%): 1024 x 1024 on
+  // 128 tiles of 64x128, 136 x 4096 on 129 of 64x96; not N = 64 (the wider
+  // tiles' columns past N wasted).
+  for (const Pick& p : {Pick{1024, 1024, 4096, 128}, Pick{136, 4096, 4096, 96}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, 64) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
+  }
+  EXPECT_EQ(select_config(65536, 64, 4096, 132).block_m, 128);
   // Past 64 rows: the 128-row tiles, where they take more than half the SMs.
   EXPECT_EQ(select_config(65, 16384, 4096, 132).block_m, 128);
   EXPECT_EQ(select_config(1024, 1024, 1024, 132).block_m, 128) << "128 tiles of 128x64";
