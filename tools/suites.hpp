@@ -179,6 +179,17 @@ inline const std::vector<BenchSuite>& bench_suites() {
        -1.0f,
        1.0f,
        "NT"},
+      // Token counts between the llm suite's, where a tile's rows run past M
+      // (64-row tiles past 64 rows, 128-row tiles past 128): prefill batches and
+      // speculative decoding, on four of Llama-3-8B's layers (q/o, k/v, up,
+      // down). The shapes on which A's box past M cost up to 2.3x (docs/PERF.md).
+      {"rows",
+       "token counts between the llm suite's (M = 72..3000, rows past the last tile), NT (inputs uniform(-1,1))",
+       projection_shapes({{4096, 4096}, {1024, 4096}, {14336, 4096}, {4096, 14336}},
+                         {72, 80, 100, 136, 160, 200, 288, 320, 448, 640, 1000, 1536, 3000}),
+       -1.0f,
+       1.0f,
+       "NT"},
       // A narrow N at large M, in the nn.Linear layout: a mixture-of-experts
       // router (N = experts) or a low-rank adapter's down projection over a
       // prefill's tokens. Every tile width makes one column of tiles here,
