@@ -91,7 +91,8 @@ inline bool may_overlap(const at::Tensor& x, const at::Tensor& y) {
   const auto span = [](const at::Tensor& t) {
     const auto begin = reinterpret_cast<uintptr_t>(t.data_ptr());
     uintptr_t last = begin;
-    for (int64_t d = 0; d < t.dim(); ++d) last += static_cast<uintptr_t>((t.size(d) - 1) * t.stride(d) * t.element_size());
+    for (int64_t d = 0; d < t.dim(); ++d)
+      last += static_cast<uintptr_t>((t.size(d) - 1) * t.stride(d) * t.element_size());
     return std::pair<uintptr_t, uintptr_t>{begin, last + t.element_size()};
   };
   const auto [xb, xe] = span(x);

@@ -362,7 +362,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       }
     }
     constexpr double kSmallTileEdge = 1.03;
-    const double fill_128x64 = detail::wave_efficiency(m_blocks * ceil_div(n, 64), num_sms) * detail::column_share(n, 64);
+    const double fill_128x64 =
+        detail::wave_efficiency(m_blocks * ceil_div(n, 64), num_sms) * detail::column_share(n, 64);
     if (width != 0 && (one_block_row || one_column || fill * kSmallTileEdge >= fill_128x64)) {
       ConfigRequest wide = request;
       wide.block_n = width;

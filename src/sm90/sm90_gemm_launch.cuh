@@ -143,7 +143,8 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   maps.a_tail = maps.a;
   if (const int tail = a_tail_rows(args, config); tail != a_box_rows(config)) {
     const CUresult r = encode_tma_2d(&maps.a_tail, args.dtype, args.a, tma_operand_a(args, tail, kBlockK));
-    if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed for A's last block-row (CUresult " + std::to_string(r) + ")";
+    if (r != CUDA_SUCCESS)
+      return "cuTensorMapEncodeTiled failed for A's last block-row (CUresult " + std::to_string(r) + ")";
   }
   // The instantiated configurations: kGroupedTileConfigs for an M-grouped call, else kTileConfigs.
   if (args.grouped()) {
