@@ -82,9 +82,9 @@ template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_
           int CTA_GROUP = kCtaGroup, bool FUSED = false, bool GROUPED = false>
 __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-               const __grid_constant__ CUtensorMap tmap_c, const GroupedRaster raster, const int num_k_blocks,
-               const EpilogueParams epi, const uint32_t a_stage_bytes, const detail::BatchSteps batch_steps,
-               const detail::MGroups groups) {
+               const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_a_tail,
+               const GroupedRaster raster, const int num_k_blocks, const EpilogueParams epi,
+               const uint32_t a_tail_bytes, const detail::BatchSteps batch_steps, const detail::MGroups groups) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 1000) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
   static_assert(CTA_GROUP == kCtaGroup || (CTA_GROUP == 1 && SCHEDULE == Schedule::persistent),
                 "single-CTA tiles are built with the persistent schedule");
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     return kPair ? detail::map_to_cta(p, 0) : static_cast<uint32_t>(__cvta_generic_to_shared(p));
   };
   if (threadIdx.x == 0) {
-    detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c);
+    detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_a_tail);
     smem.init_barriers(detail::ring_full_arrivals(epi));
   }
   // Every CTA of the group has launched and initialized its barriers.
@@ -150,8 +150,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       const auto produce = [&](auto batched) {
         constexpr bool kBatched = decltype(batched)::value;
         using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, kBatched>;
-        // (a_stage_bytes: the single-CTA tiles' stage, A's box cut to M.)
-        const Load load{&tmap_a, &tmap_b, kPair ? Load::Stage::kStageBytes : a_stage_bytes + Load::Stage::kBBytes};
+        // A single-CTA tile of the last block-row, whose rows run past M,
+        // loads A through tmap_a_tail, its box cut to the rows there are
+        // (a_tail_bytes of a stage; the launcher's a_tail_rows): the rows
+        // past M, left as the stage last held them, reach only accumulator
+        // rows that are never stored. (Not for pairs or groups: there
+        // tmap_a_tail is tmap_a.) Map and byte count picked per tile as
+        // scalars, as on Hopper.
+        constexpr bool kTailMap = !kPair && !GROUPED;
         auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
@@ -161,9 +167,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int kb = 0; kb < num_k_blocks; ++kb) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
-            load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader,
-                 GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP), cta_b_col0(t, rank, BLOCK_N, CTA_GROUP),
-                 kb * kBlockK, GROUPED ? 0 : t.batch * batch_steps.a, (GROUPED ? rows.group : t.batch) * batch_steps.b);
+            const int m0 = GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP);
+            const bool tail = kTailMap && m0 + kBlockM > epi.m;
+            const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b,
+                            tail ? a_tail_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
+            load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader, m0,
+                 cta_b_col0(t, rank, BLOCK_N, CTA_GROUP), kb * kBlockK, GROUPED ? 0 : t.batch * batch_steps.a,
+                 (GROUPED ? rows.group : t.batch) * batch_steps.b);
             ring.advance();
           }
         }

@@ -15,12 +15,13 @@
 
 namespace tcgemm::sm100 {
 
-// The rows of A's TMA box: 128 (this CTA's rows of the tile), except for a
-// single-CTA tile of a call with M < 128 and A K-major (op_a = N), which
-// loads only M rounded up to 8 (MainloopLoad::stage_bytes says why).
-inline int a_box_rows(const GemmArgs& args, const Config& config) {
-  if (config.cta_group() != 1 || args.op_a != Op::N) return kBlockM;
-  return static_cast<int>(std::min<int64_t>(kBlockM, ceil_div(args.m, 8) * 8));
+// The rows of A's box for the single-CTA tiles of the last block-row (whose
+// rows run past M): cut to M (detail::a_tail_box_rows; every tile at M <
+// 128), as on Hopper; a pair's and an M-grouped call's tiles keep the
+// 128-row box (MainloopLoad::stage_bytes says why).
+inline int a_tail_rows(const GemmArgs& args, const Config& config) {
+  if (config.cta_group() != 1 || args.grouped()) return kBlockM;
+  return detail::a_tail_box_rows(args, kBlockM, kBlockM);
 }
 
 template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE, int CTA_GROUP, bool FUSED,
@@ -50,9 +51,9 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const cudaLaunchConfig_t cfg = detail::launch_config(clusters * CTA_GROUP, kThreads, CTA_GROUP, kSmem,
                                                        args.stream, attrs, config.pdl);
   *grid_ctas = clusters * CTA_GROUP;
-  const uint32_t a_stage_bytes = a_box_rows(args, config) * kBlockK * 2;
+  const uint32_t a_tail_bytes = a_tail_rows(args, config) * kBlockK * 2;  // (A's tail box of one k-block)
   const cudaError_t err =
-      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, raster, num_k_blocks, epi, a_stage_bytes,
+      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.a_tail, raster, num_k_blocks, epi, a_tail_bytes,
                          detail::batch_steps(args), groups);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
@@ -97,10 +98,12 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   // panels); a single-CTA tile loads all of them (16, 32, 48 and 96 wide: B
   // K-major only, builds_for_b).
   const Tma2D c_map = tma_output_c(args, kEpiPanelCols, kEpiPanelRows);
-  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(args, config), kBlockK),
+  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, kBlockM, kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cta_group()), &c_map,
                                          &maps);
       !why.empty())
+    return why;
+  if (std::string why = encode_a_tail(args, kBlockM, a_tail_rows(args, config), kBlockK, &maps); !why.empty())
     return why;
   const bool clc = config.schedule == Schedule::cluster_launch_control;
   // The instantiated configurations: kSm100GroupedWidths for an M-grouped call, else kSm100TileConfigs.

@@ -26,17 +26,14 @@ inline int a_box_rows(const Config& config) {
 }
 
 // The rows of A's box for the tiles of the last block-row (whose rows run
-// past M): the rows of M there, rounded up to 8, where A is K-major (op_a =
-// N) and the tile has no cluster and no groups; else a_box_rows. The rows
-// past M are never stored, and a box that runs past the tensor's end costs
-// time for the rows it zero-fills: 136 x 14336 x 4096 took 82 us with A's
-// last 128-row box 8 rows inside M against 52 us with A padded to 256 rows
+// past M): cut to M (detail::a_tail_box_rows) for tiles without a cluster or
+// groups; else a_box_rows. 136 x 14336 x 4096 took 82 us with A's last
+// 128-row box 8 rows inside M against 52 us with A padded to 256 rows
 // (docs/PERF.md).
 inline int a_tail_rows(const GemmArgs& args, const Config& config) {
   const int rows = a_box_rows(config);
-  if (args.op_a != Op::N || config.cluster_m > 1 || config.cluster_n > 1 || args.grouped()) return rows;
-  const int64_t last = args.m - (ceil_div(args.m, config.block_m) - 1) * config.block_m;
-  return static_cast<int>(std::min<int64_t>(rows, ceil_div(last, 8) * 8));
+  if (config.cluster_m > 1 || config.cluster_n > 1 || args.grouped()) return rows;
+  return detail::a_tail_box_rows(args, config.block_m, rows);
 }
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
@@ -140,12 +137,9 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
                                          config.block_m != kBlockM ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
-  maps.a_tail = maps.a;
-  if (const int tail = a_tail_rows(args, config); tail != a_box_rows(config)) {
-    const CUresult r = encode_tma_2d(&maps.a_tail, args.dtype, args.a, tma_operand_a(args, tail, kBlockK));
-    if (r != CUDA_SUCCESS)
-      return "cuTensorMapEncodeTiled failed for A's last block-row (CUresult " + std::to_string(r) + ")";
-  }
+  if (std::string why = encode_a_tail(args, a_box_rows(config), a_tail_rows(args, config), kBlockK, &maps);
+      !why.empty())
+    return why;
   // The instantiated configurations: kGroupedTileConfigs for an M-grouped call, else kTileConfigs.
   if (args.grouped()) {
     static_assert(std::size(kGroupedTileConfigs) == 3, "a launch below for each built configuration");

@@ -1,5 +1,6 @@
 #include "common/host/tensor_map.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <utility>
@@ -130,6 +131,21 @@ std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& 
     if (r != CUDA_SUCCESS)
       return std::string("cuTensorMapEncodeTiled failed for ") + m.name + " (CUresult " + std::to_string(r) + ")";
   }
+  return {};
+}
+
+int a_tail_box_rows(const GemmArgs& args, int block_m, int rows) {
+  if (args.op_a != Op::N || args.m <= 0) return rows;
+  const int64_t last = args.m - (ceil_div(args.m, block_m) - 1) * block_m;
+  return static_cast<int>(std::min<int64_t>(rows, ceil_div(last, 8) * 8));
+}
+
+std::string encode_a_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out) {
+  out->a_tail = out->a;
+  if (tail_rows == rows) return {};
+  const CUresult r = encode_tma_2d(&out->a_tail, args.dtype, args.a, tma_operand_a(args, tail_rows, block_k));
+  if (r != CUDA_SUCCESS)
+    return "cuTensorMapEncodeTiled failed for A's last block-row (CUresult " + std::to_string(r) + ")";
   return {};
 }
 

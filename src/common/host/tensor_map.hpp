@@ -78,4 +78,16 @@ struct GemmTensorMaps {
 std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D* c,
                              GemmTensorMaps* out);
 
+// The rows of A's box for the tiles of the last block-row of `block_m`-row
+// tiles, whose rows run past M: the rows of M there, rounded up to 8, at
+// most `rows` (the box of the other tiles). The rows past M are never
+// stored, and a box that runs past the tensor's end costs time for the rows
+// TMA zero-fills (docs/PERF.md). For A K-major (op_a = N); the families
+// decide which tiles take it.
+int a_tail_box_rows(const GemmArgs& args, int block_m, int rows);
+// out->a_tail: A's map with a box of `tail_rows` rows (of `block_k`), or a
+// copy of out->a where that is its box (`rows`). Empty on success, as
+// encode_gemm_maps.
+std::string encode_a_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out);
+
 }  // namespace tcgemm::detail
