@@ -69,8 +69,8 @@ BatchSteps batch_steps(const GemmArgs& args);
 struct GemmTensorMaps {
   CUtensorMap a, b, c;
   // A's map for the tiles of the last block-row, whose rows run past M, with
-  // a box cut to the rows there are (the sm90 kernels; a copy of `a` where
-  // the box is not cut). Not set by encode_gemm_maps.
+  // a box cut to the rows there are (a copy of `a` where the box is not
+  // cut): encode_a_tail, not encode_gemm_maps, sets it.
   CUtensorMap a_tail;
 };
 // Empty on success, else which map failed and the driver's result. A null
