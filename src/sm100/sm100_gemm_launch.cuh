@@ -98,13 +98,15 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   // panels); a single-CTA tile loads all of them (16, 32, 48 and 96 wide: B
   // K-major only, builds_for_b).
   const Tma2D c_map = tma_output_c(args, kEpiPanelCols, kEpiPanelRows);
-  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, kBlockM, kBlockK),
+  // (One block-row: A's map takes the cut box itself, the tail map a copy; as on Hopper.)
+  const int a_tail = a_tail_rows(args, config);
+  const int a_rows = args.m <= kBlockM ? a_tail : kBlockM;
+  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_rows, kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cta_group()), &c_map,
                                          &maps);
       !why.empty())
     return why;
-  if (std::string why = encode_a_tail(args, kBlockM, a_tail_rows(args, config), kBlockK, &maps); !why.empty())
-    return why;
+  if (std::string why = encode_a_tail(args, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
   const bool clc = config.schedule == Schedule::cluster_launch_control;
   // The instantiated configurations: kSm100GroupedWidths for an M-grouped call, else kSm100TileConfigs.
   if (args.grouped()) {

@@ -132,14 +132,17 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   GemmTensorMaps maps;
   // (The 64- and 8-row tiles store C from registers: no map for it.)
   const Tma2D c_map = tma_output_c(args, kEpiPanel);
-  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_box_rows(config), kBlockK),
+  // A's map, and its tail map for the last block-row. With one block-row
+  // every tile is the last: A's map takes the cut box itself and the tail
+  // map is a copy (one encode on a decoding call's launch path, not two).
+  const int a_tail = a_tail_rows(args, config);
+  const int a_rows = args.m <= config.block_m ? a_tail : a_box_rows(config);
+  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_rows, kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cluster_m),
                                          config.block_m != kBlockM ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
-  if (std::string why = encode_a_tail(args, a_box_rows(config), a_tail_rows(args, config), kBlockK, &maps);
-      !why.empty())
-    return why;
+  if (std::string why = encode_a_tail(args, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
   // The instantiated configurations: kGroupedTileConfigs for an M-grouped call, else kTileConfigs.
   if (args.grouped()) {
     static_assert(std::size(kGroupedTileConfigs) == 3, "a launch below for each built configuration");
