@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // (a_tail_bytes of a stage; the launcher's a_tail_rows): the rows
         // past M, left as the stage last held them, reach only accumulator
         // rows that are never stored. (Not for pairs or groups: there
-        // tmap_a_tail is tmap_a.) Map and byte count picked per tile as
+        // tmap_a_tail is tmap_a.) Map and byte count picked once a tile, as
         // scalars, as on Hopper.
         constexpr bool kTailMap = !kPair && !GROUPED;
         auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
@@ -164,13 +164,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : kBatched ? raster.tile(tile) : raster.in_batch(tile);
           // (An M-grouped tile: its group's rows of A, its group's matrix of B.)
           const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
+          const int m0 = GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP);
+          const bool tail = kTailMap && m0 + kBlockM > epi.m;
+          const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b,
+                          tail ? a_tail_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
           for (int kb = 0; kb < num_k_blocks; ++kb) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
-            const int m0 = GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP);
-            const bool tail = kTailMap && m0 + kBlockM > epi.m;
-            const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b,
-                            tail ? a_tail_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
             load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader, m0,
                  cta_b_col0(t, rank, BLOCK_N, CTA_GROUP), kb * kBlockK, GROUPED ? 0 : t.batch * batch_steps.a,
                  (GROUPED ? rows.group : t.batch) * batch_steps.b);

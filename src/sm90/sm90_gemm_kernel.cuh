@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         // k-block; the launcher's a_tail_rows): the rows past M, left as the
         // stage last held them, reach only accumulator rows that are never
         // stored. (Not for clusters or groups: there tmap_a_tail is tmap_a.)
-        // The map and byte count are picked per tile as scalars: a Load
+        // The map and byte count are picked once a tile, as scalars: a Load
         // picked by reference would put both in local memory.
         constexpr bool kTailMap = kClusterCtas == 1 && !GROUPED;
         constexpr uint32_t kKBlockBytes = Load::Stage::kAKBlockBytes + Load::Stage::kBKBlockBytes;
@@ -206,14 +206,14 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           // An M-grouped tile loads its group's rows of A (one matrix) and its
           // group's matrix of B (found once per tile, not per stage).
           const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
+          const int m0 = GROUPED ? rows.row0 : tile_m0(t);
+          const bool tail = kTailMap && m0 + BLOCK_M > epi.m;
+          const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b, cta_rank,
+                          tail ? a_tail_bytes + Load::Stage::kBKBlockBytes : kKBlockBytes};
           for (int ks = 0; ks < num_k_stages; ++ks) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
             // Arms smem_full[s]; the TMA bytes complete it.
-            const int m0 = GROUPED ? rows.row0 : tile_m0(t);
-            const bool tail = kTailMap && m0 + BLOCK_M > epi.m;
-            const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b, cta_rank,
-                            tail ? a_tail_bytes + Load::Stage::kBKBlockBytes : kKBlockBytes};
             load(smem.stage(ring.index), &smem.smem_full()[ring.index], m0, tile_n0(t), ks * kKBlocks * kBlockK,
                  GROUPED ? 0 : t.batch * batch_steps.a, (GROUPED ? rows.group : t.batch) * batch_steps.b,
                  stage_count(ks));
