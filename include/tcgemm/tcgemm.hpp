@@ -180,7 +180,9 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // other's mainloop), and the tile height: 128 rows (two consumer warpgroups)
 // or 64 (one; the small-M configurations: many narrow tiles over a deep ring,
 // so that a few rows of A against a large B still keep every SM streaming B),
-// or 8 (the decode tiles, 8 to 64 wide, for A and B stored K-major only:
+// or 256 (the tall tiles, 64 to 128 wide: two consumer warpgroups of 128 rows
+// each, one block-row for 129-256 rows of C, so that each column of a wide B
+// is read once, not once per 128 rows), or 8 (the decode tiles, 8 to 64 wide, for A and B stored K-major only:
 // op_a = N, op_b = T; 8 rows of A per k-block and 4 k-blocks per ring stage,
 // so that a stage carries four k-blocks of B at once: block_k 256).
 // Widths of whole 16-column panels are built for both layouts of B; 8 and 40
@@ -212,7 +214,8 @@ inline constexpr TileConfig kTileConfigs[] = {
     {40, 1, false, 64}, {48, 1, false, 64}, {64, 1, false, 64}, {96, 1, false, 64}, {128, 1, false, 64},
     {256, 1, false, 64}, {96, 1},         {112, 1},          {144, 1},          {160, 1},
     {8, 1, false, 8},  {16, 1, false, 8}, {32, 1, false, 8}, {40, 1, false, 8}, {48, 1, false, 8},
-    {64, 1, false, 8},  {64, 1, false, 128, 2}, {96, 1, false, 128, 2}};
+    {64, 1, false, 8},  {64, 1, false, 128, 2}, {96, 1, false, 128, 2}, {64, 1, false, 256},
+    {96, 1, false, 256}, {112, 1, false, 256}, {128, 1, false, 256}};
 
 // The sm90 configurations built for M-grouped calls (GemmArgs::groups):
 // ping-pong 128 x 128 (chosen for many rows a group), 128 x 256 (33 to 128
@@ -275,8 +278,8 @@ struct Options {
   // false. `schedule` picks persistent or Cluster Launch Control there; on
   // sm90 it must be automatic or persistent.
   Schedule schedule = Schedule::automatic;
-  // sm90: the tile height, 0 (automatic), 8, 64 or 128 (see kTileConfigs); 0
-  // on sm100. 8 (the decode tile) needs op_a = N and op_b = T.
+  // sm90: the tile height, 0 (automatic), 8, 64, 128 or 256 (see
+  // kTileConfigs); 0 on sm100. 8 (the decode tile) needs op_a = N and op_b = T.
   int block_m = 0;
   // Programmatic dependent launch (sm90, sm100 kernels): the kernel may start
   // while the stream's previous kernel finishes, so its launch and prologue
@@ -294,7 +297,7 @@ struct Options {
 // The configuration tcgemm's kernel runs a call with (Plan::config). Every
 // configuration gives the same bits; this says which one, and so what speed.
 struct KernelConfig {
-  int block_m = 0;    // rows of C per tile: 128, 64 or 8 on sm90 (one CTA), 256 on sm100 (one MMA over 2 CTAs)
+  int block_m = 0;    // rows of C per tile: 128, 256, 64 or 8 on sm90 (one CTA), 256 on sm100 (one MMA over 2 CTAs)
   int block_n = 0;    // columns of C per tile: kTileWidths (sm90), kSm100TileConfigs (sm100)
   int block_k = 0;    // K per stage of the operand ring (64; 256 for sm90's 8-row tiles)
   int stages = 0;     // depth of the shared-memory operand ring

@@ -3,7 +3,8 @@
 // hand-back of each stage to the producers once its wgmmas have read it.
 //
 // Cooperative: the two consumers split each 128-row tile, 64 rows each (one
-// m64 accumulator); a 64-row tile has one consumer. PINGPONG: each consumer
+// m64 accumulator), or each 256-row (tall) tile, 128 rows each (two m64
+// accumulators); a 64-row tile has one consumer. PINGPONG: each consumer
 // takes whole 128-row tiles, alternating with the other, and holds all 128
 // rows (two m64 accumulators).
 //
@@ -41,7 +42,8 @@ struct MainloopMma {
   using Stage = StageLayout<BLOCK_N, BLOCK_M>;
   static_assert(kBlockK * sizeof(Element) == kSwizzleBytes, "a k-block is one 128-byte swizzle line");
   static_assert(!PINGPONG || BLOCK_N == 128, "ping-pong holds 2 x 64 accumulators per thread: 128-wide tiles");
-  static constexpr int kMmaRows = PINGPONG ? 2 : 1;  // m64 accumulators per consumer
+  static constexpr int kMmaRows = mma_rows_for(BLOCK_M, PINGPONG);  // m64 accumulators per consumer
+  static_assert(kMmaRows == 1 || BLOCK_N <= 128, "two m64 accumulators per thread: at most 128 wide");
   static constexpr int kAccRegs = BLOCK_N / 2;       // per m64 accumulator and thread
 
   float acc[kMmaRows][kAccRegs];
@@ -63,10 +65,11 @@ struct MainloopMma {
   static constexpr uint32_t kHiB = desc_hi(operand_desc(B_MAJOR, 0, kBlockK, kSwizzleB));
   static_assert(kSmemLimit <= detail::kDescAddressLimit, "desc_lo_moved is exact below 256 KiB");
 
-  // `consumer`: 0 or 1. Its rows of A: its half of the tile, or (ping-pong) row 0.
+  // `consumer`: 0 or 1. Its rows of A: its half of the tile (kMmaRows row
+  // blocks), or (ping-pong) all of it from row 0.
   __device__ __forceinline__ MainloopMma(const uint8_t* ring, int consumer) {
     const uint32_t ring_addr = static_cast<uint32_t>(__cvta_generic_to_shared(ring));
-    a_lo = desc_lo(a_desc(ring_addr + (PINGPONG ? 0 : consumer * Stage::kRowBlockBytes)));
+    a_lo = desc_lo(a_desc(ring_addr + (PINGPONG ? 0 : consumer * kMmaRows * Stage::kRowBlockBytes)));
     b_lo = desc_lo(operand_desc(B_MAJOR, ring_addr + Stage::kABytes, kBlockK, kSwizzleB));
     // Held in registers from here on: computed again in the k-loop, they cost
     // a special-register read and a dependent chain on every k-block.
@@ -80,10 +83,24 @@ struct MainloopMma {
 
   // Issues the wgmmas of the tile's stage number `k_stage` (in ring stage
   // `stage`) as one group: its `count` k-blocks (1 to Stage::kKBlocks; fewer
-  // only in a tile's last stage, where K ends) in K order. The first k16 step
-  // of a tile overwrites the accumulators, later ones add to them.
+  // only in a tile's last stage, where K ends) in K order, for the first
+  // ROWS of this consumer's m64 accumulators (the tall tile leaves out those
+  // whose rows all lie past M: live_rows). The first k16 step of a tile
+  // overwrites the accumulators, later ones add to them.
+  template <int ROWS = kMmaRows>
   __device__ __forceinline__ void issue(int stage, int k_stage, int count = 1) {
-    issue_at_most<Stage::kKBlocks>(stage, k_stage, count);
+    static_assert(ROWS >= 1 && ROWS <= kMmaRows, "at least one of this consumer's accumulators");
+    issue_at_most<Stage::kKBlocks, ROWS>(stage, k_stage, count);
+  }
+
+  // How many of this consumer's m64 accumulators hold rows of C, for a
+  // consumer whose rows start at m0 where C has m rows: 0 to kMmaRows. An
+  // accumulator wholly past M is never stored (the epilogue skips its
+  // panels), so its wgmmas may be left out: in the tall tile at 129-192 rows
+  // of C, a quarter of the tile's tensor work.
+  __device__ __forceinline__ static int live_rows(int m0, int m) {
+    const int rows = m - m0;
+    return rows <= 0 ? 0 : rows >= 64 * kMmaRows ? kMmaRows : (rows + 63) / 64;
   }
 
   // Waits until at most PENDING groups are in flight (1: the group before the
@@ -100,18 +117,18 @@ struct MainloopMma {
   // The group of min(count, MAX) k-blocks: each count its own straight run of
   // wgmmas, chosen before the group starts (a branch inside a group made
   // ptxas fence the accumulators between the k-blocks).
-  template <int MAX>
+  template <int MAX, int ROWS>
   __device__ __forceinline__ void issue_at_most(int stage, int k_stage, int count) {
     if constexpr (MAX == 1) {
-      issue_k_blocks<1>(stage, k_stage);
+      issue_k_blocks<1, ROWS>(stage, k_stage);
     } else {
-      if (count >= MAX) issue_k_blocks<MAX>(stage, k_stage);
-      else issue_at_most<MAX - 1>(stage, k_stage, count);
+      if (count >= MAX) issue_k_blocks<MAX, ROWS>(stage, k_stage);
+      else issue_at_most<MAX - 1, ROWS>(stage, k_stage, count);
     }
   }
 
-  // The group of a stage's first COUNT k-blocks.
-  template <int COUNT>
+  // The group of a stage's first COUNT k-blocks into the first ROWS accumulators.
+  template <int COUNT, int ROWS>
   __device__ __forceinline__ void issue_k_blocks(int stage, int k_stage) {
     const uint32_t stage_a = desc_lo_moved(a_lo, stage * Stage::kStageBytes);
     const uint32_t stage_b = desc_lo_moved(b_lo, stage * Stage::kStageBytes);
@@ -125,7 +142,7 @@ struct MainloopMma {
         const uint64_t db = desc_from_words(
             kHiB, desc_lo_moved(stage_b, i * Stage::kBKBlockBytes + ks * k_step_bytes(B_MAJOR, kSwizzleB)));
 #pragma unroll
-        for (int r = 0; r < kMmaRows; ++r) {
+        for (int r = 0; r < ROWS; ++r) {
           const uint64_t da = desc_from_words(
               kHiA, desc_lo_moved(stage_a, i * Stage::kAKBlockBytes + r * Stage::kRowBlockBytes +
                                                ks * k_step_bytes(A_MAJOR)));

@@ -3,7 +3,7 @@
 // arithmetic in sm90_config.hpp; this is the same layout seen from the kernel.
 //
 //   [ring: NUM_STAGES x (A k-block(s) | B k-block(s))]  1 KiB aligned (128B swizzle)
-//   [epilogue panels: consumer x kEpiBuffers x 64x64][bias: consumer x 64 fp32]   (BLOCK_M = 128 only)
+//   [epilogue panels: consumer x kEpiBuffers x 64x64][bias: consumer x 64 fp32]   (BLOCK_M = 128, 256)
 //   [smem_full[stage]][smem_empty[stage]][c_loaded[consumer][buffer]][math_turn[consumer]]
 #pragma once
 
@@ -24,7 +24,7 @@ namespace tcgemm::sm90 {
 template <int BLOCK_N, int BLOCK_M = kBlockM>
 struct StageLayout {
   static constexpr int kKBlocks = stage_k_blocks(BLOCK_M);
-  static constexpr int kAKBlockBytes = BLOCK_M * kBlockK * 2;  // 1, 8 or 16 KiB
+  static constexpr int kAKBlockBytes = BLOCK_M * kBlockK * 2;  // 1, 8, 16 or 32 KiB
   static constexpr int kBKBlockBytes = BLOCK_N * kBlockK * 2;  // 1 to 32 KiB
   static constexpr int kABytes = kKBlocks * kAKBlockBytes;
   static constexpr int kBBytes = kKBlocks * kBKBlockBytes;
@@ -32,10 +32,10 @@ struct StageLayout {
   static_assert(kStageBytes == stage_bytes(BLOCK_N, BLOCK_M), "the host's budget and the kernel's layout agree");
   static_assert(kAKBlockBytes % 1024 == 0 && kBKBlockBytes % 1024 == 0,
                 "every k-block starts on a 1 KiB swizzle pattern (BLOCK_N a multiple of 8)");
-  // A's m64 row blocks sit 8 KiB apart in a stage of the 128-row tile (the
-  // second half of a K-major tile, or the second 64-wide panel of an M-major
+  // A's m64 row blocks sit 8 KiB apart in a stage of the 128- and 256-row
+  // tiles (64 rows of a K-major k-block, or one 64-wide panel of an M-major
   // one).
-  static constexpr uint32_t kRowBlockBytes = kAKBlockBytes / 2;
+  static constexpr uint32_t kRowBlockBytes = 64 * kBlockK * 2;
 };
 
 inline constexpr int kPanelBytes = kEpiPanel * kEpiPanel * 2;  // 8 KiB: one 64x64 output panel
@@ -57,8 +57,8 @@ struct SharedStorage {
   }
   __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
   __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }  // [consumer][buffer]
-  __device__ __forceinline__ float* bias_stage() const {  // [consumer][64]; 128-row tiles only
-    if constexpr (BLOCK_M != kBlockM) return nullptr;
+  __device__ __forceinline__ float* bias_stage() const {  // [consumer][64]; 128- and 256-row tiles only
+    if constexpr (stores_from_registers(BLOCK_M)) return nullptr;
     else return reinterpret_cast<float*>(panels() + kNumConsumers * kEpiBuffers * kPanelBytes);
   }
   __device__ __forceinline__ uint64_t* smem_full() const {

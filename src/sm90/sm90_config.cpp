@@ -204,6 +204,71 @@ bool takes_decode_grid(int64_t m, int num_sms, const ConfigRequest& r, const Con
          2 * c.num_ctas <= num_sms && r.a_k_major && r.b_k_major;
 }
 
+// The tall tiles (256 rows) against the 128-row ones, fitted to `bench
+// --configs all` at 136-512 rows (bf16 NT, docs/PERF.md, "The tall tile"):
+// 256 x 112 and 256 x 128 as a 128-row tile of the same operand bytes per
+// FLOP (128 x 200, 128 x 256); 256 x 96 a little under; 256 x 64 (a quarter
+// of each stage B's) well under: at 160 x 8192 x 8192 it took 61.4 us
+// where 128 x 128 on as many tiles took 51.8.
+double tall_width_factor(int block_n) {
+  switch (block_n) {
+    case 128: return 1.0;
+    case 112: return 0.97;
+    case 96: return 0.96;
+    default: return 0.7;
+  }
+}
+
+// At 129-192 rows of C the tall tile leaves out consumer 1's second
+// accumulator (Mma::live_rows): measured 7% faster than at 200 rows on
+// 14336 x 4096 (45.3 against 48.8 us), where those wgmmas run. (Not a
+// quarter: the stream of B bounds it as much as the tensor cores.)
+constexpr double kTallSkipCredit = 1.07;
+
+// Share of the tiles' rows inside M: 1 when block_m divides M.
+double row_share(int64_t m, int block_m) {
+  return static_cast<double>(m) / (static_cast<double>(ceil_div(m, block_m)) * block_m);
+}
+
+// The best tall tile for M x N: its width (0 if none is built) and score,
+// as select_config scores the 128-row widths (wave efficiency x width
+// factor x the share of its columns inside N) times its share of rows
+// inside M over the 128-row tiles', and at most 192 rows, the skip credit.
+struct TallChoice {
+  int block_n = 0;
+  double score = -1.0;
+};
+TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch) {
+  TallChoice best;
+  const int64_t m_blocks = ceil_div(m, kTallBlockM) * batch;
+  for (const TileConfig tc : kTileConfigs) {
+    if (tc.block_m != kTallBlockM || !builds_for_b(tc.block_n, b_k_major)) continue;
+    const double skip = m <= kTallBlockM - 64 ? kTallSkipCredit : 1.0;
+    const double score = detail::wave_efficiency(m_blocks * ceil_div(n, tc.block_n), num_sms) *
+                         tall_width_factor(tc.block_n) * detail::column_share(n, tc.block_n) *
+                         row_share(m, kTallBlockM) / row_share(m, kBlockM) * skip;
+    if (score > best.score) best = TallChoice{tc.block_n, score};
+  }
+  return best;
+}
+
+// A tall tile `block_n` wide (built: is_tile_config) for M x N.
+Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
+  Config c{};
+  c.block_m = kTallBlockM;
+  c.block_n = block_n;
+  c.block_k = kBlockK;
+  c.stages = stages_for(block_n, kTallBlockM);
+  c.cluster_m = 1;
+  c.cluster_n = 1;
+  c.pingpong = false;
+  c.schedule = Schedule::persistent;
+  c.group_m = 8;
+  const int64_t tiles = ceil_div(m, kTallBlockM) * static_cast<int64_t>(ceil_div(n, block_n)) * batch;
+  c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
+  return c;
+}
+
 }  // namespace
 
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request) {
@@ -220,6 +285,16 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
     }
     block_m = kSmallBlockM;
+  }
+  // The tall tile, forced (Options::block_m = 256): its width as asked, else
+  // the best by best_tall's score.
+  if (block_m == kTallBlockM) {
+    const bool named = is_tile_config(request.block_n, 1, false, kTallBlockM) &&
+                       builds_for_b(request.block_n, request.b_k_major);
+    const int width = named ? request.block_n : best_tall(m, n, num_sms, request.b_k_major, request.batch).block_n;
+    if (width != 0 && detail::tile_count_fits_int32(m, n, kTallBlockM, width, request.batch))
+      return tall_config(m, n, num_sms, width, request.batch);
+    block_m = kBlockM;
   }
   if (block_m != kSmallBlockM && block_m != kBlockM) {
     const bool wants_128 = request.cluster_m > 1 || request.cluster_n > 1 || request.pingpong;
@@ -251,9 +326,9 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   const int64_t m_blocks = ceil_div(m, kBlockM) * request.batch;
   int block_n = small_m_only(request.block_n) ? 0 : request.block_n;
   bool pingpong = request.pingpong;
+  double best = -1.0;  // the chosen width's score (when chosen here)
   if (!is_tile_width(block_n)) {
     // Widest first, so that ties go to the wider tile.
-    double best = -1.0;
     pingpong = false;
     for (int i = static_cast<int>(std::size(kTileWidths)) - 1; i >= 0; --i) {
       const int w = kTileWidths[i];
@@ -370,6 +445,20 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       const Config c = small_m_config(m, n, k, num_sms, wide);
       if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
     }
+  }
+  // The tall tile where the 128-row tiles make two to four block-rows and
+  // it scores higher than their choice (best_tall). 136-192 x 14336 x 4096
+  // took 49-50 us on 256 tiles 128 x 112 (0.89x cuBLAS), each block-row
+  // reading all of W and the second computing 128 rows for 8-64, and 45-46
+  // us on 128 tiles 256 x 112 (0.97x); 160 x 57344 x 8192 335 us on the
+  // ping-pong 128 x 128, 286 on 256 x 112; 512 x 14336 x 4096 87 us against
+  // cuBLAS's 94 (bf16 NT, docs/PERF.md, "The tall tile").
+  const int64_t rows_128 = ceil_div(m, kBlockM);
+  if (automatic && best >= 0.0 && rows_128 >= 2 && rows_128 <= 4) {
+    const TallChoice tall = best_tall(m, n, num_sms, request.b_k_major, request.batch);
+    if (tall.block_n != 0 && tall.score > best &&
+        detail::tile_count_fits_int32(m, n, kTallBlockM, tall.block_n, request.batch))
+      return tall_config(m, n, num_sms, tall.block_n, request.batch);
   }
   Config c{};
   c.block_m = kBlockM;

@@ -15,13 +15,20 @@ using detail::ceil_div;
 using detail::GroupedRaster;
 using detail::TileCoord;
 
-// One CTA = 1 producer warpgroup + 1 consumer warpgroup per 64 rows of the
-// tile: BLOCK_M = 128 (two consumers, the default) or 64 (one: the small-M
-// configurations). Each consumer owns 64 rows and all BLOCK_N columns.
+// One CTA = 1 producer warpgroup + 1 or 2 consumer warpgroups: BLOCK_M =
+// 128 (two consumers of 64 rows each, the default), 256 (the tall tile: two
+// consumers of 128 rows each, two m64 accumulators apiece) or 64 (one: the
+// small-M configurations). Each consumer owns its rows and all BLOCK_N
+// columns.
 // BLOCK_M = 8 (the decode tile, M <= 8): one consumer whose m64 wgmmas read
 // the tile's 8 rows of A eight times over (sm90/mma.cuh), so A takes 1 KiB
 // of a stage per k-block and a stage holds kDecodeStageKBlocks k-blocks.
 inline constexpr int kBlockM = 128;             // the default tile height
+// The tall tile's height: one block-row for 129-256 rows of C, so that each
+// of B's columns is read once for all of them, not once per 128-row
+// block-row (docs/PERF.md, "The tall tile"). Up to 128 wide (two m64
+// accumulators of BLOCK_N / 2 registers each per consumer thread).
+inline constexpr int kTallBlockM = 256;
 inline constexpr int kSmallBlockM = 64;         // the small-M tile height
 inline constexpr int kDecodeBlockM = 8;         // the decode tile height
 inline constexpr int kBlockK = 64;              // one 128-byte swizzle row of fp16/bf16
@@ -32,15 +39,22 @@ inline constexpr int kBlockK = 64;              // one 128-byte swizzle row of f
 // measured 0-3% faster than the 64-row tile at 32-48 wide and 0-1.7% slower
 // at 64 (docs/PERF.md, "An 8-row decode tile"), so it is chosen up to 48.
 inline constexpr int kDecodeStageKBlocks = 4;
-inline constexpr int kNumConsumers = 2;         // with BLOCK_M = 128
+inline constexpr int kNumConsumers = 2;         // with BLOCK_M = 128 or 256
 inline constexpr int kThreads = 128 * (1 + kNumConsumers);
-inline constexpr int kEpiPanel = 64;            // C is stored in 64 x 64 panels (BLOCK_M = 128)
+inline constexpr int kEpiPanel = 64;            // C is stored in 64 x 64 panels (BLOCK_M = 128, 256)
 inline constexpr int kEpiBuffers = 2;           // panel buffers per consumer
 inline constexpr int kSmemLimit = 227 * 1024;   // per-block opt-in maximum on sm_90
 
+// Whether tiles of BLOCK_M rows have one consumer, which stores C straight
+// from its registers (64 and 8 rows), rather than two that store through
+// shared-memory panels and TMA (128 and 256 rows).
+constexpr bool stores_from_registers(int block_m) { return block_m < kBlockM; }
 // Consumer warpgroups and threads of a CTA with BLOCK_M rows (two for 128
-// rows, one for 64 or 8).
-constexpr int consumers_for(int block_m) { return block_m == kBlockM ? kNumConsumers : 1; }
+// and 256 rows, one for 64 or 8).
+constexpr int consumers_for(int block_m) { return stores_from_registers(block_m) ? 1 : kNumConsumers; }
+// The m64 accumulators a consumer holds: two in the tall tile (its 128 rows)
+// and with ping-pong (a whole 128-row tile), else one.
+constexpr int mma_rows_for(int block_m, bool pingpong) { return pingpong || block_m == kTallBlockM ? 2 : 1; }
 constexpr int threads_for(int block_m) { return 128 * (1 + consumers_for(block_m)); }
 
 // K-blocks (kBlockK each) in one stage of the ring: kDecodeStageKBlocks for
@@ -50,8 +64,8 @@ constexpr int stage_k_blocks(int block_m) { return block_m == kDecodeBlockM ? kD
 constexpr int stage_block_k(int block_m) { return kBlockK * stage_k_blocks(block_m); }
 
 // Shared memory the kernel uses for a given tile and stage count: the
-// operand ring, the epilogue panels (BLOCK_M = 128 only: the 64- and 8-row
-// tiles store from registers), barriers, and 1 KiB to align the base.
+// operand ring, the epilogue panels (BLOCK_M = 128 and 256 only: the 64- and
+// 8-row tiles store from registers), barriers, and 1 KiB to align the base.
 constexpr int stage_bytes(int block_n, int block_m = kBlockM) {
   return (block_m + block_n) * kBlockK * 2 * stage_k_blocks(block_m);
 }
@@ -59,7 +73,8 @@ constexpr int stage_bytes(int block_n, int block_m = kBlockM) {
 // fused epilogue stages it there: sm90/epilogue.cuh).
 inline constexpr int kBiasStageBytes = kEpiPanel * 4;
 constexpr int epilogue_bytes(int block_m = kBlockM) {
-  return block_m == kBlockM ? kNumConsumers * (kEpiBuffers * kEpiPanel * kEpiPanel * 2 + kBiasStageBytes) : 0;
+  return stores_from_registers(block_m) ? 0
+                                        : kNumConsumers * (kEpiBuffers * kEpiPanel * kEpiPanel * 2 + kBiasStageBytes);
 }
 // smem_full + smem_empty per stage, c_loaded per consumer buffer, and one
 // math_turn per consumer (the ping-pong hand-over).
@@ -72,12 +87,12 @@ constexpr int max_stages(int block_n, int block_m = kBlockM) {
   return detail::deepest_ring([block_n, block_m](int s) { return smem_bytes(block_n, s, block_m); }, kSmemLimit);
 }
 
-// Ring depth per tile: as deep as 227 KiB allows, at most 8 for 128-row
-// tiles (they are tensor-bound where they are chosen; a deeper ring hides
-// no more), at most 32 for 64- and 8-row ones (chosen where B's bytes are the
-// whole cost: every stage in flight is more of B on its way).
+// Ring depth per tile: as deep as 227 KiB allows, at most 8 for 128- and
+// 256-row tiles (they are tensor-bound where they are chosen; a deeper ring
+// hides no more), at most 32 for 64- and 8-row ones (chosen where B's bytes
+// are the whole cost: every stage in flight is more of B on its way).
 constexpr int stages_for(int block_n, int block_m = kBlockM) {
-  const int cap = block_m == kBlockM ? 8 : 32;
+  const int cap = stores_from_registers(block_m) ? 32 : 8;
   return max_stages(block_n, block_m) < cap ? max_stages(block_n, block_m) : cap;
 }
 
@@ -126,8 +141,8 @@ constexpr bool builds_for_layout(int block_m, int block_n, bool a_k_major, bool 
   return builds_for_b(block_n, b_k_major) && (block_m != kDecodeBlockM || (a_k_major && b_k_major));
 }
 
-// The configuration of one call: what Plan::config shows (block_m 128, 64
-// or 8, block_n one of kTileWidths, block_k = stage_block_k(block_m), the
+// The configuration of one call: what Plan::config shows (block_m 128, 256,
+// 64 or 8, block_n one of kTileWidths, block_k = stage_block_k(block_m), the
 // stages for the tile, cluster_m and cluster_n 1 or 2 (not both 2),
 // pingpong, schedule always persistent), and how the persistent grid covers C.
 struct Config : KernelConfig {

@@ -24,9 +24,11 @@ std::string check_config_options(const Options& o) {
     for (int w : kTileWidths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
     return "Options::block_n must be 0 (automatic) or one of " + widths + ", not " + std::to_string(o.block_n);
   }
-  if (o.block_m != 0 && o.block_m != kBlockM && o.block_m != kSmallBlockM && o.block_m != kDecodeBlockM)
+  if (o.block_m != 0 && o.block_m != kBlockM && o.block_m != kSmallBlockM && o.block_m != kDecodeBlockM &&
+      o.block_m != kTallBlockM)
     return "Options::block_m must be 0 (automatic), " + std::to_string(kDecodeBlockM) + ", " +
-           std::to_string(kSmallBlockM) + " or " + std::to_string(kBlockM) + ", not " + std::to_string(o.block_m);
+           std::to_string(kSmallBlockM) + ", " + std::to_string(kBlockM) + " or " + std::to_string(kTallBlockM) +
+           ", not " + std::to_string(o.block_m);
   // Unnamed, the height is 128 rows, or 64 for a width only 64-row tiles have.
   const int block_m = o.block_m != 0                                             ? o.block_m
                       : o.block_n == 0 || is_tile_config(o.block_n, 1, false, kBlockM) ? kBlockM

@@ -66,6 +66,12 @@
 // stage holds the k-blocks left (a k-block wholly past K is neither loaded
 // nor multiplied, so every row gets the other tiles' k16 steps).
 //
+// BLOCK_M = 256 (the tall tile, 64 to 128 wide, chosen for 129-256 rows of
+// C against a wide B): the 128-row tile's kernel with each consumer holding
+// 128 rows in two m64 accumulators, A's box 256 rows (cut at M like the
+// others'), so that B's columns are read once for one block-row of 256 rows
+// instead of once per block-row of 128.
+//
 // PINGPONG: instead of splitting each tile's rows, the two consumers take
 // alternate tiles of the CTA's sequence, each computing all 128 rows (two
 // m64 accumulators). The producer still fills the ring tile after tile, so
@@ -120,14 +126,16 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   static_assert(CLUSTER_M == 1 || CLUSTER_N == 1, "a cluster of 2 CTAs along M or along N, not both");
   static_assert(!PINGPONG || kClusterCtas == 1, "ping-pong consumers take alternate tiles of one CTA: no cluster");
   static_assert(BLOCK_M == kBlockM ||
-                    ((BLOCK_M == kSmallBlockM || BLOCK_M == kDecodeBlockM) && kClusterCtas == 1 && !PINGPONG),
-                "64- and 8-row tiles: one consumer, no cluster, no ping-pong");
+                    ((BLOCK_M == kSmallBlockM || BLOCK_M == kDecodeBlockM || BLOCK_M == kTallBlockM) &&
+                     kClusterCtas == 1 && !PINGPONG),
+                "64-, 8- and 256-row tiles: no cluster, no ping-pong");
+  static_assert(BLOCK_M != kTallBlockM || !GROUPED, "the tall tile: not for M-grouped calls");
   static_assert(BLOCK_M != kDecodeBlockM || (A_MAJOR == Major::K && B_MAJOR == Major::K),
                 "the decode tile: A and B K-major");
   static_assert(!GROUPED || (kClusterCtas == 1 && A_MAJOR == Major::K && BLOCK_M != kDecodeBlockM && !FUSED),
                 "an M-grouped call: A K-major (a group's rows start anywhere), no cluster, the plain epilogue");
   // A 64- or 8-row tile has one consumer, which stores straight from its registers.
-  constexpr bool kSmallM = BLOCK_M != kBlockM;
+  constexpr bool kSmallM = stores_from_registers(BLOCK_M);
   // K-blocks per ring stage (kDecodeStageKBlocks for the decode tile, else 1).
   constexpr int kKBlocks = stage_k_blocks(BLOCK_M);
   using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, PINGPONG, BLOCK_M>;
@@ -269,12 +277,13 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       // compiler would otherwise put it (two integer divisions ahead of the
       // epilogue's first store). An M-grouped tile stores rows up to its
       // group's end only (tile_epi.m).
-      int m0 = tile_m0(t) + (PINGPONG ? 0 : consumer * 64);
+      constexpr int kConsumerRowStep = PINGPONG ? 0 : 64 * Mma::kMmaRows;  // consumer 1's first row in the tile
+      int m0 = tile_m0(t) + consumer * kConsumerRowStep;
       int n0 = tile_n0(t);
       EpilogueParams tile_epi = epi;
       if constexpr (GROUPED) {
         const detail::GroupRows rows = group_rows(t);
-        m0 = rows.row0 + (PINGPONG ? 0 : consumer * 64);
+        m0 = rows.row0 + consumer * kConsumerRowStep;
         tile_epi.m = rows.row_end;
       }
       detail::compute_here(m0);
@@ -283,21 +292,44 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_stages);  // stage 0 of the CTA's j-th tile
       if (PINGPONG && walk.j > 0)
         detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
-      int prev_stage = -1;
-      for (int ks = 0; ks < num_k_stages; ++ks) {
-        detail::wait_barrier(full_bars + ring.index * static_cast<uint32_t>(sizeof(uint64_t)), ring.phase,
-                             "smem_full", ring.index, "consumer");
-        mma.issue(ring.index, ks, stage_count(ks));
-        mma.template wait<1>();  // the group before this one has read its stage:
-        if (prev_stage >= 0 && lane0) release(prev_stage);
-        prev_stage = ring.index;
-        ring.advance();
+      // The tile's k-loop into this consumer's first ROWS m64 accumulators
+      // (0: none of its rows lie inside M; it still waits for every stage, so
+      // that it never runs a ring fill ahead, and hands each back unread).
+      const auto mainloop = [&](auto live) {
+        constexpr int ROWS = decltype(live)::value;
+        int prev_stage = -1;
+        for (int ks = 0; ks < num_k_stages; ++ks) {
+          detail::wait_barrier(full_bars + ring.index * static_cast<uint32_t>(sizeof(uint64_t)), ring.phase,
+                               "smem_full", ring.index, "consumer");
+          if constexpr (ROWS == 0) {
+            if (lane0) release(ring.index);
+          } else {
+            mma.template issue<ROWS>(ring.index, ks, stage_count(ks));
+            mma.template wait<1>();  // the group before this one has read its stage:
+            if (prev_stage >= 0 && lane0) release(prev_stage);
+            prev_stage = ring.index;
+          }
+          ring.advance();
+        }
+        // ping-pong: every full barrier of this tile has been waited for, so the
+        // other consumer's next tile is at most one ring fill ahead: its turn.
+        if (PINGPONG && wg_thread == 0) cuda::ptx::mbarrier_arrive(&smem.math_turn()[consumer ^ 1]);
+        if constexpr (ROWS > 0) {
+          mma.template wait<0>();
+          if (lane0) release(prev_stage);
+        }
+      };
+      // The tall tile leaves out the wgmmas of accumulators whose rows all
+      // lie past M (Mma::live_rows: at 129-192 rows of C, consumer 1's second;
+      // one uniform branch a tile); the other tiles issue them all.
+      if constexpr (BLOCK_M == kTallBlockM) {
+        const int live = Mma::live_rows(m0, tile_epi.m);
+        if (live == Mma::kMmaRows) mainloop(std::integral_constant<int, Mma::kMmaRows>{});
+        else if (live == 1) mainloop(std::integral_constant<int, 1>{});
+        else mainloop(std::integral_constant<int, 0>{});
+      } else {
+        mainloop(std::integral_constant<int, Mma::kMmaRows>{});
       }
-      // ping-pong: every full barrier of this tile has been waited for, so the
-      // other consumer's next tile is at most one ring fill ahead: its turn.
-      if (PINGPONG && wg_thread == 0) cuda::ptx::mbarrier_arrive(&smem.math_turn()[consumer ^ 1]);
-      mma.template wait<0>();
-      if (lane0) release(prev_stage);
       // The tile's batch, from its index (live anyway) rather than held
       // through the mainloop, where one more live register cost the 64-row
       // tiles' k-loop an instruction: a plain call pays a compare here, a

@@ -99,9 +99,9 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
   });
 }
 
-// The one-consumer tiles BLOCK_M rows high (64, or the 8-row decode tile)
-// built WIDTHS wide: the launch of config.block_n's, or nothing if it is not
-// one of them.
+// The tiles BLOCK_M rows high without a cluster or ping-pong (64, the 8-row
+// decode tile, the 256-row tall tile) built WIDTHS wide: the launch of
+// config.block_n's, or nothing if it is not one of them.
 template <typename Element, int BLOCK_M, int... WIDTHS>
 std::optional<std::string> launch_width(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
                                         int* grid_ctas) {
@@ -139,7 +139,7 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   const int a_rows = args.m <= config.block_m ? a_tail : a_box_rows(config);
   if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_rows, kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cluster_m),
-                                         config.block_m != kBlockM ? nullptr : &c_map, &maps);
+                                         stores_from_registers(config.block_m) ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
   if (std::string why = encode_a_tail(args, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
@@ -160,6 +160,9 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       return *run;
   } else if (config.block_m == kDecodeBlockM && config.cluster_m == 1 && !config.pingpong) {
     if (auto run = launch_width<Element, kDecodeBlockM, 8, 16, 32, 40, 48, 64>(maps, args, config, grid_ctas))
+      return *run;
+  } else if (config.block_m == kTallBlockM && config.cluster_m == 1 && !config.pingpong) {
+    if (auto run = launch_width<Element, kTallBlockM, 64, 96, 112, 128>(maps, args, config, grid_ctas))
       return *run;
   } else if (config.block_m == kBlockM && config.cluster_n == 2) {
     switch (config.block_n) {

@@ -181,5 +181,44 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
       }
 }
 
+// The tall tile (256 rows, two m64 accumulators per consumer) leaves out the
+// wgmmas of an accumulator whose rows all lie past M: consumer 1's second at
+// 129-192 rows of a block-row, all of consumer 1's at 1-128, consumer 0's
+// second as well at 1-64. At token counts on both sides of each of those
+// edges, in both layouts of A and with a fused epilogue, its rows are the
+// 128-row tile's bit for bit and nothing past M is written.
+TEST_F(Invariance, TallTileLeavesOutOnlyRowsPastM) {
+  if (own_backend() != Backend::sm90) GTEST_SKIP() << "the tall tile is an sm90 configuration";
+  uint64_t seed = 13000;
+  for (const Layout& layout : {kLayouts[1], kLayouts[2]})
+    for (const int64_t m : {1, 64, 65, 128, 129, 136, 192, 193, 256, 257, 300, 320, 321, 384, 385, 449, 512}) {
+      const GemmCase gc = make_case(DType::bf16, layout, m, 224, 200, Fill::uniform_pm1, ++seed);
+      const std::string what = gc.describe();
+      SCOPED_TRACE(what);
+      Problem prob(gc);
+      for (const bool fused : {false, true}) {
+        GemmArgs args = prob.args(prob.c_ref());
+        if (fused) args.activation = Activation::gelu_tanh;
+        Options o128;
+        o128.prefer = Prefer::tcgemm_only;
+        o128.block_m = 128;
+        o128.block_n = 112;
+        Options tall = o128;
+        tall.block_m = 256;
+        prob.poison_outputs();
+        const Plan p128 = run_gemm(args, o128);
+        TCGEMM_ASSERT_OK(p128, what);
+        args.c = prob.c();
+        const Plan p = run_gemm(args, tall);
+        TCGEMM_ASSERT_OK(p, what);
+        EXPECT_EQ(p.config.block_m, 256) << p.kernel;
+        EXPECT_EQ(p128.config.block_m, 128) << p128.kernel;
+        expect_identical(compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n,
+                                 gc.ldc),
+                         what + (fused ? " gelu_tanh" : ""), fused ? 0.3 : 0.5);
+      }
+    }
+}
+
 }  // namespace
 }  // namespace tcgemm::test

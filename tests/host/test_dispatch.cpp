@@ -77,13 +77,19 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   EXPECT_EQ(check_options(forced(100)),
             "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256, not 100");
   EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 96)),
-            "Options::block_m must be 0 (automatic), 8, 64 or 128, not 96");
+            "Options::block_m must be 0 (automatic), 8, 64, 128 or 256, not 96");
   EXPECT_EQ(check_options(forced(96, 0, false, Schedule::automatic, 8)),
             "Options block_n=96 cluster_m=0 pingpong=false block_m=8 is not a built-in configuration (kTileConfigs)");
   EXPECT_EQ(check_options(forced(0, 2, false, Schedule::automatic, 8)),
             "Options block_n=0 cluster_m=2 pingpong=false block_m=8 is not a built-in configuration (kTileConfigs)");
   EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 8)), "");
   EXPECT_EQ(check_options(forced(32, 1, false, Schedule::automatic, 8)), "");
+  // The tall tile: 64 to 128 wide, no cluster, no ping-pong.
+  EXPECT_EQ(check_options(forced(112, 0, false, Schedule::automatic, 256)), "");
+  EXPECT_EQ(check_options(forced(192, 0, false, Schedule::automatic, 256)),
+            "Options block_n=192 cluster_m=0 pingpong=false block_m=256 is not a built-in configuration (kTileConfigs)");
+  EXPECT_EQ(check_options(forced(128, 0, true, Schedule::automatic, 256)),
+            "Options block_n=128 cluster_m=0 pingpong=true block_m=256 is not a built-in configuration (kTileConfigs)");
   EXPECT_EQ(check_options(forced(16, 0, false, Schedule::automatic, 128)),
             "Options block_n=16 cluster_m=0 pingpong=false block_m=128 is not a built-in configuration (kTileConfigs)");
   EXPECT_EQ(check_options(forced(128, 2, false, Schedule::automatic, 64)),

@@ -49,11 +49,21 @@ TEST(Sm90Config, ConstantsMatchTheDesign) {
   EXPECT_EQ(stage_block_k(kDecodeBlockM), 256);
   EXPECT_EQ(stage_bytes(32, 8), 4 * (1024 + 32 * 128));
   EXPECT_EQ(stage_bytes(64, 8), 4 * (1024 + 64 * 128));
-  // One consumer warpgroup for the 64- and 8-row tiles, two for 128 rows.
+  // One consumer warpgroup for the 64- and 8-row tiles, two for 128 and 256
+  // rows (the tall tile: 128 rows, two m64 accumulators, each).
   EXPECT_EQ(consumers_for(128), 2);
+  EXPECT_EQ(consumers_for(256), 2);
   EXPECT_EQ(consumers_for(64), 1);
   EXPECT_EQ(consumers_for(8), 1);
   EXPECT_EQ(threads_for(8), 256);
+  EXPECT_EQ(threads_for(256), 384);
+  EXPECT_EQ(mma_rows_for(256, false), 2);
+  EXPECT_EQ(mma_rows_for(128, false), 1);
+  EXPECT_EQ(mma_rows_for(128, true), 2);
+  EXPECT_EQ(stage_bytes(112, 256), (256 + 112) * 64 * 2);
+  // The tall tiles' rings: 4 stages of 40-48 KiB beside the panels.
+  for (int w : {64, 96, 112, 128}) EXPECT_EQ(stages_for(w, 256), 4) << w;
+  EXPECT_EQ(smem_bytes(128, 4, 256), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + 2 * 64 * 4 + (2 * 4 + 4 + 2) * 8);
 }
 
 TEST(Sm90Config, OverrideIsRespected) {
@@ -105,8 +115,9 @@ TEST(Sm90Config, EveryTileConfigIsAnInstantiatedWidth) {
     EXPECT_TRUE(tc.cluster_m == 1 || tc.cluster_m == 2) << tc.cluster_m;
     EXPECT_TRUE(tc.cluster_n == 1 || tc.cluster_n == 2) << tc.cluster_n;
     EXPECT_TRUE(tc.cluster_m == 1 || tc.cluster_n == 1) << "a pair along M or along N";
-    EXPECT_TRUE(tc.block_m == 128 || tc.block_m == 64 || tc.block_m == 8) << tc.block_m;
-    // A 64- or 8-row tile has one consumer: no cluster, no ping-pong.
+    EXPECT_TRUE(tc.block_m == 128 || tc.block_m == 64 || tc.block_m == 8 || tc.block_m == 256) << tc.block_m;
+    // A 64- or 8-row tile has one consumer, a 256-row one two of 128 rows
+    // each: no cluster, no ping-pong.
     if (tc.block_m != 128) {
       EXPECT_EQ(tc.cluster_m, 1);
       EXPECT_EQ(tc.cluster_n, 1);
@@ -121,6 +132,10 @@ TEST(Sm90Config, EveryTileConfigIsAnInstantiatedWidth) {
     // A cluster splits B into two halves of whole 64-wide panels.
     if (tc.cluster_m == 2) {
       EXPECT_EQ(tc.block_n % 128, 0) << tc.block_n;
+    }
+    // The tall tile keeps 2 x (block_n / 2) accumulators per thread: at most 128.
+    if (tc.block_m == 256) {
+      EXPECT_LE(tc.block_n, 128) << tc.block_n;
     }
     // Ping-pong keeps 2 x (block_n / 2) accumulators per thread: at most 128.
     if (tc.pingpong) {
@@ -565,4 +580,42 @@ TEST(Sm90Config, ForcedDecodeTile) {
 }
 
 }  // namespace
+
+// The tall tile (256 rows) where the 128-row tiles make two to four
+// block-rows of a wide B and it scores higher (best_tall): the picks that
+// `bench --configs all` found fastest (docs/PERF.md, "The tall tile").
+TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
+  struct Pick {
+    int64_t m, n, k;
+    int block_m, block_n;
+  };
+  for (const Pick& p : {Pick{136, 14336, 4096, 256, 112}, Pick{192, 14336, 4096, 256, 112},
+                        Pick{256, 14336, 4096, 256, 112}, Pick{512, 14336, 4096, 256, 112},
+                        Pick{136, 28672, 4096, 256, 112}, Pick{160, 57344, 8192, 256, 112},
+                        Pick{160, 12288, 4096, 256, 96},
+                        // where the 128-row tiles (or the 64-row ones) measured faster
+                        Pick{160, 22016, 4096, 128, 112}, Pick{160, 8192, 8192, 128, 128},
+                        Pick{200, 12288, 4096, 128, 192}, Pick{300, 14336, 4096, 128, 112},
+                        Pick{384, 14336, 4096, 128, 112}, Pick{160, 4096, 4096, 64, 96}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, p.block_m) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
+    if (c.block_m == 256) {
+      EXPECT_EQ(c.stages, 4);
+      EXPECT_FALSE(c.pingpong);
+      EXPECT_EQ(c.cluster_m, 1);
+      EXPECT_EQ(c.cluster_n, 1);
+    }
+  }
+  // One block-row of 128 rows, or many: never.
+  for (const int64_t m : {64, 128, 513, 1024, 4096})
+    EXPECT_NE(select_config(m, 14336, 4096, 132).block_m, 256) << m;
+  // Asked for: block_m = 256 alone takes best_tall's width; with a width, that width.
+  EXPECT_EQ(select_config(136, 14336, 4096, 132, 0, 0, false, 256).block_n, 112);
+  const Config forced = select_config(4096, 4096, 4096, 132, 64, 0, false, 256);
+  EXPECT_EQ(forced.block_m, 256);
+  EXPECT_EQ(forced.block_n, 64);
+  EXPECT_EQ(forced.num_ctas, 132);  // 16 x 64 tiles, at most one CTA per SM
+}
+
 }  // namespace tcgemm::sm90
