@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <numeric>
 
 #include "common/m_groups.hpp"
 
@@ -252,6 +253,30 @@ TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t 
   return best;
 }
 
+// The tall tiles' persistent grid, where a CTA takes tiles c, c + grid,
+// c + 2 grid, ... (common/tile_order.hpp): one CTA per tile up to the SMs.
+// Except where the last block-row leaves accumulators out (Mma::live_rows:
+// at most 192 rows there) and its tiles have less work than the others:
+// with R block-rows in one raster group (R <= group_m) tile t is on
+// block-row t % R, and a grid that R divides (132 SMs: R = 2, 3, 4) gives
+// each CTA the tiles of one block-row only, so the CTAs of the full
+// block-rows set the time. A grid prime to R rotates each CTA's tiles
+// through the block-rows: taken when it is at most two SMs short of the
+// full grid, needs no more waves, and makes at least R waves (each CTA then
+// gets a light tile). 448 x 14336 x 4096: 256 tiles 256 x 112 on 131 CTAs,
+// 82.0 -> 78.3 us (docs/PERF.md, "The tall tile").
+int tall_grid(int64_t m, int64_t tiles, int num_sms, int64_t batch, int group_m) {
+  const int full = static_cast<int>(tiles < num_sms ? tiles : num_sms);
+  const int64_t rows = ceil_div(m, kTallBlockM);
+  const int64_t last_rows = m - (rows - 1) * kTallBlockM;
+  if (batch != 1 || rows < 2 || rows > group_m || last_rows > kTallBlockM - 64 || tiles <= num_sms) return full;
+  int grid = num_sms;
+  while (grid > 1 && std::gcd(static_cast<int64_t>(grid), rows) != 1) --grid;
+  const int64_t waves = ceil_div(tiles, num_sms);
+  if (grid == num_sms || num_sms - grid > 2 || ceil_div(tiles, grid) != waves || waves < rows) return full;
+  return grid;
+}
+
 // A tall tile `block_n` wide (built: is_tile_config) for M x N.
 Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
   Config c{};
@@ -265,7 +290,7 @@ Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
   c.schedule = Schedule::persistent;
   c.group_m = 8;
   const int64_t tiles = ceil_div(m, kTallBlockM) * static_cast<int64_t>(ceil_div(n, block_n)) * batch;
-  c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
+  c.num_ctas = tall_grid(m, tiles, num_sms, batch, c.group_m);
   return c;
 }
 

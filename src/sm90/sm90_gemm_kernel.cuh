@@ -320,8 +320,11 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         }
       };
       // The tall tile leaves out the wgmmas of accumulators whose rows all
-      // lie past M (Mma::live_rows: at 129-192 rows of C, consumer 1's second;
-      // one uniform branch a tile); the other tiles issue them all.
+      // lie past M (Mma::live_rows: at 129-192 rows of a block-row, consumer
+      // 1's second; one uniform branch a tile). The other tiles issue them
+      // all: consumer 1 of a 128-row tile with at most 64 rows left its
+      // wgmmas out too, and 288-320 x 14336 x 4096 and 320 x 4096 x 14336
+      // ran 4-5% slower for it (docs/PERF.md, "The tall tile").
       if constexpr (BLOCK_M == kTallBlockM) {
         const int live = Mma::live_rows(m0, tile_epi.m);
         if (live == Mma::kMmaRows) mainloop(std::integral_constant<int, Mma::kMmaRows>{});
