@@ -146,26 +146,35 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
 // Whether block_n exists only as a 64-row tile.
 bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
 
-// A 64-row tile, or (block_m = 8) the decode tile: the width asked for where
-// built for the layout, else small_m_width's.
-Config small_m_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& r,
-                      bool latency_bound = false, int block_m = kSmallBlockM) {
+// Tiles block_m x block_n without a cluster or ping-pong (the 64-, 8- and
+// 256-row tiles): the ring they are built with, persistent, one CTA per tile
+// up to the SMs.
+Config single_cta_config(int64_t m, int64_t n, int num_sms, int block_m, int block_n, int64_t batch) {
   Config c{};
   c.block_m = block_m;
-  c.block_n = is_tile_config(r.block_n, 1, false, block_m) && builds_for_b(r.block_n, r.b_k_major)
-                  ? r.block_n
-                  : small_m_width(m, n, num_sms, r.b_k_major, r.batch, latency_bound, block_m);
+  c.block_n = block_n;
   c.block_k = stage_block_k(block_m);
-  c.stages = stages_for(c.block_n, block_m);
-  if (latency_bound && !r.fused && has_shallow_ring(c.block_n, block_m) && ceil_div(k, kBlockK) <= kShallowStages)
-    c.stages = kShallowStages;
+  c.stages = stages_for(block_n, block_m);
   c.cluster_m = 1;
   c.cluster_n = 1;
   c.pingpong = false;
   c.schedule = Schedule::persistent;
   c.group_m = 8;
-  const int64_t tiles = ceil_div(m, block_m) * static_cast<int64_t>(ceil_div(n, c.block_n)) * r.batch;
+  const int64_t tiles = ceil_div(m, block_m) * static_cast<int64_t>(ceil_div(n, block_n)) * batch;
   c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
+  return c;
+}
+
+// A 64-row tile, or (block_m = 8) the decode tile: the width asked for where
+// built for the layout, else small_m_width's.
+Config small_m_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& r,
+                      bool latency_bound = false, int block_m = kSmallBlockM) {
+  const int width = is_tile_config(r.block_n, 1, false, block_m) && builds_for_b(r.block_n, r.b_k_major)
+                        ? r.block_n
+                        : small_m_width(m, n, num_sms, r.b_k_major, r.batch, latency_bound, block_m);
+  Config c = single_cta_config(m, n, num_sms, block_m, width, r.batch);
+  if (latency_bound && !r.fused && has_shallow_ring(c.block_n, block_m) && ceil_div(k, kBlockK) <= kShallowStages)
+    c.stages = kShallowStages;
   return c;
 }
 
@@ -277,18 +286,9 @@ int tall_grid(int64_t m, int64_t tiles, int num_sms, int64_t batch, int group_m)
   return grid;
 }
 
-// A tall tile `block_n` wide (built: is_tile_config) for M x N.
+// A tall tile `block_n` wide (built: is_tile_config) for M x N, on tall_grid's grid.
 Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
-  Config c{};
-  c.block_m = kTallBlockM;
-  c.block_n = block_n;
-  c.block_k = kBlockK;
-  c.stages = stages_for(block_n, kTallBlockM);
-  c.cluster_m = 1;
-  c.cluster_n = 1;
-  c.pingpong = false;
-  c.schedule = Schedule::persistent;
-  c.group_m = 8;
+  Config c = single_cta_config(m, n, num_sms, kTallBlockM, block_n, batch);
   const int64_t tiles = ceil_div(m, kTallBlockM) * static_cast<int64_t>(ceil_div(n, block_n)) * batch;
   c.num_ctas = tall_grid(m, tiles, num_sms, batch, c.group_m);
   return c;
