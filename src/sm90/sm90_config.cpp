@@ -273,7 +273,7 @@ TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t 
 // through the block-rows: taken when it is at most two SMs short of the
 // full grid, needs no more waves, and makes at least R waves (each CTA then
 // gets a light tile). 448 x 14336 x 4096: 256 tiles 256 x 112 on 131 CTAs,
-// 82.0 -> 78.3 us (docs/PERF.md, "The tall tile").
+// 82.7 -> 79.0 us (docs/PERF.md, "The tall tile").
 int tall_grid(int64_t m, int64_t tiles, int num_sms, int64_t batch, int group_m) {
   const int full = static_cast<int>(tiles < num_sms ? tiles : num_sms);
   const int64_t rows = ceil_div(m, kTallBlockM);

@@ -24,10 +24,10 @@ using detail::TileCoord;
 // the tile's 8 rows of A eight times over (sm90/mma.cuh), so A takes 1 KiB
 // of a stage per k-block and a stage holds kDecodeStageKBlocks k-blocks.
 inline constexpr int kBlockM = 128;             // the default tile height
-// The tall tile's height: one block-row for 129-256 rows of C, so that each
-// of B's columns is read once for all of them, not once per 128-row
-// block-row (docs/PERF.md, "The tall tile"). Up to 128 wide (two m64
-// accumulators of BLOCK_N / 2 registers each per consumer thread).
+// The tall tile's height: each of B's columns is read once per 256 rows of
+// C, not once per 128 (one block-row for 129-256 rows, two for 257-512:
+// docs/PERF.md, "The tall tile"). Up to 128 wide (two m64 accumulators of
+// BLOCK_N / 2 registers each per consumer thread).
 inline constexpr int kTallBlockM = 256;
 inline constexpr int kSmallBlockM = 64;         // the small-M tile height
 inline constexpr int kDecodeBlockM = 8;         // the decode tile height

@@ -66,10 +66,10 @@
 // stage holds the k-blocks left (a k-block wholly past K is neither loaded
 // nor multiplied, so every row gets the other tiles' k16 steps).
 //
-// BLOCK_M = 256 (the tall tile, 64 to 128 wide, chosen for 129-256 rows of
-// C against a wide B): the 128-row tile's kernel with each consumer holding
-// 128 rows in two m64 accumulators, A's box 256 rows (cut at M like the
-// others'), so that B's columns are read once for one block-row of 256 rows
+// BLOCK_M = 256 (the tall tile, 64 to 128 wide, chosen for a few hundred
+// rows of C against a wide B): the 128-row tile's kernel with each consumer
+// holding 128 rows in two m64 accumulators, A's box 256 rows (cut at M like
+// the others'), so that B's columns are read once per block-row of 256 rows
 // instead of once per block-row of 128.
 //
 // PINGPONG: instead of splitting each tile's rows, the two consumers take
