@@ -216,13 +216,15 @@ bool takes_decode_grid(int64_t m, int num_sms, const ConfigRequest& r, const Con
 
 // The tall tiles (256 rows) against the 128-row ones, fitted to `bench
 // --configs all` at 136-512 rows (bf16 NT, docs/PERF.md, "The tall tile"):
-// 256 x 112 and 256 x 128 as a 128-row tile of the same operand bytes per
-// FLOP (128 x 200, 128 x 256); 256 x 96 a little under; 256 x 64 (a quarter
-// of each stage B's) well under: at 160 x 8192 x 8192 it took 61.4 us
-// where 128 x 128 on as many tiles took 51.8.
+// 256 x 112 as a 128-row tile of the same operand bytes per FLOP (128 x
+// 200); 256 x 128 under it (its 128 accumulator registers a thread: 5-10%
+// slower than 256 x 112 at 160 x 57344 x 8192, 200 x 28672 x 4096 and 400
+// x 57344 x 8192 where their waves were as full); 256 x 96 a little under;
+// 256 x 64 (a quarter of each stage B's) well under: at 160 x 8192 x 8192
+// it took 61.4 us where 128 x 128 on as many tiles took 51.8.
 double tall_width_factor(int block_n) {
   switch (block_n) {
-    case 128: return 1.0;
+    case 128: return 0.93;
     case 112: return 0.97;
     case 96: return 0.96;
     default: return 0.7;
@@ -238,28 +240,6 @@ constexpr double kTallSkipCredit = 1.07;
 // Share of the tiles' rows inside M: 1 when block_m divides M.
 double row_share(int64_t m, int block_m) {
   return static_cast<double>(m) / (static_cast<double>(ceil_div(m, block_m)) * block_m);
-}
-
-// The best tall tile for M x N: its width (0 if none is built) and score,
-// as select_config scores the 128-row widths (wave efficiency x width
-// factor x the share of its columns inside N) times its share of rows
-// inside M over the 128-row tiles', and at most 192 rows, the skip credit.
-struct TallChoice {
-  int block_n = 0;
-  double score = -1.0;
-};
-TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch) {
-  TallChoice best;
-  const int64_t m_blocks = ceil_div(m, kTallBlockM) * batch;
-  for (const TileConfig tc : kTileConfigs) {
-    if (tc.block_m != kTallBlockM || !builds_for_b(tc.block_n, b_k_major)) continue;
-    const double skip = m <= kTallBlockM - 64 ? kTallSkipCredit : 1.0;
-    const double score = detail::wave_efficiency(m_blocks * ceil_div(n, tc.block_n), num_sms) *
-                         tall_width_factor(tc.block_n) * detail::column_share(n, tc.block_n) *
-                         row_share(m, kTallBlockM) / row_share(m, kBlockM) * skip;
-    if (score > best.score) best = TallChoice{tc.block_n, score};
-  }
-  return best;
 }
 
 // The tall tiles' persistent grid, where a CTA takes tiles c, c + grid,
@@ -284,6 +264,44 @@ int tall_grid(int64_t m, int64_t tiles, int num_sms, int64_t batch, int group_m)
   const int64_t waves = ceil_div(tiles, num_sms);
   if (grid == num_sms || num_sms - grid > 2 || ceil_div(tiles, grid) != waves || waves < rows) return full;
   return grid;
+}
+
+// With two block-rows of tall tiles, the last of 129-192 rows (one
+// accumulator left out) on a rotated grid (tall_grid), every CTA gets a
+// light tile. Fitted to `bench --configs all` at 400-448 rows (3 rounds,
+// docs/PERF.md, "The tall tile"): 256 x 112 beat the ping-pong pick by
+// 5-14% at 448 x 28672 x 4096, 400 and 448 x 57344 x 8192, 2% at 400 x
+// 28672 x 4096; a credit this size takes those and leaves 420 x 37888 x
+// 3584 (3% slower on 256 x 128) and 440 x 10240 x 8192 to the 128-row tiles.
+constexpr double kTallRotatedCredit = 1.10;
+
+// The best tall tile for M x N: its width (0 if none is built) and score,
+// as select_config scores the 128-row widths (wave efficiency x width
+// factor x the share of its columns inside N) times its share of rows
+// inside M over the 128-row tiles', and a credit for the left-out
+// accumulators: at most 192 rows, kTallSkipCredit; two block-rows whose
+// last is light on a rotated grid, kTallRotatedCredit.
+struct TallChoice {
+  int block_n = 0;
+  double score = -1.0;
+};
+TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch) {
+  TallChoice best;
+  const int64_t m_blocks = ceil_div(m, kTallBlockM) * batch;
+  for (const TileConfig tc : kTileConfigs) {
+    if (tc.block_m != kTallBlockM || !builds_for_b(tc.block_n, b_k_major)) continue;
+    const int64_t tiles = m_blocks * ceil_div(n, tc.block_n);
+    const int64_t last_rows = m - (ceil_div(m, kTallBlockM) - 1) * kTallBlockM;
+    const bool rotated = tall_grid(m, tiles, num_sms, batch, 8) < std::min<int64_t>(tiles, num_sms);
+    const double skip = m <= kTallBlockM - 64                                                       ? kTallSkipCredit
+                        : ceil_div(m, kTallBlockM) == 2 && last_rows > kTallBlockM / 2 && rotated ? kTallRotatedCredit
+                                                                                                  : 1.0;
+    const double score = detail::wave_efficiency(tiles, num_sms) *
+                         tall_width_factor(tc.block_n) * detail::column_share(n, tc.block_n) *
+                         row_share(m, kTallBlockM) / row_share(m, kBlockM) * skip;
+    if (score > best.score) best = TallChoice{tc.block_n, score};
+  }
+  return best;
 }
 
 // A tall tile `block_n` wide (built: is_tile_config) for M x N, on tall_grid's grid.

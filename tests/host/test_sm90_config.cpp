@@ -623,10 +623,14 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
                         Pick{256, 14336, 4096, 256, 112}, Pick{512, 14336, 4096, 256, 112},
                         Pick{136, 28672, 4096, 256, 112}, Pick{160, 57344, 8192, 256, 112},
                         Pick{160, 12288, 4096, 256, 96},
+                        // two block-rows, the last light, on a rotated grid
+                        Pick{448, 28672, 4096, 256, 112}, Pick{400, 57344, 8192, 256, 112},
+                        Pick{448, 57344, 8192, 256, 112}, Pick{400, 28672, 4096, 256, 112},
                         // where the 128-row tiles (or the 64-row ones) measured faster
                         Pick{160, 22016, 4096, 128, 112}, Pick{160, 8192, 8192, 128, 128},
                         Pick{200, 12288, 4096, 128, 192}, Pick{300, 14336, 4096, 128, 112},
-                        Pick{384, 14336, 4096, 128, 112}, Pick{160, 4096, 4096, 64, 96}}) {
+                        Pick{384, 14336, 4096, 128, 112}, Pick{160, 4096, 4096, 64, 96},
+                        Pick{420, 37888, 3584, 128, 128}, Pick{440, 10240, 8192, 128, 160}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_m, p.block_m) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
