@@ -18,6 +18,10 @@ static_assert(stages_for(64, kDecodeBlockM) >= 6 && stages_for(8, kDecodeBlockM)
 
 namespace {
 
+// Block-rows per raster group (Config::group_m; common/tile_order.hpp); the
+// 2-CTA clusters along M walk groups of half as many cluster block-rows.
+constexpr int kRasterGroupM = 8;
+
 // Relative throughput of a full wave of tiles of each width: narrower tiles
 // lose to operand bandwidth (shared memory and L2 bytes per FLOP grow as
 // 1/128 + 1/BLOCK_N) and to per-tile overhead (epilogue, pipeline fill).
@@ -159,7 +163,7 @@ Config single_cta_config(int64_t m, int64_t n, int num_sms, int block_m, int blo
   c.cluster_n = 1;
   c.pingpong = false;
   c.schedule = Schedule::persistent;
-  c.group_m = 8;
+  c.group_m = kRasterGroupM;
   const int64_t tiles = ceil_div(m, block_m) * static_cast<int64_t>(ceil_div(n, block_n)) * batch;
   c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
   return c;
@@ -237,11 +241,6 @@ double tall_width_factor(int block_n) {
 // quarter: the stream of B bounds it as much as the tensor cores.)
 constexpr double kTallSkipCredit = 1.07;
 
-// Share of the tiles' rows inside M: 1 when block_m divides M.
-double row_share(int64_t m, int block_m) {
-  return static_cast<double>(m) / (static_cast<double>(ceil_div(m, block_m)) * block_m);
-}
-
 // The tall tiles' persistent grid, where a CTA takes tiles c, c + grid,
 // c + 2 grid, ... (common/tile_order.hpp): one CTA per tile up to the SMs.
 // Except where the last block-row leaves accumulators out (Mma::live_rows:
@@ -287,18 +286,20 @@ struct TallChoice {
 };
 TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch) {
   TallChoice best;
-  const int64_t m_blocks = ceil_div(m, kTallBlockM) * batch;
+  const int64_t rows = ceil_div(m, kTallBlockM);
+  const int64_t last_rows = m - (rows - 1) * kTallBlockM;
+  // (The credit for two block-rows also needs the width's grid rotated.)
+  const bool two_light = rows == 2 && last_rows > kTallBlockM / 2;
+  // (The share of the tiles' rows inside M: column_share's arithmetic along M.)
+  const double rows_score = detail::column_share(m, kTallBlockM) / detail::column_share(m, kBlockM);
   for (const TileConfig tc : kTileConfigs) {
     if (tc.block_m != kTallBlockM || !builds_for_b(tc.block_n, b_k_major)) continue;
-    const int64_t tiles = m_blocks * ceil_div(n, tc.block_n);
-    const int64_t last_rows = m - (ceil_div(m, kTallBlockM) - 1) * kTallBlockM;
-    const bool rotated = tall_grid(m, tiles, num_sms, batch, 8) < std::min<int64_t>(tiles, num_sms);
-    const double skip = m <= kTallBlockM - 64                                                       ? kTallSkipCredit
-                        : ceil_div(m, kTallBlockM) == 2 && last_rows > kTallBlockM / 2 && rotated ? kTallRotatedCredit
-                                                                                                  : 1.0;
-    const double score = detail::wave_efficiency(tiles, num_sms) *
-                         tall_width_factor(tc.block_n) * detail::column_share(n, tc.block_n) *
-                         row_share(m, kTallBlockM) / row_share(m, kBlockM) * skip;
+    const int64_t tiles = rows * batch * ceil_div(n, tc.block_n);
+    const bool rotated =
+        two_light && tall_grid(m, tiles, num_sms, batch, kRasterGroupM) < std::min<int64_t>(tiles, num_sms);
+    const double credit = m <= kTallBlockM - 64 ? kTallSkipCredit : rotated ? kTallRotatedCredit : 1.0;
+    const double score = detail::wave_efficiency(tiles, num_sms) * tall_width_factor(tc.block_n) *
+                         detail::column_share(n, tc.block_n) * rows_score * credit;
     if (score > best.score) best = TallChoice{tc.block_n, score};
   }
   return best;
@@ -307,8 +308,8 @@ TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t 
 // A tall tile `block_n` wide (built: is_tile_config) for M x N, on tall_grid's grid.
 Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
   Config c = single_cta_config(m, n, num_sms, kTallBlockM, block_n, batch);
-  const int64_t tiles = ceil_div(m, kTallBlockM) * static_cast<int64_t>(ceil_div(n, block_n)) * batch;
-  c.num_ctas = tall_grid(m, tiles, num_sms, batch, c.group_m);
+  c.num_ctas = tall_grid(m, ceil_div(m, kTallBlockM) * static_cast<int64_t>(ceil_div(n, block_n)) * batch, num_sms,
+                         batch, c.group_m);
   return c;
 }
 
@@ -512,7 +513,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   c.cluster_n = cluster_n;
   c.pingpong = pingpong;
   c.schedule = Schedule::persistent;
-  c.group_m = 8 / cluster_m;
+  c.group_m = kRasterGroupM / cluster_m;
   const int cluster_ctas = cluster_m * cluster_n;
   const int64_t clusters = ceil_div(ceil_div(m, kBlockM), cluster_m) *
                            static_cast<int64_t>(ceil_div(ceil_div(n, block_n), cluster_n)) * request.batch;
@@ -551,7 +552,7 @@ Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, in
   c.cluster_n = 1;
   c.pingpong = t->pingpong;
   c.schedule = Schedule::persistent;
-  c.group_m = 8;
+  c.group_m = kRasterGroupM;
   const int64_t tiles = detail::max_group_slots(m, groups, c.block_m) * ceil_div(n, c.block_n);
   c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
   return c;
