@@ -335,8 +335,8 @@ size_t time_rows(std::vector<BenchRow>& rows, const BenchSettings& s) {
     const auto name = [](const BenchRow& row) {
       const Options& o = row.c.options;
       return row.c.shape.str() + " " + to_string(row.c.dtype) + " " + row.c.layout.str() +
-             (o.block_n ? format(" block_n=%d cluster_m=%d%s%s", o.block_n, o.cluster_m, o.pingpong ? " pingpong" : "",
-                                 o.cluster_n > 1 ? " cluster_n=2" : "")
+             (o.block_n ? format(" block_n=%d cluster_m=%d%s%s%s", o.block_n, o.cluster_m, o.pingpong ? " pingpong" : "",
+                                 o.cluster_n > 1 ? " cluster_n=2" : "", o.swap_ab ? " swap_ab" : "")
                         : "");
     };
     for (size_t i = 0; i < rows.size(); ++i) {

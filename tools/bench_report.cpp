@@ -198,14 +198,14 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
     const KernelConfig& k = r.plan.config;
     j.member("block_m", k.block_m).member("block_n", k.block_n).member("block_k", k.block_k);
     j.member("stages", k.stages).member("cluster_m", k.cluster_m).member("cluster_n", k.cluster_n);
-    j.member("pingpong", k.pingpong);
+    j.member("pingpong", k.pingpong).member("swap_ab", k.swap_ab);
     j.member("schedule", to_string(k.schedule));
     j.end_object();
     j.member("error", r.error).member("group", static_cast<uint64_t>(r.group)).member("heuristic", r.heuristic);
     j.member("same_as_pick", r.same_as_pick);
     j.member("forced_block_n", r.c.options.block_n).member("forced_cluster_m", r.c.options.cluster_m);
     j.member("forced_pingpong", r.c.options.pingpong).member("forced_block_m", r.c.options.block_m);
-    j.member("forced_cluster_n", r.c.options.cluster_n);
+    j.member("forced_cluster_n", r.c.options.cluster_n).member("forced_swap_ab", r.c.options.swap_ab);
     if (r.timed()) {
       j.member("ours_us_median", r.ours_median()).member("cublas_us_median", r.cublas_median());
       j.member("ours_us_min", *std::min_element(r.ours_us.begin(), r.ours_us.end()));

@@ -195,6 +195,7 @@ std::string short_kernel(const Plan& plan) {
   if (plan.backend == Backend::sm90 && k.cluster_m > 1) out += format("/c%d", k.cluster_m);
   if (k.cluster_n > 1) out += format("/cn%d", k.cluster_n);
   if (k.pingpong) out += "/pp";
+  if (k.swap_ab) out += "/swap";
   if (k.schedule == Schedule::cluster_launch_control) out += "/clc";
   if (plan.grid_ctas > 0) out += " g" + std::to_string(plan.grid_ctas);
   return out;
@@ -204,7 +205,7 @@ bool same_kernel(const Plan& a, const Plan& b) {
   const KernelConfig &x = a.config, &y = b.config;
   return a.backend == b.backend && a.path == b.path && x.block_m == y.block_m && x.block_n == y.block_n &&
          x.block_k == y.block_k && x.stages == y.stages && x.cluster_m == y.cluster_m && x.pingpong == y.pingpong &&
-         x.cluster_n == y.cluster_n &&
+         x.cluster_n == y.cluster_n && x.swap_ab == y.swap_ab &&
          x.schedule == y.schedule;
 }
 

@@ -169,9 +169,9 @@ struct GemmArgs {
 inline constexpr int kMaxGroups = 256;
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
-// 8-48 only with 64- and 8-row tiles, 112, 144 and 160 only with 128-row tiles
-// (kTileConfigs).
-inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256};
+// 8-48 only with 64- and 8-row tiles, 112, 144 and 160 only with 128-row tiles,
+// 208 only swapped (kTileConfigs).
+inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 208, 256};
 
 // The sm90 kernel configurations built in: a tile width, the number of CTAs
 // (1 or 2, stacked along M) in a cluster that shares B by TMA multicast, the
@@ -197,12 +197,21 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // tiles 64 and 96 wide, where A is the larger share of a stage's bytes (2/3
 // at 64 wide). Built and selectable, not chosen automatically: on the H200
 // they measured slower than the same tile alone (docs/PERF.md).
+//
+// swap_ab: the kernel computes C^T = op(B)^T op(A)^T, so B's rows (a weight's
+// N) fill wgmma's 64-row M side and A's rows (the tokens) its N side, which
+// comes in steps of 8: a tile is 128 of C's columns by block_n of its rows,
+// stored transposed. For 129-208 rows of C against a wide B, where the
+// 64-row steps of the other tiles compute up to 256 rows (docs/PERF.md,
+// "Swap-AB"). 128 rows (two consumers), no cluster, no ping-pong, for A and
+// B stored K-major (op_a = N, op_b = T) only, which the swap keeps.
 struct TileConfig {
   int block_n;
   int cluster_m;
   bool pingpong = false;
   int block_m = 128;
   int cluster_n = 1;
+  bool swap_ab = false;
 };
 // Whether tiles `block_n` wide are built for B stored MN-major (op_b = N):
 // B's k-block is then loaded in panels of 64, 32 or 16 columns, so the width
@@ -215,7 +224,8 @@ inline constexpr TileConfig kTileConfigs[] = {
     {256, 1, false, 64}, {96, 1},         {112, 1},          {144, 1},          {160, 1},
     {8, 1, false, 8},  {16, 1, false, 8}, {32, 1, false, 8}, {40, 1, false, 8}, {48, 1, false, 8},
     {64, 1, false, 8},  {64, 1, false, 128, 2}, {96, 1, false, 128, 2}, {64, 1, false, 256},
-    {96, 1, false, 256}, {112, 1, false, 256}, {128, 1, false, 256}};
+    {96, 1, false, 256}, {112, 1, false, 256}, {128, 1, false, 256}, {144, 1, false, 128, 1, true},
+    {160, 1, false, 128, 1, true}, {208, 1, false, 128, 1, true}};
 
 // The sm90 configurations built for M-grouped calls (GemmArgs::groups):
 // ping-pong 128 x 128 (chosen for many rows a group), 128 x 256 (33 to 128
@@ -292,6 +302,11 @@ struct Options {
   // 0 (automatic), 1, or 2 with a block_n of a kTileConfigs entry whose
   // cluster_n is 2 (cluster_m then 0 or 1). 0 on sm100.
   int cluster_n = 0;
+  // sm90: the swapped kernel (TileConfig::swap_ab), with block_n (the rows of
+  // C a tile covers) 0 or a width of a kTileConfigs entry with swap_ab; for
+  // op_a = N, op_b = T only. false: automatic where nothing else is forced.
+  // false on sm100.
+  bool swap_ab = false;
 };
 
 // The configuration tcgemm's kernel runs a call with (Plan::config). Every
@@ -309,6 +324,8 @@ struct KernelConfig {
                                             // cluster_launch_control
   int cluster_n = 0;  // sm90: CTAs per cluster side by side along N, 1, or 2 sharing A by TMA
                       // multicast (Options::cluster_n); sm100 1
+  bool swap_ab = false;  // sm90: the kernel computes C^T (TileConfig::swap_ab): block_m counts C's
+                         // columns and block_n its rows
 };
 
 // The plan for a call: which backend and kernel, and why.

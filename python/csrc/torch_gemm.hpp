@@ -226,7 +226,7 @@ inline void run(const Call& c) {
 // the ops and leading dimensions handed to the library ("NT lda=.. ldb=..
 // ldc=..", with "copied a" / "copied b" where an operand was copied); path
 // and the kernel's configuration (Plan::path, Plan::config) follow, numbers
-// in decimal and pingpong as "true" or "false".
+// in decimal, pingpong and swap_ab as "true" or "false".
 inline std::vector<std::string> plan_of(const Call& c) {
   const c10::cuda::CUDAGuard guard(c.out.device());
   const Plan p = plan(c.args);
@@ -242,7 +242,8 @@ inline std::vector<std::string> plan_of(const Call& c) {
           "block_m",   std::to_string(k.block_m), "block_n",  std::to_string(k.block_n),
           "block_k",   std::to_string(k.block_k), "stages",   std::to_string(k.stages),
           "cluster_m", std::to_string(k.cluster_m), "pingpong", k.pingpong ? "true" : "false",
-          "schedule",  to_string(k.schedule),       "cluster_n", std::to_string(k.cluster_n)};
+          "schedule",  to_string(k.schedule),       "cluster_n", std::to_string(k.cluster_n),
+          "swap_ab",   k.swap_ab ? "true" : "false"};
 }
 
 // out = alpha * a @ b + beta * out.

@@ -158,7 +158,8 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     sm90::Config config = sm90::select_config(
         args.m, args.n, args.k, dev.num_sms,
         sm90::ConfigRequest{options.block_n, options.cluster_m, options.pingpong, options.block_m, args.op_b == Op::T,
-                            args.batch, args.op_a == Op::N, args.fused_epilogue(), options.cluster_n});
+                            args.batch, args.op_a == Op::N, args.fused_epilogue(), options.cluster_n,
+                            options.swap_ab});
     config.pdl = options.pdl;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }

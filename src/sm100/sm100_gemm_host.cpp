@@ -33,6 +33,8 @@ std::string check_options(const Options& o) {
       list += (i == 0 ? "" : i + 1 == widths.size() ? " or " : ", ") + std::to_string(widths[i]);
     return "Options::block_n must be " + list + " on sm_100, not " + std::to_string(o.block_n);
   }
+  if (o.swap_ab)
+    return "Options::swap_ab selects the sm90 swapped kernel; on sm_100 leave it false";
   if (o.pingpong || o.block_m != 0 || o.cluster_n != 0)
     return "Options::pingpong, block_m and cluster_n select sm90 configurations; on sm_100 a tile is 256 rows over "
            "a 2-CTA cluster or 128 rows in one CTA (Options::cluster_m 2 or 1; leave pingpong false, block_m and "

@@ -33,8 +33,15 @@ namespace tcgemm::sm90 {
 // end at their group's end (epi.m, set per tile) where C goes on: a panel
 // that runs past it is copied out by the threads, row by row, not stored by
 // TMA (which clips at C's last row only).
-template <typename Element, int BLOCK_N, int MMA_ROWS, bool GROUP_ROWS = false>
+//
+// SWAP_AB: the swapped kernel's tiles (TileConfig::swap_ab), whose
+// accumulators hold C^T: their rows are C's columns, their columns C's rows.
+// Each 64 x 64 block goes into a panel transposed (stmatrix.trans), so the
+// panel is in C's orientation and leaves through the same map and stores;
+// the bias follows the accumulator rows. (store_panels_swapped)
+template <typename Element, int BLOCK_N, int MMA_ROWS, bool GROUP_ROWS = false, bool SWAP_AB = false>
 struct Epilogue {
+  static_assert(!(GROUP_ROWS && SWAP_AB), "an M-grouped call runs unswapped");
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
   // 64-column panels; a width that is not whole panels (96, 112, 144, 160)
@@ -74,9 +81,19 @@ struct Epilogue {
         consumer(consumer_),
         wg_thread(wg_thread_),
         barrier_id(1 + consumer_),
-        frag_offset(detail::swizzled_offset((wg_thread_ / 32) * 16 + (wg_thread_ % 32 % 8) +
-                                                8 * ((wg_thread_ % 32 / 8) % 2),
-                                            8 * (wg_thread_ % 32 / 16))) {}
+        frag_offset(fragment_offset(wg_thread_)) {}
+
+  // Where lane l's stmatrix row lives in a 64x64 panel. Unswapped: row
+  // (warp * 16 + l % 8 + 8 * (l / 8 % 2)), columns 8 * (l / 16): the four 8x8
+  // matrices of 16 rows x 16 columns. Swapped, the same four matrices land
+  // transposed: accumulator columns (C's rows) down the panel, l % 8 + 8 *
+  // (l / 16), and accumulator rows (C's columns) across, warp * 16 + 8 * (l /
+  // 8 % 2).
+  static __device__ __forceinline__ uint32_t fragment_offset(int wg_thread) {
+    const int warp = wg_thread / 32, lane = wg_thread % 32;
+    if constexpr (SWAP_AB) return detail::swizzled_offset(lane % 8 + 8 * (lane / 16), warp * 16 + 8 * (lane / 8 % 2));
+    return detail::swizzled_offset(warp * 16 + lane % 8 + 8 * (lane / 8 % 2), 8 * (lane / 16));
+  }
 
   // The fused epilogue's staged bias element of this thread (threads 0-63)
   // for column panel `staged_p` of the tile being stored (store_tile).
@@ -87,11 +104,27 @@ struct Epilogue {
     staged_p = p;
   }
 
-  // Called with the tile's first column before its mainloop: the first
-  // panel's bias element is loaded while the tile's k-blocks run.
+  // The swapped kernel's bias: this thread's two accumulator rows (C's
+  // columns m0 + warp * 16 + lane / 4 and 8 further) of each m64 accumulator.
+  float2 row_bias[MMA_ROWS] = {};
+
+  // Called with the tile's first row and column (of this consumer's
+  // accumulators) before its mainloop: the first panel's bias element (the
+  // swapped kernel's: all of its row bias) is loaded while the tile's
+  // k-blocks run.
   template <int ACT>
-  __device__ __forceinline__ void prefetch_bias(const detail::EpilogueParams& epi, int n0) {
-    if constexpr (ACT != detail::kPlainEpilogue) load_staged(epi, n0, 0);
+  __device__ __forceinline__ void prefetch_bias(const detail::EpilogueParams& epi, int m0, int n0) {
+    if constexpr (ACT != detail::kPlainEpilogue) {
+      if constexpr (SWAP_AB) {
+        const int row = m0 + (wg_thread / 32) * 16 + wg_thread % 32 / 4;
+#pragma unroll
+        for (int r = 0; r < MMA_ROWS; ++r)
+          row_bias[r] = make_float2(detail::bias_at<Element>(epi, row + r * kConsumerRows),
+                                    detail::bias_at<Element>(epi, row + r * kConsumerRows + 8));
+      } else {
+        load_staged(epi, n0, 0);
+      }
+    }
   }
 
   // Stores the tile whose first row (of this consumer's accumulators) is m0
@@ -107,13 +140,82 @@ struct Epilogue {
     // third of the per-panel instructions. One uniform branch per tile. (Not
     // for the fused epilogue: a second copy of its panel loop for every
     // activation makes the ping-pong kernels spill.)
-    if constexpr (ACT == detail::kPlainEpilogue) {
-      if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_panels<ACT, true>(acc, epi, m0, n0, batch);
+    if constexpr (SWAP_AB) {
+      if constexpr (ACT == detail::kPlainEpilogue) {
+        if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_panels_swapped<ACT, true>(acc, epi, m0, n0, batch);
+      }
+      store_panels_swapped<ACT, false>(acc, epi, m0, n0, batch);
+    } else {
+      if constexpr (ACT == detail::kPlainEpilogue) {
+        if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_panels<ACT, true>(acc, epi, m0, n0, batch);
+      }
+      store_panels<ACT, false>(acc, epi, m0, n0, batch);
     }
-    store_panels<ACT, false>(acc, epi, m0, n0, batch);
   }
 
  private:
+  // The swapped kernel's tile (SWAP_AB): m0 is C's first column of this
+  // consumer's accumulator rows, n0 C's first row. Panel (r, p) holds C's
+  // rows n0 + 64 p on (64 of them, or kLastPanelCols in the narrower last
+  // panel) by the 64 columns of m64 accumulator r; the narrower last panel is
+  // copied by the threads (its rows end inside the panel, where a TMA box of
+  // 64 rows would write over the next tile's). Otherwise as store_panels:
+  // the same values, the same panel buffers, barriers and stores.
+  template <int ACT, bool UNIT_SCALE>
+  __device__ __forceinline__ void store_panels_swapped(const float (&acc)[MMA_ROWS][kAccRegs],
+                                                       const detail::EpilogueParams& epi, int m0, int n0, int batch) {
+#pragma unroll
+    for (int r = 0; r < MMA_ROWS; ++r)
+#pragma unroll
+      for (int p = 0; p < kPanelsPerTile; ++p) {
+        const int col0 = m0 + r * kConsumerRows;
+        const int row0 = n0 + p * kEpiPanel;
+        if (col0 >= epi.n || row0 >= epi.m) continue;
+        const int buf = panel_use % kEpiBuffers;
+        const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
+        if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
+        detail::named_barrier_sync(barrier_id, 128);
+        const int panel_rows = p + 1 < kPanelsPerTile ? kEpiPanel : kLastPanelCols;
+        uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
+        const bool read_c = !UNIT_SCALE && epi.beta != 0.0f;
+        if (read_c)
+          detail::load_c_panel(tmap_c, epi, col0, row0, batch, buf_ptr, kPanelBytes,
+                               &c_loaded[consumer * kEpiBuffers + buf], wg_thread == 0, c_phases, buf);
+#pragma unroll
+        for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
+          if (16 * jj >= panel_rows) break;
+          const int jc = p * (kEpiPanel / 8) + 2 * jj;
+          float v[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            // v[i]: accumulator row 8 * (i % 4 / 2) further down (C's column), column group jc + i / 4.
+            if constexpr (ACT != detail::kPlainEpilogue)
+              v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i], i % 4 < 2 ? row_bias[r].x : row_bias[r].y);
+            else
+              v[i] = UNIT_SCALE ? acc[r][4 * jc + i] : epi.alpha * acc[r][4 * jc + i];
+          }
+          if constexpr (ACT != detail::kPlainEpilogue) detail::activate_all<ACT>(v);
+          // 16 of C's rows further down the panel: the same swizzle phase.
+          const uint32_t addr = buf_addr + frag_offset + jj * 16 * detail::kSwizzleBytes;
+          if (read_c) {
+            uint32_t c[4];
+            ldmatrix_x4_trans(addr, c[0], c[1], c[2], c[3]);
+            detail::add_beta_c<Element>(v, epi.beta, c);
+          }
+          stmatrix_x4_trans(addr, detail::pack2<Element>(v[0], v[1]), detail::pack2<Element>(v[2], v[3]),
+                            detail::pack2<Element>(v[4], v[5]), detail::pack2<Element>(v[6], v[7]));
+        }
+        const auto sync = [&] { detail::named_barrier_sync(barrier_id, 128); };
+        if (panel_rows == kEpiPanel)
+          detail::store_panel<Element, kEpiPanel, 128>(tmap_c, epi, row0, col0, batch, buf_ptr, wg_thread,
+                                                      wg_thread == 0, sync);
+        else
+          detail::store_panel_narrow<Element, kLastPanelCols, 128, kEpiPanel>(epi, row0, col0, batch, buf_ptr,
+                                                                              wg_thread, wg_thread == 0, sync);
+        ++panel_use;
+      }
+  }
+
   // UNIT_SCALE: alpha = 1 and beta = 0 (plain epilogue only).
   template <int ACT, bool UNIT_SCALE>
   __device__ __forceinline__ void store_panels(const float (&acc)[MMA_ROWS][kAccRegs],
@@ -246,7 +348,7 @@ struct RegisterEpilogue {
       : row((wg_thread / 32) * 16 + (wg_thread % 32) / 4), col(2 * (wg_thread % 4)) {}
 
   template <int ACT>
-  __device__ __forceinline__ void prefetch_bias(const detail::EpilogueParams&, int) {}  // (loads its own)
+  __device__ __forceinline__ void prefetch_bias(const detail::EpilogueParams&, int, int) {}  // (loads its own)
 
   template <int ACT>
   __device__ __forceinline__ void store_tile(const float (&acc)[1][kAccRegs], const detail::EpilogueParams& epi,

@@ -147,7 +147,8 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
   return fastest_time < 0.97 * best_time ? fastest : best_width;
 }
 
-// Whether block_n exists only as a 64-row tile.
+// Whether block_n has no unswapped 128-row tile: it exists only as a 64-row
+// tile (or only swapped: 208).
 bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
 
 // Tiles block_m x block_n without a cluster or ping-pong (the 64-, 8- and
@@ -185,7 +186,7 @@ Config small_m_config(int64_t m, int64_t n, int64_t k, int num_sms, const Config
 // Whether the call leaves the whole choice to select_config: no height,
 // width, cluster or ping-pong asked for.
 bool is_automatic(const ConfigRequest& r) {
-  return r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && r.cluster_n == 0 && !r.pingpong;
+  return r.block_m == 0 && r.block_n == 0 && r.cluster_m == 0 && r.cluster_n == 0 && !r.pingpong && !r.swap_ab;
 }
 
 // The decode tile in place of the 64-row tile `c` of an automatic choice:
@@ -313,10 +314,55 @@ Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
   return c;
 }
 
+// The swapped kernel (swap_ab) for M x N: the kernel's tiles are 128 of N
+// by block_n of M, so the tokens (M) take wgmma's N side in steps of 8. Its
+// width: the narrowest swapped width that holds M, else the widest.
+int swap_width(int64_t m) {
+  int fits = 0, widest = 0;
+  for (const TileConfig tc : kTileConfigs) {
+    if (!tc.swap_ab) continue;
+    if (tc.block_n >= m && (fits == 0 || tc.block_n < fits)) fits = tc.block_n;
+    widest = std::max(widest, tc.block_n);
+  }
+  return fits != 0 ? fits : widest;
+}
+Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
+  Config c = single_cta_config(n, m, num_sms, kBlockM, block_n, batch);  // (the kernel's M is N, its N M)
+  c.swap_ab = true;
+  return c;
+}
+
+// Where the swapped kernel is chosen: A and B K-major, past one block-row
+// of 128, where its width holds M and computes fewer rows than the 64-row
+// steps of the other tiles (M rounded up to 64: what the tall tile computes
+// with its accumulators past M left out), and its grid (N / 128 tiles) fills
+// at least 80% of the SMs in every wave (N = 14336 makes 112 tiles, 57344
+// 448). So 129-160 rows (144 or 160 against 192) and 193-208 (208 against
+// 256); not 161-192 (208 against 192). Measured against the tile chosen
+// before (bf16 NT, `bench --configs all`, docs/PERF.md, "Swap-AB"): 5-7%
+// faster at 136 and 160 x 14336 x 4096, 136 x 28672 x 4096 and 160 x 57344
+// x 8192, 2-6% at 200-208 x 14336 x 4096, 200 x 28672 x 4096 and 200 x
+// 57344 x 8192; at 152 x 4096 x 4096 (32 tiles) 20% slower.
+bool takes_swap(int64_t m, int64_t n, int num_sms, const ConfigRequest& r) {
+  if (m <= kBlockM || !r.a_k_major || !r.b_k_major) return false;
+  const int width = swap_width(m);
+  if (width < m || width >= ceil_div(m, kSmallBlockM) * kSmallBlockM) return false;
+  const int64_t tiles = ceil_div(n, kBlockM) * r.batch;
+  return tiles >= num_sms * 8 / 10 && detail::wave_efficiency(tiles, num_sms) >= 0.8;
+}
+
 }  // namespace
 
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request) {
   if (num_sms < 1) num_sms = 1;
+  // The swapped kernel, forced (Options::swap_ab): the width asked for, else
+  // swap_width's. (Dispatch refuses it for a layout it is not built for; here
+  // that falls through to the unswapped tiles.)
+  if (request.swap_ab && request.a_k_major && request.b_k_major) {
+    const int width = is_swap_width(request.block_n) ? request.block_n : swap_width(m);
+    if (detail::tile_count_fits_int32(n, m, kBlockM, width, request.batch))
+      return swap_config(m, n, num_sms, width, request.batch);
+  }
   // The tile height: forced, implied by a width only 64-row tiles have, or
   // 64 for M <= 64 unless a 128-row option (a cluster, ping-pong) is asked.
   int block_m = request.block_m;
@@ -431,6 +477,9 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // all`, docs/PERF.md). Not when the call asked for a height, width,
   // cluster or ping-pong.
   const bool automatic = is_automatic(request);
+  if (automatic && takes_swap(m, n, num_sms, request) &&
+      detail::tile_count_fits_int32(n, m, kBlockM, swap_width(m), request.batch))
+    return swap_config(m, n, num_sms, swap_width(m), request.batch);
   if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms) {
     const Config c = small_m_config(m, n, k, num_sms, request, /*latency_bound=*/true);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
@@ -562,7 +611,7 @@ std::string describe(const KernelConfig& c) {
   return std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" + std::to_string(c.block_k) + ", " +
          std::to_string(c.stages) + " stages" + (c.cluster_m > 1 ? ", cluster 2x1 (B multicast)" : "") +
          (c.cluster_n > 1 ? ", cluster 1x2 (A multicast)" : "") +
-         (c.pingpong ? ", ping-pong" : "");
+         (c.pingpong ? ", ping-pong" : "") + (c.swap_ab ? ", swapped (C^T = B^T A^T)" : "");
 }
 
 }  // namespace tcgemm::sm90

@@ -115,15 +115,17 @@ constexpr bool is_tile_width(int block_n) {
   return false;
 }
 
-// Whether (block_n, cluster_m, pingpong, block_m, cluster_n) is one of kTileConfigs.
+// Whether (block_n, cluster_m, pingpong, block_m, cluster_n, swap_ab) is one of kTileConfigs.
 constexpr bool is_tile_config(int block_n, int cluster_m, bool pingpong = false, int block_m = kBlockM,
-                              int cluster_n = 1) {
+                              int cluster_n = 1, bool swap_ab = false) {
   for (TileConfig c : kTileConfigs)
     if (c.block_n == block_n && c.cluster_m == cluster_m && c.pingpong == pingpong && c.block_m == block_m &&
-        c.cluster_n == cluster_n)
+        c.cluster_n == cluster_n && c.swap_ab == swap_ab)
       return true;
   return false;
 }
+// Whether block_n is the width of a swapped configuration (TileConfig::swap_ab).
+constexpr bool is_swap_width(int block_n) { return is_tile_config(block_n, 1, false, kBlockM, 1, true); }
 
 // Whether a configuration is built for B's layout: the widths that are not
 // whole 16-column panels only for B stored K-major.
@@ -137,8 +139,10 @@ static_assert(detail::mn_panel_cols(48) == 16 && detail::mn_panel_cols(96) == 32
 // for the call's layout: builds_for_b, and the decode tile (BLOCK_M = 8)
 // only for A and B both stored K-major (op_a = N, op_b = T: x @ W^T): its 8
 // rows of A are one 8-row group of a K-major k-block.
-constexpr bool builds_for_layout(int block_m, int block_n, bool a_k_major, bool b_k_major) {
-  return builds_for_b(block_n, b_k_major) && (block_m != kDecodeBlockM || (a_k_major && b_k_major));
+// The swapped configurations (swap_ab) likewise: their tokens are the
+// wgmma B operand, so A must be K-major as B is.
+constexpr bool builds_for_layout(int block_m, int block_n, bool a_k_major, bool b_k_major, bool swap_ab = false) {
+  return builds_for_b(block_n, b_k_major) && ((block_m != kDecodeBlockM && !swap_ab) || (a_k_major && b_k_major));
 }
 
 // The configuration of one call: what Plan::config shows (block_m 128, 256,
@@ -170,6 +174,8 @@ struct ConfigRequest {
   bool fused = false;
   // Options::cluster_n (0: automatic).
   int cluster_n = 0;
+  // Options::swap_ab (false: automatic).
+  bool swap_ab = false;
 };
 
 // Picks the configuration (unless overridden by one of kTileConfigs).
@@ -183,14 +189,17 @@ struct ConfigRequest {
 // expected efficiency of the last wave: tiles / (waves * num_sms), weighted
 // by how well each tile keeps the tensor cores fed (narrower tiles move more
 // operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does) and, for the
-// ping-pong 128x128, by how much epilogue it hides (more at short K).
+// ping-pong 128x128, by how much epilogue it hides (more at short K). For
+// 129-160 and 193-208 rows of C against a wide B (A and B K-major), the
+// swapped kernel (swap_ab) where its grid fills the SMs.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
                             int cluster_m_override = 0, bool pingpong_override = false, int block_m_override = 0,
-                            int cluster_n_override = 0) {
+                            int cluster_n_override = 0, bool swap_ab_override = false) {
   ConfigRequest r{block_n_override, cluster_m_override, pingpong_override, block_m_override, true};
   r.cluster_n = cluster_n_override;
+  r.swap_ab = swap_ab_override;
   return select_config(m, n, k, num_sms, r);
 }
 

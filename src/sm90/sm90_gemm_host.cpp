@@ -29,6 +29,24 @@ std::string check_config_options(const Options& o) {
     return "Options::block_m must be 0 (automatic), " + std::to_string(kDecodeBlockM) + ", " +
            std::to_string(kSmallBlockM) + ", " + std::to_string(kBlockM) + " or " + std::to_string(kTallBlockM) +
            ", not " + std::to_string(o.block_m);
+  // The swapped kernel: 128 rows, no cluster or ping-pong, a swapped width or
+  // none; a width built only swapped (208) needs it.
+  if (o.swap_ab) {
+    if ((o.block_n != 0 && !is_swap_width(o.block_n)) || (o.block_m != 0 && o.block_m != kBlockM) ||
+        o.cluster_m > 1 || o.cluster_n > 1 || o.pingpong) {
+      std::string widths;
+      for (const TileConfig& c : kTileConfigs)
+        if (c.swap_ab) widths += (widths.empty() ? "" : ", ") + std::to_string(c.block_n);
+      return "Options::swap_ab runs 128-row tiles without a cluster or ping-pong, block_n 0 (automatic) or one of " +
+             widths + "; asked for block_n=" + std::to_string(o.block_n) + " block_m=" + std::to_string(o.block_m) +
+             " cluster_m=" + std::to_string(o.cluster_m) + " cluster_n=" + std::to_string(o.cluster_n) +
+             " pingpong=" + (o.pingpong ? "true" : "false");
+    }
+    return {};
+  }
+  if (o.block_n != 0 && !is_tile_config(o.block_n, 1, false, kBlockM) && !is_tile_config(o.block_n, 1, false, kSmallBlockM) &&
+      !is_tile_config(o.block_n, 1, false, kDecodeBlockM) && is_swap_width(o.block_n))
+    return "Options::block_n=" + std::to_string(o.block_n) + " is built only for the swapped kernel (Options::swap_ab = true)";
   // Unnamed, the height is 128 rows, or 64 for a width only 64-row tiles have.
   const int block_m = o.block_m != 0                                             ? o.block_m
                       : o.block_n == 0 || is_tile_config(o.block_n, 1, false, kBlockM) ? kBlockM
@@ -54,6 +72,9 @@ std::string check_layout(const GemmArgs& args, const Options& o) {
     return "Options::block_m=" + std::to_string(kDecodeBlockM) +
            " (the decode tile) is built for A and B stored K-major only (op_a = N, op_b = T: x @ W^T); "
            "this call has op_a = " + to_string(args.op_a) + ", op_b = " + to_string(args.op_b);
+  if (o.swap_ab && (args.op_a != Op::N || args.op_b != Op::T))
+    return "Options::swap_ab (the swapped kernel) is built for A and B stored K-major only (op_a = N, op_b = T: x @ "
+           "W^T); this call has op_a = " + std::string(to_string(args.op_a)) + ", op_b = " + to_string(args.op_b);
   if (o.block_n != 0 && !builds_for_b(o.block_n, args.op_b == Op::T))
     return "Options::block_n=" + std::to_string(o.block_n) +
            " (not whole 16-column panels) is built for B stored K-major only (op_b = T, the nn.Linear layout); "
@@ -65,6 +86,7 @@ std::string check_grouped_options(const GemmArgs& args, const Options& o) {
   (void)args;
   if (o.cluster_m > 1 || o.cluster_n > 1)
     return "an M-grouped call runs without clusters (Options::cluster_m and cluster_n 0 or 1)";
+  if (o.swap_ab) return "an M-grouped call runs unswapped (Options::swap_ab false)";
   const bool forced = o.block_n != 0 || o.block_m != 0 || o.pingpong;
   if (forced && grouped_tile_config(o.block_n, o.block_m, o.pingpong) == nullptr) {
     std::string built;

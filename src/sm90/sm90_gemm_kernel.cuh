@@ -34,6 +34,12 @@
 // clusters: its (m_block, n_block) is the cluster's, and rank r of the
 // cluster takes the r-th tile of it along M or N.
 //
+// SWAP_AB (the swapped kernel, 128-row tiles, A and B K-major): the launcher
+// gives it the call's B as A and A as B (detail::swapped_operands), so it
+// computes C^T tile by tile: its rows are C's columns, its columns C's rows.
+// Only the epilogue knows: it stores each panel transposed (stmatrix.trans)
+// into a panel of C's orientation, with C's own M, N and map.
+//
 // A strided batch (GemmArgs::batch > 1): the raster's tile indices run over
 // batch x tiles (common/tile_order.hpp), so one persistent grid walks every
 // problem; the maps are rank 3 and every TMA copy names the tile's batch
@@ -113,7 +119,7 @@ namespace tcgemm::sm90 {
 using detail::EpilogueParams;
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
-          bool PINGPONG, int BLOCK_M = kBlockM, bool FUSED = false, bool GROUPED = false>
+          bool PINGPONG, int BLOCK_M = kBlockM, bool FUSED = false, bool GROUPED = false, bool SWAP_AB = false>
 __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                          const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_a_tail,
@@ -132,6 +138,9 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   static_assert(BLOCK_M != kTallBlockM || !GROUPED, "the tall tile: not for M-grouped calls");
   static_assert(BLOCK_M != kDecodeBlockM || (A_MAJOR == Major::K && B_MAJOR == Major::K),
                 "the decode tile: A and B K-major");
+  static_assert(!SWAP_AB || (BLOCK_M == kBlockM && kClusterCtas == 1 && !PINGPONG && !GROUPED &&
+                             A_MAJOR == Major::K && B_MAJOR == Major::K),
+                "the swapped kernel: 128-row tiles, no cluster, no ping-pong, A and B K-major");
   static_assert(!GROUPED || (kClusterCtas == 1 && A_MAJOR == Major::K && BLOCK_M != kDecodeBlockM && !FUSED),
                 "an M-grouped call: A K-major (a group's rows start anywhere), no cluster, the plain epilogue");
   // A 64- or 8-row tile has one consumer, which stores straight from its registers.
@@ -142,7 +151,9 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   using Release = StageRelease<kClusterCtas, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
   using Ring = detail::RingState<NUM_STAGES>;
   using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, (kSmallM ? BLOCK_M : kSmallBlockM)>,
-                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows, GROUPED>>;
+                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows, GROUPED, SWAP_AB>>;
+  // The kernel's M: the rows of its A (C's columns for the swapped kernel).
+  const int kernel_m = SWAP_AB ? epi.n : epi.m;
   // Ring stages per tile, and the k-blocks of a tile's stage ks (all but the last: kKBlocks).
   const int num_k_stages = kKBlocks == 1 ? num_k_blocks : (num_k_blocks + kKBlocks - 1) / kKBlocks;
   const auto stage_count = [num_k_blocks](int ks) {
@@ -215,7 +226,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           // group's matrix of B (found once per tile, not per stage).
           const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
           const int m0 = GROUPED ? rows.row0 : tile_m0(t);
-          const bool tail = kTailMap && m0 + BLOCK_M > epi.m;
+          const bool tail = kTailMap && m0 + BLOCK_M > kernel_m;
           const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b, cta_rank,
                           tail ? a_tail_bytes + Load::Stage::kBKBlockBytes : kKBlockBytes};
           for (int ks = 0; ks < num_k_stages; ++ks) {
@@ -288,7 +299,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       }
       detail::compute_here(m0);
       detail::compute_here(n0);
-      epilogue.template prefetch_bias<kBiasAct>(epi, n0);
+      epilogue.template prefetch_bias<kBiasAct>(epi, m0, n0);
       Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_stages);  // stage 0 of the CTA's j-th tile
       if (PINGPONG && walk.j > 0)
         detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");

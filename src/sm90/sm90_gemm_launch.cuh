@@ -36,11 +36,15 @@ inline int a_tail_rows(const GemmArgs& args, const Config& config) {
   return detail::a_tail_box_rows(args, config.block_m, rows);
 }
 
+// SWAP_AB: the swapped kernel (Config::swap_ab): its tiles, grid and operand
+// maps are those of detail::swapped_operands(args); the epilogue stores C
+// with the call's own M and N.
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
-          bool PINGPONG, int BLOCK_M, bool FUSED, bool GROUPED = false>
-std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas) {
+          bool PINGPONG, int BLOCK_M, bool FUSED, bool GROUPED = false, bool SWAP_AB = false>
+std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& call, const Config& config, int* grid_ctas) {
   constexpr auto kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N,
-                                                PINGPONG, BLOCK_M, FUSED, GROUPED>;
+                                                PINGPONG, BLOCK_M, FUSED, GROUPED, SWAP_AB>;
+  const GemmArgs args = SWAP_AB ? detail::swapped_operands(call) : call;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
   // (An M-grouped kernel's slot table is static shared memory beside the dynamic.)
   static_assert(!GROUPED || kSmem + detail::kSlotTableBytes <= kSmemLimit,
@@ -59,7 +63,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
                              static_cast<int>(args.batch)};
   const detail::MGroups groups{args.group_ends, static_cast<int>(args.groups), static_cast<int>(args.m)};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
-  EpilogueParams epi = detail::epilogue_params(args);
+  EpilogueParams epi = detail::epilogue_params(call);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
   const int clusters = std::min(config.num_ctas / kClusterCtas, resident);
 
@@ -112,6 +116,20 @@ std::optional<std::string> launch_width(const detail::GemmTensorMaps& maps, cons
   return run;
 }
 
+// The swapped kernel BLOCK_N wide (its tiles BLOCK_N rows of C), built for
+// A and B K-major only (op_a = N, op_b = T; check_layout).
+template <typename Element, int BLOCK_N>
+std::string launch_swapped(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
+                           int* grid_ctas) {
+  if (args.op_a != Op::N || args.op_b != Op::T)
+    return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(args.op_a) +
+           ", op_b = " + to_string(args.op_b) + ": the swapped kernel is built for op_a = N, op_b = T only";
+  return detail::with_epilogue_kind(args, [&](auto fused) {
+    return launch<Element, BLOCK_N, stages_for(BLOCK_N), Major::K, Major::K, 1, 1, false, kBlockM,
+                  decltype(fused)::value, false, true>(maps, args, config, grid_ctas);
+  });
+}
+
 // An M-grouped call (GemmArgs::groups) in one of kGroupedTileConfigs, B
 // stored either way (A is K-major: check_args).
 template <typename Element, int BLOCK_N, bool PINGPONG, int BLOCK_M>
@@ -132,17 +150,31 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   GemmTensorMaps maps;
   // (The 64- and 8-row tiles store C from registers: no map for it.)
   const Tma2D c_map = tma_output_c(args, kEpiPanel);
+  // The operands as the kernel takes them: the call's, or for the swapped
+  // kernel B as A and A as B (C's map stays the call's).
+  const GemmArgs ops = config.swap_ab ? swapped_operands(args) : args;
   // A's map, and its tail map for the last block-row. With one block-row
   // every tile is the last: A's map takes the cut box itself and the tail
   // map is a copy (one encode on a decoding call's launch path, not two).
-  const int a_tail = a_tail_rows(args, config);
-  const int a_rows = args.m <= config.block_m ? a_tail : a_box_rows(config);
-  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_rows, kBlockK),
-                                         tma_operand_b(args, config.block_n, kBlockK, config.cluster_m),
+  const int a_tail = a_tail_rows(ops, config);
+  const int a_rows = ops.m <= config.block_m ? a_tail : a_box_rows(config);
+  if (std::string why = encode_gemm_maps(ops, tma_operand_a(ops, a_rows, kBlockK),
+                                         tma_operand_b(ops, config.block_n, kBlockK, config.cluster_m),
                                          stores_from_registers(config.block_m) ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
-  if (std::string why = encode_a_tail(args, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
+  if (std::string why = encode_a_tail(ops, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
+  if (config.swap_ab) {
+    if (config.block_m == kBlockM && config.cluster_m == 1 && config.cluster_n == 1 && !config.pingpong) {
+      static_assert(is_swap_width(144) && is_swap_width(160) && is_swap_width(208), "a launch below for each");
+      switch (config.block_n) {
+        case 144: return launch_swapped<Element, 144>(maps, args, config, grid_ctas);
+        case 160: return launch_swapped<Element, 160>(maps, args, config, grid_ctas);
+        case 208: return launch_swapped<Element, 208>(maps, args, config, grid_ctas);
+      }
+    }
+    return "no sm90 kernel for " + describe(config);
+  }
   // The instantiated configurations: kGroupedTileConfigs for an M-grouped call, else kTileConfigs.
   if (args.grouped()) {
     static_assert(std::size(kGroupedTileConfigs) == 3, "a launch below for each built configuration");

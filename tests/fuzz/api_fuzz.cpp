@@ -148,9 +148,9 @@ cudaError_t probe_kernel_image() { return cudaSuccess; }
 namespace tcgemm::sm90 {
 std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
   check_kernel_args("sm90", g);
-  if (!is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m, c.cluster_n) || c.num_ctas < 1)
+  if (!is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m, c.cluster_n, c.swap_ab) || c.num_ctas < 1)
     fail("sm90", "bad config " + describe(c));
-  if (!builds_for_layout(c.block_m, c.block_n, g.op_a == Op::N, g.op_b == Op::T))
+  if (!builds_for_layout(c.block_m, c.block_n, g.op_a == Op::N, g.op_b == Op::T, c.swap_ab))
     fail("sm90", "config " + describe(c) + " is not built for the call's layout");
   if (g.grouped() && (grouped_tile_config(c.block_n, c.block_m, c.pingpong) == nullptr || c.cluster_m != 1 ||
                       c.cluster_n != 1 || grouped_tile_config(c.block_n, c.block_m, c.pingpong)->pingpong != c.pingpong))

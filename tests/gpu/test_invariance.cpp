@@ -167,6 +167,7 @@ TEST_F(Invariance, TileWidthDoesNotChangeBits) {
             EXPECT_EQ(p.config.cluster_n, v.options.cluster_n) << p.kernel << cfg;
             EXPECT_EQ(p.config.pingpong, v.options.pingpong) << p.kernel << cfg;
             EXPECT_EQ(p.config.block_m, v.options.block_m) << p.kernel << cfg;
+            EXPECT_EQ(p.config.swap_ab, v.options.swap_ab) << p.kernel << cfg;
           } else {
             EXPECT_EQ(p.config.schedule, v.options.schedule) << p.kernel << cfg;
           }
@@ -216,6 +217,61 @@ TEST_F(Invariance, TallTileLeavesOutOnlyRowsPastM) {
         expect_identical(compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n,
                                  gc.ldc),
                          what + (fused ? " gelu_tanh" : ""), fused ? 0.3 : 0.5);
+      }
+    }
+}
+
+// The swapped kernel (Options::swap_ab) computes C^T and stores it
+// transposed. At token counts on both sides of its widths (144, 160, 208)
+// and of its 64-row panels, with N ragged against its 128-column tiles and
+// not a multiple of 64, plain, with alpha and beta (C read back through its
+// map) and with a fused bias and activation: every element is the unswapped
+// 128 x 128 tile's bit for bit, within the element-wise bound, and nothing
+// past M or N is written.
+TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
+  if (own_backend() != Backend::sm90) GTEST_SKIP() << "the swapped kernel is an sm90 configuration";
+  uint64_t seed = 14000;
+  support::DeviceBuffer<float> bias(1000);
+  {
+    std::vector<float> host(1000);
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(static_cast<int>(i % 7) - 3) / 4.0f;
+    check_cuda(cudaMemcpy(bias.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "bias");
+  }
+  for (const int64_t m : {1, 8, 63, 64, 65, 129, 136, 144, 145, 160, 161, 200, 208, 209, 300})
+    for (const int64_t n : {200, 1000}) {
+      GemmCase gc = make_case(m % 2 ? DType::bf16 : DType::f16, kLayouts[1], m, n, 136, Fill::uniform_pm1, ++seed);
+      for (const int variant : {0, 1, 2}) {  // plain; alpha and beta; bias + gelu_tanh
+        gc.alpha = variant == 1 ? 0.5f : 1.0f;
+        gc.beta = variant == 1 ? 0.75f : 0.0f;
+        const std::string what = gc.describe() + (variant == 2 ? " bias=f32 gelu_tanh" : "");
+        SCOPED_TRACE(what);
+        Problem prob(gc);
+        if (gc.beta != 0.0f) prob.fill_outputs(Fill::uniform_pm1, seed + 100);
+        else prob.poison_outputs();
+        GemmArgs args = prob.args(prob.c_ref());
+        if (variant == 2) {
+          args.bias = bias.data();
+          args.bias_type = BiasType::f32;
+          args.activation = Activation::gelu_tanh;
+        }
+        Options unswapped;
+        unswapped.prefer = Prefer::tcgemm_only;
+        unswapped.block_n = 128;
+        unswapped.block_m = 128;
+        Options swapped;
+        swapped.prefer = Prefer::tcgemm_only;
+        swapped.swap_ab = true;
+        const Plan p128 = run_gemm(args, unswapped);
+        TCGEMM_ASSERT_OK(p128, what);
+        args.c = prob.c();
+        const Plan p = run_gemm(args, swapped);
+        TCGEMM_ASSERT_OK(p, what);
+        EXPECT_TRUE(p.config.swap_ab) << p.kernel;
+        EXPECT_FALSE(p128.config.swap_ab) << p128.kernel;
+        expect_identical(compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n,
+                                 gc.ldc),
+                         what, variant == 2 ? 0.3 : 0.5);
+        if (variant != 2) expect_within_bound(prob, p.backend, what);
       }
     }
 }

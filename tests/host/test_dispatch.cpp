@@ -52,13 +52,15 @@ Options forced(int block_n, int cluster_m = 0, bool pingpong = false, Schedule s
   return o;
 }
 Options forced(const TileConfig& tc) {
-  return forced(tc.block_n, tc.cluster_m, tc.pingpong, Schedule::automatic, tc.block_m, tc.cluster_n);
+  Options o = forced(tc.block_n, tc.cluster_m, tc.pingpong, Schedule::automatic, tc.block_m, tc.cluster_n);
+  o.swap_ab = tc.swap_ab;
+  return o;
 }
 
 TEST(CheckOptions, AcceptsTheDefaultsAndEveryBuiltInConfiguration) {
   EXPECT_EQ(check_options(Options{}), "");
   for (TileConfig tc : kTileConfigs) {
-    if (tc.cluster_n == 1) {
+    if (tc.cluster_n == 1 && !tc.swap_ab) {
       EXPECT_EQ(check_options(forced(tc.block_n, tc.cluster_m, tc.pingpong)), "");
     }
     EXPECT_EQ(check_options(forced(tc)), "");
@@ -75,7 +77,27 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   o.schedule = static_cast<Schedule>(-1);
   EXPECT_EQ(check_options(o), "unknown Options::schedule -1");
   EXPECT_EQ(check_options(forced(100)),
-            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256, not 100");
+            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 208, 256, not "
+            "100");
+  // The swapped kernel: 128 rows, no cluster or ping-pong, its own widths; 208 only swapped.
+  Options swap = forced(144);
+  swap.swap_ab = true;
+  EXPECT_EQ(check_options(swap), "");
+  swap.block_n = 0;
+  EXPECT_EQ(check_options(swap), "");
+  swap.block_n = 128;
+  EXPECT_EQ(check_options(swap),
+            "Options::swap_ab runs 128-row tiles without a cluster or ping-pong, block_n 0 (automatic) or one of 144, "
+            "160, 208; asked for block_n=128 block_m=0 cluster_m=0 cluster_n=0 pingpong=false");
+  swap.block_n = 0;
+  swap.pingpong = true;
+  EXPECT_TRUE(contains(check_options(swap), "pingpong=true")) << check_options(swap);
+  EXPECT_EQ(check_options(forced(208)),
+            "Options::block_n=208 is built only for the swapped kernel (Options::swap_ab = true)");
+  Options swap100;
+  swap100.swap_ab = true;
+  EXPECT_EQ(sm100::check_options(swap100),
+            "Options::swap_ab selects the sm90 swapped kernel; on sm_100 leave it false");
   EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 96)),
             "Options::block_m must be 0 (automatic), 8, 64, 128 or 256, not 96");
   EXPECT_EQ(check_options(forced(96, 0, false, Schedule::automatic, 8)),
@@ -185,7 +207,7 @@ TEST(Decide, Sm90KernelWithItsConfigurationInThePlan) {
     EXPECT_EQ(d.plan.reason, "sm_90 device, operands TMA-compatible");
     const sm90::Config want =
         sm90::select_config(g.m, g.n, g.k, kH200.num_sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m,
-                            tc.cluster_n);
+                            tc.cluster_n, tc.swap_ab);
     const sm90::Config* got = std::get_if<sm90::Config>(&d.config);
     ASSERT_NE(got, nullptr);
     EXPECT_EQ(got->num_ctas, want.num_ctas);
@@ -197,13 +219,15 @@ TEST(Decide, Sm90KernelWithItsConfigurationInThePlan) {
     EXPECT_EQ(k.cluster_m, tc.cluster_m);
     EXPECT_EQ(k.cluster_n, tc.cluster_n);
     EXPECT_EQ(k.pingpong, tc.pingpong);
+    EXPECT_EQ(k.swap_ab, tc.swap_ab);
     EXPECT_EQ(k.schedule, Schedule::persistent);
     EXPECT_EQ(d.plan.kernel, "sm90_gemm_persistent<f16,NT," + std::to_string(tc.block_m) + "x" +
                                  std::to_string(tc.block_n) + "x" + std::to_string(k.block_k) + ", " +
                                  std::to_string(want.stages) + " stages" +
                                  (tc.cluster_m == 2 ? ", cluster 2x1 (B multicast)" : "") +
                                  (tc.cluster_n == 2 ? ", cluster 1x2 (A multicast)" : "") +
-                                 (tc.pingpong ? ", ping-pong" : "") + ">");
+                                 (tc.pingpong ? ", ping-pong" : "") +
+                                 (tc.swap_ab ? ", swapped (C^T = B^T A^T)" : "") + ">");
   }
 }
 
@@ -352,6 +376,25 @@ TEST(Decide, FallsBackWhereTheKernelCannotTakeTheCall) {
   }
   EXPECT_TRUE(contains(decide(aligned_args(), Options{}, kA100).plan.reason,
                        "fallback: no tcgemm kernel for sm_80 (A100 (test)) yet"));
+}
+
+// The swapped kernel is built for op_a = N, op_b = T only: forced on
+// another layout, refused with what is wrong; on nn.Linear's, it runs with
+// the plan saying so.
+TEST(Decide, SwapAbNeedsBothOperandsKMajor) {
+  if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
+  GemmArgs g = aligned_args();  // op_b = N
+  Options o;
+  o.swap_ab = true;
+  const Decision refused = decide(g, o, kH200);
+  EXPECT_EQ(refused.plan.status, Status::invalid_argument);
+  EXPECT_TRUE(contains(refused.plan.reason, "built for A and B stored K-major only (op_a = N, op_b = T")) << refused.plan.reason;
+  g.op_b = Op::T;
+  g.ldb = g.k;
+  const Decision d = decide(g, o, kH200);
+  ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
+  EXPECT_TRUE(d.plan.config.swap_ab);
+  EXPECT_TRUE(contains(d.plan.kernel, ", swapped (C^T = B^T A^T)>")) << d.plan.kernel;
 }
 
 TEST(Decide, TheDevicesFamilyChecksTheOptions) {

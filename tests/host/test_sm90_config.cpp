@@ -71,19 +71,24 @@ TEST(Sm90Config, OverrideIsRespected) {
   for (const auto& s : kShapes)
     for (int sms : {1, 78, 132}) {
       for (int bn : kTileWidths) {
-        const Config c = select_config(s.m, s.n, s.k, sms, bn);
+        // (A width built only swapped, 208, is asked for with swap_ab.)
+        const bool swap_only = !is_tile_config(bn, 1, false, kBlockM) && !is_tile_config(bn, 1, false, kSmallBlockM) &&
+                               is_swap_width(bn);
+        const Config c = select_config(s.m, s.n, s.k, sms, bn, 0, false, 0, 0, swap_only);
         EXPECT_EQ(c.block_n, bn) << shape(s.m, s.n, s.k, sms) << " override=" << bn;
-        EXPECT_TRUE(is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m, c.cluster_n))
+        EXPECT_EQ(c.swap_ab, swap_only) << shape(s.m, s.n, s.k, sms) << " override=" << bn;
+        EXPECT_TRUE(is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m, c.cluster_n, c.swap_ab))
             << shape(s.m, s.n, s.k, sms) << " " << describe(c);
       }
       for (TileConfig tc : kTileConfigs) {
-        const Config c =
-            select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m, tc.cluster_n);
+        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m,
+                                       tc.cluster_n, tc.swap_ab);
         EXPECT_EQ(c.block_m, tc.block_m) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.block_n, tc.block_n) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.cluster_m, tc.cluster_m) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.cluster_n, tc.cluster_n) << shape(s.m, s.n, s.k, sms);
         EXPECT_EQ(c.pingpong, tc.pingpong) << shape(s.m, s.n, s.k, sms);
+        EXPECT_EQ(c.swap_ab, tc.swap_ab) << shape(s.m, s.n, s.k, sms);
       }
     }
 }
@@ -408,7 +413,7 @@ TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
   for (TileConfig tc : kTileConfigs) {
     EXPECT_LE(smem_bytes(tc.block_n, stages_for(tc.block_n, tc.block_m), tc.block_m), kHopperSmemOptIn)
         << "block_n=" << tc.block_n << " block_m=" << tc.block_m;
-    EXPECT_EQ(select_config(8192, 8192, 8192, 132, tc.block_n, 0, false, tc.block_m).stages,
+    EXPECT_EQ(select_config(8192, 8192, 8192, 132, tc.block_n, 0, false, tc.block_m, 0, tc.swap_ab).stages,
               stages_for(tc.block_n, tc.block_m))
         << "block_n=" << tc.block_n << " block_m=" << tc.block_m;
   }
@@ -445,8 +450,9 @@ TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
 // cluster and consumer schedule asked for, and the persistent tile schedule.
 TEST(Sm90Config, SelectConfigFillsThePublicFields) {
   for (TileConfig tc : kTileConfigs) {
-    const Config c =
-        select_config(4096, 4096, 4096, 132, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m, tc.cluster_n);
+    const Config c = select_config(4096, 4096, 4096, 132, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m,
+                                   tc.cluster_n, tc.swap_ab);
+    EXPECT_EQ(c.swap_ab, tc.swap_ab);
     EXPECT_EQ(c.block_m, tc.block_m);
     EXPECT_EQ(c.block_n, tc.block_n);
     EXPECT_EQ(c.block_k, tc.block_m == 8 ? 4 * kBlockK : kBlockK);
@@ -604,7 +610,7 @@ TEST(Sm90Config, TallGridRotatesTheBlockRowsWhereTheLastIsLight) {
   // No light block-row, one block-row, fewer waves than block-rows, more
   // block-rows than a raster group: the full grid.
   EXPECT_EQ(select_config(512, 14336, 4096, 132).num_ctas, 132);
-  EXPECT_EQ(select_config(136, 14336, 4096, 132).num_ctas, 128);
+  EXPECT_EQ(select_config(176, 14336, 4096, 132).num_ctas, 128);
   EXPECT_EQ(select_config(448, 4096, 4096, 132, 112, 0, false, 256).num_ctas, 74);  // 2 x 37 tiles
   EXPECT_EQ(select_config(4000, 14336, 4096, 132, 112, 0, false, 256).num_ctas, 132);
   // The 128-row tiles keep the full grid (they leave nothing out).
@@ -619,9 +625,9 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
     int64_t m, n, k;
     int block_m, block_n;
   };
-  for (const Pick& p : {Pick{136, 14336, 4096, 256, 112}, Pick{192, 14336, 4096, 256, 112},
+  for (const Pick& p : {Pick{176, 14336, 4096, 256, 112}, Pick{192, 14336, 4096, 256, 112},
                         Pick{256, 14336, 4096, 256, 112}, Pick{512, 14336, 4096, 256, 112},
-                        Pick{136, 28672, 4096, 256, 112}, Pick{160, 57344, 8192, 256, 112},
+                        Pick{176, 28672, 4096, 256, 112}, Pick{176, 57344, 8192, 256, 112},
                         Pick{160, 12288, 4096, 256, 96},
                         // two block-rows, the last light, on a rotated grid
                         Pick{448, 28672, 4096, 256, 112}, Pick{400, 57344, 8192, 256, 112},
@@ -644,12 +650,69 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
   // One block-row of 128 rows, or many: never.
   for (const int64_t m : {64, 128, 513, 1024, 4096})
     EXPECT_NE(select_config(m, 14336, 4096, 132).block_m, 256) << m;
+  // Where the swapped kernel is not built for the layout: the tall tile.
+  ConfigRequest a_m_major{};
+  a_m_major.a_k_major = false;
+  const Config unswapped = select_config(136, 14336, 4096, 132, a_m_major);
+  EXPECT_EQ(unswapped.block_m, 256);
+  EXPECT_FALSE(unswapped.swap_ab);
   // Asked for: block_m = 256 alone takes best_tall's width; with a width, that width.
   EXPECT_EQ(select_config(136, 14336, 4096, 132, 0, 0, false, 256).block_n, 112);
   const Config forced = select_config(4096, 4096, 4096, 132, 64, 0, false, 256);
   EXPECT_EQ(forced.block_m, 256);
   EXPECT_EQ(forced.block_n, 64);
   EXPECT_EQ(forced.num_ctas, 132);  // 16 x 64 tiles, at most one CTA per SM
+}
+
+// The swapped kernel (swap_ab) for 129-160 and 193-208 rows of a wide B
+// with A and B K-major, where its grid (N / 128 tiles) fills the SMs:
+// faster than the tall tile and the 128-row tiles there (docs/PERF.md,
+// "Swap-AB").
+TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
+  struct Pick {
+    int64_t m, n, k;
+    int block_n, ctas;
+  };
+  for (const Pick& p : {Pick{136, 14336, 4096, 144, 112}, Pick{160, 14336, 4096, 160, 112},
+                        Pick{129, 14336, 4096, 144, 112}, Pick{136, 28672, 4096, 144, 132},
+                        Pick{160, 57344, 8192, 160, 132}, Pick{200, 14336, 4096, 208, 112},
+                        Pick{193, 28672, 4096, 208, 132}, Pick{208, 57344, 8192, 208, 132}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132);
+    EXPECT_TRUE(c.swap_ab) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
+    EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.num_ctas, p.ctas) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.stages, stages_for(p.block_n));
+    EXPECT_FALSE(c.pingpong);
+    EXPECT_EQ(c.cluster_m, 1);
+    EXPECT_EQ(c.cluster_n, 1);
+  }
+  // Not: one block-row, more than 160 rows, a grid that leaves SMs idle
+  // (4096 / 128 = 32 tiles; 12288: 96), anything forced.
+  for (const int64_t m : {64, 128, 161, 176, 192, 209, 256, 400})
+    EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
+  EXPECT_FALSE(select_config(152, 4096, 4096, 132).swap_ab);
+  EXPECT_FALSE(select_config(136, 12288, 4096, 132).swap_ab);
+  EXPECT_FALSE(select_config(136, 14336, 4096, 132, 112).swap_ab);
+  // Asked for: the narrowest swapped width that holds M, else the widest; a width asked for, that width.
+  EXPECT_EQ(select_config(100, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 144);
+  EXPECT_EQ(select_config(150, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 160);
+  EXPECT_EQ(select_config(200, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 208);
+  const Config wide = select_config(1000, 4096, 4096, 132, 0, 0, false, 0, 0, true);
+  EXPECT_TRUE(wide.swap_ab);
+  EXPECT_EQ(wide.block_n, 208);
+  EXPECT_EQ(wide.num_ctas, 132);  // 32 x 5 tiles
+  const Config forced = select_config(136, 14336, 4096, 132, 208, 0, false, 0, 0, true);
+  EXPECT_TRUE(forced.swap_ab);
+  EXPECT_EQ(forced.block_n, 208);
+  EXPECT_EQ(forced.stages, stages_for(208));
+  // The kernel's M is N: 14336 / 128 = 112 tiles of one column.
+  EXPECT_EQ(forced.num_ctas, 112);
+  // Where the layout is not built swapped (A or B MN-major), forcing it falls back to the unswapped tiles.
+  ConfigRequest mn{};
+  mn.swap_ab = true;
+  mn.b_k_major = false;
+  EXPECT_FALSE(select_config(136, 14336, 4096, 132, mn).swap_ab);
 }
 
 }  // namespace tcgemm::sm90

@@ -102,6 +102,47 @@ TEST(TensorMap, NarrowPanelsOfAnMNMajorB) {
   }
 }
 
+// The swapped kernel's view of a call (sm90 swap_ab): A and B trade places
+// with their ops flipped, so nn.Linear's x @ W^T (NT) stays NT with W as A;
+// its A map then covers W (N x K) and its B map x (M x K). C is untouched.
+TEST(TensorMap, SwappedOperands) {
+  GemmArgs g = args_for(Op::N, Op::T);
+  const void* const other = reinterpret_cast<const void*>(uintptr_t{0x7f0000002000});
+  g.b = other;
+  g.batch = 3;
+  g.stride_a = 1000;
+  g.stride_b = 0;
+  g.stride_c = 5000;
+  const GemmArgs s = swapped_operands(g);
+  EXPECT_EQ(s.op_a, Op::N);
+  EXPECT_EQ(s.op_b, Op::T);
+  EXPECT_EQ(s.m, kN);
+  EXPECT_EQ(s.n, kM);
+  EXPECT_EQ(s.k, kK);
+  EXPECT_EQ(s.a, other);
+  EXPECT_EQ(s.lda, g.ldb);
+  EXPECT_EQ(s.b, kAligned);
+  EXPECT_EQ(s.ldb, g.lda);
+  EXPECT_EQ(s.stride_a, 0);
+  EXPECT_EQ(s.stride_b, 1000);
+  EXPECT_EQ(s.c, g.c);
+  EXPECT_EQ(s.ldc, g.ldc);
+  EXPECT_EQ(s.stride_c, 5000);
+  expect_map(tma_operand_a(s, 128, 64), kK, kN, g.ldb, 64, 128);
+  expect_map(tma_operand_b(s, 144, 64), kK, kM, g.lda, 64, 144);
+  // Every layout maps to the one its transpose is stored in: TN -> TN, NN -> TT, TT -> NN.
+  EXPECT_EQ(swapped_operands(args_for(Op::T, Op::N)).op_a, Op::T);
+  EXPECT_EQ(swapped_operands(args_for(Op::T, Op::N)).op_b, Op::N);
+  EXPECT_EQ(swapped_operands(args_for(Op::N, Op::N)).op_a, Op::T);
+  EXPECT_EQ(swapped_operands(args_for(Op::N, Op::N)).op_b, Op::T);
+  // Twice is the call itself.
+  const GemmArgs back = swapped_operands(s);
+  EXPECT_EQ(back.m, g.m);
+  EXPECT_EQ(back.a, g.a);
+  EXPECT_EQ(back.op_a, g.op_a);
+  EXPECT_EQ(back.stride_a, g.stride_a);
+}
+
 TEST(TensorMap, OutputC) {
   for (Op oa : {Op::N, Op::T})
     for (Op ob : {Op::N, Op::T}) {

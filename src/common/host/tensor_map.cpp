@@ -134,6 +134,22 @@ std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& 
   return {};
 }
 
+GemmArgs swapped_operands(const GemmArgs& args) {
+  GemmArgs s = args;
+  const auto flip = [](Op op) { return op == Op::N ? Op::T : Op::N; };
+  s.op_a = flip(args.op_b);
+  s.op_b = flip(args.op_a);
+  s.m = args.n;
+  s.n = args.m;
+  s.a = args.b;
+  s.lda = args.ldb;
+  s.b = args.a;
+  s.ldb = args.lda;
+  s.stride_a = args.stride_b;
+  s.stride_b = args.stride_a;
+  return s;
+}
+
 int a_tail_box_rows(const GemmArgs& args, int block_m, int rows) {
   if (args.op_a != Op::N || args.m <= 0) return rows;
   const int64_t last = args.m - (ceil_div(args.m, block_m) - 1) * block_m;

@@ -78,6 +78,13 @@ struct GemmTensorMaps {
 std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D* c,
                              GemmTensorMaps* out);
 
+// The call as the swapped kernel (sm90's swap_ab) sees it: C^T = op(B)^T
+// op(A)^T, so its A is the call's B and its B the call's A (M and N, the
+// leading dimensions, the batch strides and the ops trade places; an op
+// flips: a K-major B stays K-major as the kernel's A). C, its map and the
+// epilogue keep the call's own M, N and ldc.
+GemmArgs swapped_operands(const GemmArgs& args);
+
 // The rows of A's box for the tiles of the last block-row of `block_m`-row
 // tiles, whose rows run past M: the rows of M there, rounded up to 8, at
 // most `rows` (the box of the other tiles). The rows past M are never
