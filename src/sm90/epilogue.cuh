@@ -38,7 +38,7 @@ namespace tcgemm::sm90 {
 // accumulators hold C^T: their rows are C's columns, their columns C's rows.
 // Each 64 x 64 block goes into a panel transposed (stmatrix.trans), so the
 // panel is in C's orientation and leaves through the same map and stores;
-// the bias follows the accumulator rows. (store_panels_swapped)
+// the bias follows the accumulator rows (row_bias).
 template <typename Element, int BLOCK_N, int MMA_ROWS, bool GROUP_ROWS = false, bool SWAP_AB = false>
 struct Epilogue {
   static_assert(!(GROUP_ROWS && SWAP_AB), "an M-grouped call runs unswapped");
@@ -140,82 +140,13 @@ struct Epilogue {
     // third of the per-panel instructions. One uniform branch per tile. (Not
     // for the fused epilogue: a second copy of its panel loop for every
     // activation makes the ping-pong kernels spill.)
-    if constexpr (SWAP_AB) {
-      if constexpr (ACT == detail::kPlainEpilogue) {
-        if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_panels_swapped<ACT, true>(acc, epi, m0, n0, batch);
-      }
-      store_panels_swapped<ACT, false>(acc, epi, m0, n0, batch);
-    } else {
-      if constexpr (ACT == detail::kPlainEpilogue) {
-        if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_panels<ACT, true>(acc, epi, m0, n0, batch);
-      }
-      store_panels<ACT, false>(acc, epi, m0, n0, batch);
+    if constexpr (ACT == detail::kPlainEpilogue) {
+      if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_panels<ACT, true>(acc, epi, m0, n0, batch);
     }
+    store_panels<ACT, false>(acc, epi, m0, n0, batch);
   }
 
  private:
-  // The swapped kernel's tile (SWAP_AB): m0 is C's first column of this
-  // consumer's accumulator rows, n0 C's first row. Panel (r, p) holds C's
-  // rows n0 + 64 p on (64 of them, or kLastPanelCols in the narrower last
-  // panel) by the 64 columns of m64 accumulator r; the narrower last panel is
-  // copied by the threads (its rows end inside the panel, where a TMA box of
-  // 64 rows would write over the next tile's). Otherwise as store_panels:
-  // the same values, the same panel buffers, barriers and stores.
-  template <int ACT, bool UNIT_SCALE>
-  __device__ __forceinline__ void store_panels_swapped(const float (&acc)[MMA_ROWS][kAccRegs],
-                                                       const detail::EpilogueParams& epi, int m0, int n0, int batch) {
-#pragma unroll
-    for (int r = 0; r < MMA_ROWS; ++r)
-#pragma unroll
-      for (int p = 0; p < kPanelsPerTile; ++p) {
-        const int col0 = m0 + r * kConsumerRows;
-        const int row0 = n0 + p * kEpiPanel;
-        if (col0 >= epi.n || row0 >= epi.m) continue;
-        const int buf = panel_use % kEpiBuffers;
-        const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
-        if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
-        detail::named_barrier_sync(barrier_id, 128);
-        const int panel_rows = p + 1 < kPanelsPerTile ? kEpiPanel : kLastPanelCols;
-        uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
-        const bool read_c = !UNIT_SCALE && epi.beta != 0.0f;
-        if (read_c)
-          detail::load_c_panel(tmap_c, epi, col0, row0, batch, buf_ptr, kPanelBytes,
-                               &c_loaded[consumer * kEpiBuffers + buf], wg_thread == 0, c_phases, buf);
-#pragma unroll
-        for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
-          if (16 * jj >= panel_rows) break;
-          const int jc = p * (kEpiPanel / 8) + 2 * jj;
-          float v[8];
-#pragma unroll
-          for (int i = 0; i < 8; ++i) {
-            // v[i]: accumulator row 8 * (i % 4 / 2) further down (C's column), column group jc + i / 4.
-            if constexpr (ACT != detail::kPlainEpilogue)
-              v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i], i % 4 < 2 ? row_bias[r].x : row_bias[r].y);
-            else
-              v[i] = UNIT_SCALE ? acc[r][4 * jc + i] : epi.alpha * acc[r][4 * jc + i];
-          }
-          if constexpr (ACT != detail::kPlainEpilogue) detail::activate_all<ACT>(v);
-          // 16 of C's rows further down the panel: the same swizzle phase.
-          const uint32_t addr = buf_addr + frag_offset + jj * 16 * detail::kSwizzleBytes;
-          if (read_c) {
-            uint32_t c[4];
-            ldmatrix_x4_trans(addr, c[0], c[1], c[2], c[3]);
-            detail::add_beta_c<Element>(v, epi.beta, c);
-          }
-          stmatrix_x4_trans(addr, detail::pack2<Element>(v[0], v[1]), detail::pack2<Element>(v[2], v[3]),
-                            detail::pack2<Element>(v[4], v[5]), detail::pack2<Element>(v[6], v[7]));
-        }
-        const auto sync = [&] { detail::named_barrier_sync(barrier_id, 128); };
-        if (panel_rows == kEpiPanel)
-          detail::store_panel<Element, kEpiPanel, 128>(tmap_c, epi, row0, col0, batch, buf_ptr, wg_thread,
-                                                      wg_thread == 0, sync);
-        else
-          detail::store_panel_narrow<Element, kLastPanelCols, 128, kEpiPanel>(epi, row0, col0, batch, buf_ptr,
-                                                                              wg_thread, wg_thread == 0, sync);
-        ++panel_use;
-      }
-  }
-
   // UNIT_SCALE: alpha = 1 and beta = 0 (plain epilogue only).
   template <int ACT, bool UNIT_SCALE>
   __device__ __forceinline__ void store_panels(const float (&acc)[MMA_ROWS][kAccRegs],
@@ -228,21 +159,29 @@ struct Epilogue {
     // eight bounds-checked pair loads with their addresses (about 20
     // instructions a pair). The element of the next panel is loaded while this
     // one is computed and stored, the first panel's before the tile's
-    // mainloop (prefetch_bias): `staged`, for column panel `staged_p`.
+    // mainloop (prefetch_bias): `staged`, for column panel `staged_p`. The
+    // swapped kernel's bias is per accumulator row: row_bias, loaded there.
+    //
+    // Panel (r, p) holds accumulator r's 64 rows by the tile's columns 64 p
+    // on (64 of them, or kLastPanelCols in the narrower last panel). Its place
+    // in C: (row0, col0); the swapped kernel's accumulator rows are C's
+    // columns, so there the panel holds C's rows n0 + 64 p on by 64 columns,
+    // written transposed.
 #pragma unroll
     for (int r = 0; r < MMA_ROWS; ++r)
 #pragma unroll
       for (int p = 0; p < kPanelsPerTile; ++p) {
-        const int row0 = m0 + r * kConsumerRows;
-        const int panel_n0 = n0 + p * kEpiPanel;
+        const int row0 = SWAP_AB ? n0 + p * kEpiPanel : m0 + r * kConsumerRows;
+        const int col0 = SWAP_AB ? m0 + r * kConsumerRows : n0 + p * kEpiPanel;
         // Nothing of this panel is inside C (the tile hangs over M or N).
-        if (row0 >= epi.m || panel_n0 >= epi.n) continue;
+        if (row0 >= epi.m || col0 >= epi.n) continue;
         const int buf = panel_use % kEpiBuffers;
         const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
         // The store that last used this buffer must have finished reading it
         // (bulk groups complete in order; allow the other buffer's store).
         if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
-        if constexpr (ACT != detail::kPlainEpilogue) {
+        constexpr bool kStagedBias = ACT != detail::kPlainEpilogue && !SWAP_AB;
+        if constexpr (kStagedBias) {
           if (staged_p != p) load_staged(epi, n0, p);  // (not prefetched: a call without prefetch_bias)
           // Every reader of the previous panel's bias has passed that
           // panel's store barrier (store_panel) before this thread got here.
@@ -252,7 +191,7 @@ struct Epilogue {
         // This thread's 16 columns of the panel: a pair per 8-column group
         // (2jj or 2jj + 1).
         float2 bias[kEpiPanel / 8];
-        if constexpr (ACT != detail::kPlainEpilogue) {
+        if constexpr (kStagedBias) {
 #pragma unroll
           for (int g = 0; g < kEpiPanel / 8; ++g)
             bias[g] = reinterpret_cast<const float2*>(bias_stage)[4 * g + wg_thread % 4];
@@ -261,16 +200,16 @@ struct Epilogue {
           // row (none after the tile's last panel: prefetch_bias loads the
           // next tile's).
           if (r + 1 < MMA_ROWS || p + 1 < kPanelsPerTile)
-            load_staged(epi, n0, p + 1 < kPanelsPerTile && panel_n0 + kEpiPanel < epi.n ? p + 1 : 0);
+            load_staged(epi, n0, p + 1 < kPanelsPerTile && col0 + kEpiPanel < epi.n ? p + 1 : 0);
         }
-        // This panel's columns (a multiple of 16; known once the loop is unrolled).
+        // This panel's share of the tile's columns (a multiple of 16; known once the loop is unrolled).
         const int panel_cols = p + 1 < kPanelsPerTile ? kEpiPanel : kLastPanelCols;
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = !UNIT_SCALE && epi.beta != 0.0f;
         if (read_c)
-          detail::load_c_panel(tmap_c, epi, panel_n0, row0, batch, buf_ptr, kPanelBytes, loaded, wg_thread == 0,
-                               c_phases, buf);
+          detail::load_c_panel(tmap_c, epi, col0, row0, batch, buf_ptr, kPanelBytes, loaded, wg_thread == 0, c_phases,
+                               buf);
 #pragma unroll
         for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
           if (16 * jj >= panel_cols) break;
@@ -278,32 +217,44 @@ struct Epilogue {
           const int jc = p * (kEpiPanel / 8) + 2 * jj;
           float v[8];
           if constexpr (ACT != detail::kPlainEpilogue) {
-            // v[i]'s column: 8-column group jc + i / 4, pair 2 * (lane % 4), element i % 2.
+            // v[i]'s column: 8-column group jc + i / 4, pair 2 * (lane % 4), element i % 2; its row 8
+            // further down for i % 4 >= 2 (the swapped kernel's bias).
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
-              const float2 b = bias[2 * jj + i / 4];
-              v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i], i % 2 == 0 ? b.x : b.y);
+              const float2 b = SWAP_AB ? row_bias[r] : bias[2 * jj + i / 4];
+              v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i],
+                                            SWAP_AB ? (i % 4 < 2 ? b.x : b.y) : (i % 2 == 0 ? b.x : b.y));
             }
             detail::activate_all<ACT>(v);
           } else {
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = UNIT_SCALE ? acc[r][4 * jc + i] : epi.alpha * acc[r][4 * jc + i];
           }
-          const uint32_t addr = detail::swizzled_step16(buf_addr + frag_offset, jj);
+          // The next 16 columns; swapped, 16 of C's rows further down the panel (the same swizzle phase).
+          const uint32_t addr = SWAP_AB ? buf_addr + frag_offset + jj * 16 * detail::kSwizzleBytes
+                                        : detail::swizzled_step16(buf_addr + frag_offset, jj);
           if (read_c) {
             uint32_t c[4];
-            ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
+            if constexpr (SWAP_AB) ldmatrix_x4_trans(addr, c[0], c[1], c[2], c[3]);
+            else ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
             detail::add_beta_c<Element>(v, epi.beta, c);
           }
-          stmatrix_x4(addr, detail::pack2<Element>(v[0], v[1]), detail::pack2<Element>(v[2], v[3]),
-                      detail::pack2<Element>(v[4], v[5]), detail::pack2<Element>(v[6], v[7]));
+          const uint32_t w0 = detail::pack2<Element>(v[0], v[1]), w1 = detail::pack2<Element>(v[2], v[3]);
+          const uint32_t w2 = detail::pack2<Element>(v[4], v[5]), w3 = detail::pack2<Element>(v[6], v[7]);
+          if constexpr (SWAP_AB) stmatrix_x4_trans(addr, w0, w1, w2, w3);
+          else stmatrix_x4(addr, w0, w1, w2, w3);
         }
         const auto sync = [&] { detail::named_barrier_sync(barrier_id, 128); };
+        // The narrower last panel is copied by the threads: its 64-wide TMA box would write over the
+        // next tile (swapped: over the next tile's rows).
         if (panel_cols == kEpiPanel)
-          detail::store_panel<Element, kEpiPanel, 128, GROUP_ROWS>(tmap_c, epi, row0, panel_n0, batch, buf_ptr,
+          detail::store_panel<Element, kEpiPanel, 128, GROUP_ROWS>(tmap_c, epi, row0, col0, batch, buf_ptr,
                                                                    wg_thread, wg_thread == 0, sync);
+        else if constexpr (SWAP_AB)
+          detail::store_panel_narrow<Element, kLastPanelCols, 128, kEpiPanel>(epi, row0, col0, batch, buf_ptr,
+                                                                              wg_thread, wg_thread == 0, sync);
         else
-          detail::store_panel_narrow<Element, kEpiPanel, 128, kLastPanelCols>(epi, row0, panel_n0, batch, buf_ptr,
+          detail::store_panel_narrow<Element, kEpiPanel, 128, kLastPanelCols>(epi, row0, col0, batch, buf_ptr,
                                                                               wg_thread, wg_thread == 0, sync);
         ++panel_use;
       }
