@@ -170,8 +170,8 @@ inline constexpr int kMaxGroups = 256;
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
 // 8-48 only with 64- and 8-row tiles, 112, 144 and 160 only with 128-row tiles,
-// 208 only swapped (kTileConfigs).
-inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 208, 256};
+// 176, 208 and 224 only swapped (kTileConfigs).
+inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 176, 192, 208, 224, 256};
 
 // The sm90 kernel configurations built in: a tile width, the number of CTAs
 // (1 or 2, stacked along M) in a cluster that shares B by TMA multicast, the
@@ -201,7 +201,7 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // swap_ab: the kernel computes C^T = op(B)^T op(A)^T, so B's rows (a weight's
 // N) fill wgmma's 64-row M side and A's rows (the tokens) its N side, which
 // comes in steps of 8: a tile is 128 of C's columns by block_n of its rows,
-// stored transposed. For 129-208 rows of C against a wide B, where the
+// stored transposed. For 129-224 rows of C against a wide B, where the
 // 64-row steps of the other tiles compute up to 256 rows (docs/PERF.md,
 // "Swap-AB"). 128 rows (two consumers), no cluster, no ping-pong, for A and
 // B stored K-major (op_a = N, op_b = T) only, which the swap keeps.
@@ -225,7 +225,8 @@ inline constexpr TileConfig kTileConfigs[] = {
     {8, 1, false, 8},  {16, 1, false, 8}, {32, 1, false, 8}, {40, 1, false, 8}, {48, 1, false, 8},
     {64, 1, false, 8},  {64, 1, false, 128, 2}, {96, 1, false, 128, 2}, {64, 1, false, 256},
     {96, 1, false, 256}, {112, 1, false, 256}, {128, 1, false, 256}, {144, 1, false, 128, 1, true},
-    {160, 1, false, 128, 1, true}, {208, 1, false, 128, 1, true}};
+    {160, 1, false, 128, 1, true}, {176, 1, false, 128, 1, true}, {208, 1, false, 128, 1, true},
+    {224, 1, false, 128, 1, true}};
 
 // The sm90 configurations built for M-grouped calls (GemmArgs::groups):
 // ping-pong 128 x 128 (chosen for many rows a group), 128 x 256 (33 to 128

@@ -337,8 +337,8 @@ Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
 // steps of the other tiles (M rounded up to 64: what the tall tile computes
 // with its accumulators past M left out), and its grid (N / 128 tiles) fills
 // at least 80% of the SMs in every wave (N = 14336 makes 112 tiles, 57344
-// 448). So 129-160 rows (144 or 160 against 192) and 193-208 (208 against
-// 256); not 161-192 (208 against 192). Measured against the tile chosen
+// 448). So 129-176 rows (144, 160 or 176 against 192) and 193-224 (208 or
+// 224 against 256); not 177-192 (208 against 192). Measured against the tile chosen
 // before (bf16 NT, `bench --configs all`, docs/PERF.md, "Swap-AB"): 5-7%
 // faster at 136 and 160 x 14336 x 4096, 136 x 28672 x 4096 and 160 x 57344
 // x 8192, 2-6% at 200-208 x 14336 x 4096, 200 x 28672 x 4096 and 200 x

@@ -190,7 +190,7 @@ struct ConfigRequest {
 // by how well each tile keeps the tensor cores fed (narrower tiles move more
 // operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does) and, for the
 // ping-pong 128x128, by how much epilogue it hides (more at short K). For
-// 129-160 and 193-208 rows of C against a wide B (A and B K-major), the
+// 129-176 and 193-224 rows of C against a wide B (A and B K-major), the
 // swapped kernel (swap_ab) where its grid fills the SMs.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).

@@ -49,9 +49,10 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_REGS_C1 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define TCGEMM_WGMMA_REGS_C2 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 #define TCGEMM_WGMMA_REGS_C3 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-// The widths that are not whole chunks: 4, 8, 16, 20, 24, 48, 56, 72, 80 and
-// 104 accumulators (N = 8 .. 48 and 96, the small-M tiles; 96 .. 160, the
-// 128-row tiles that cut N into more even waves; 208, the swapped kernel's).
+// The widths that are not whole chunks: 4, 8, 16, 20, 24, 48, 56, 72, 80, 88,
+// 104 and 112 accumulators (N = 8 .. 48 and 96, the small-M tiles; 96 ..
+// 160, the 128-row tiles that cut N into more even waves; 176, 208 and 224,
+// the swapped kernel's).
 #define TCGEMM_WGMMA_ACC_8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 #define TCGEMM_WGMMA_REGS_8 "{%0, %1, %2, %3}"
 #define TCGEMM_WGMMA_PRED_8 "setp.ne.b32 p, %6, 0;\n"
@@ -110,6 +111,14 @@ namespace tcgemm::sm90 {
   "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}"
 #define TCGEMM_WGMMA_PRED_160 "setp.ne.b32 p, %82, 0;\n"
 #define TCGEMM_WGMMA_TAIL_160 ", %80, %81, p, 1, 1, %83, %84;\n}\n"
+#define TCGEMM_WGMMA_ACC_176 \
+  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+      "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+      "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+#define TCGEMM_WGMMA_REGS_176 \
+  "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}"
+#define TCGEMM_WGMMA_PRED_176 "setp.ne.b32 p, %90, 0;\n"
+#define TCGEMM_WGMMA_TAIL_176 ", %88, %89, p, 1, 1, %91, %92;\n}\n"
 #define TCGEMM_WGMMA_ACC_208 \
   TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, TCGEMM_WGMMA_ACC_C2, "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), \
       "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
@@ -117,6 +126,13 @@ namespace tcgemm::sm90 {
   "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", " TCGEMM_WGMMA_REGS_C2 ", %96, %97, %98, %99, %100, %101, %102, %103}"
 #define TCGEMM_WGMMA_PRED_208 "setp.ne.b32 p, %106, 0;\n"
 #define TCGEMM_WGMMA_TAIL_208 ", %104, %105, p, 1, 1, %107, %108;\n}\n"
+#define TCGEMM_WGMMA_ACC_224 \
+  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, TCGEMM_WGMMA_ACC_C2, "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+      "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+#define TCGEMM_WGMMA_REGS_224 \
+  "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", " TCGEMM_WGMMA_REGS_C2 ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111}"
+#define TCGEMM_WGMMA_PRED_224 "setp.ne.b32 p, %114, 0;\n"
+#define TCGEMM_WGMMA_TAIL_224 ", %112, %113, p, 1, 1, %115, %116;\n}\n"
 #define TCGEMM_WGMMA_ACC_192 TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, TCGEMM_WGMMA_ACC_C2
 #define TCGEMM_WGMMA_REGS_192 "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", " TCGEMM_WGMMA_REGS_C2 "}"
 #define TCGEMM_WGMMA_PRED_192 "setp.ne.b32 p, %98, 0;\n"
@@ -148,14 +164,14 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "wgmma here takes fp16 or bf16 operands");
   static_assert(N == 8 || N == 16 || N == 32 || N == 40 || N == 48 || N == 64 || N == 96 || N == 112 || N == 128 ||
-                    N == 144 || N == 160 || N == 192 || N == 208 || N == 256,
-                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 208, 256");
+                    N == 144 || N == 160 || N == 176 || N == 192 || N == 208 || N == 224 || N == 256,
+                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 176, 192, 208, 224, 256");
   constexpr bool kF16 = std::is_same_v<Element, __half>;
   TCGEMM_WGMMA_IF_WIDTH(8) else TCGEMM_WGMMA_IF_WIDTH(16) else TCGEMM_WGMMA_IF_WIDTH(32) else TCGEMM_WGMMA_IF_WIDTH(40)
   else TCGEMM_WGMMA_IF_WIDTH(48) else TCGEMM_WGMMA_IF_WIDTH(64) else TCGEMM_WGMMA_IF_WIDTH(96)
   else TCGEMM_WGMMA_IF_WIDTH(112) else TCGEMM_WGMMA_IF_WIDTH(128) else TCGEMM_WGMMA_IF_WIDTH(144)
-  else TCGEMM_WGMMA_IF_WIDTH(160) else TCGEMM_WGMMA_IF_WIDTH(192) else TCGEMM_WGMMA_IF_WIDTH(208)
-  else TCGEMM_WGMMA_IF_WIDTH(256)
+  else TCGEMM_WGMMA_IF_WIDTH(160) else TCGEMM_WGMMA_IF_WIDTH(176) else TCGEMM_WGMMA_IF_WIDTH(192)
+  else TCGEMM_WGMMA_IF_WIDTH(208) else TCGEMM_WGMMA_IF_WIDTH(224) else TCGEMM_WGMMA_IF_WIDTH(256)
 }
 
 // Keeps the compiler from moving accumulator accesses across the async

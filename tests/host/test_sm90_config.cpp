@@ -610,7 +610,7 @@ TEST(Sm90Config, TallGridRotatesTheBlockRowsWhereTheLastIsLight) {
   // No light block-row, one block-row, fewer waves than block-rows, more
   // block-rows than a raster group: the full grid.
   EXPECT_EQ(select_config(512, 14336, 4096, 132).num_ctas, 132);
-  EXPECT_EQ(select_config(176, 14336, 4096, 132).num_ctas, 128);
+  EXPECT_EQ(select_config(184, 14336, 4096, 132).num_ctas, 128);
   EXPECT_EQ(select_config(448, 4096, 4096, 132, 112, 0, false, 256).num_ctas, 74);  // 2 x 37 tiles
   EXPECT_EQ(select_config(4000, 14336, 4096, 132, 112, 0, false, 256).num_ctas, 132);
   // The 128-row tiles keep the full grid (they leave nothing out).
@@ -625,9 +625,9 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
     int64_t m, n, k;
     int block_m, block_n;
   };
-  for (const Pick& p : {Pick{176, 14336, 4096, 256, 112}, Pick{192, 14336, 4096, 256, 112},
+  for (const Pick& p : {Pick{184, 14336, 4096, 256, 112}, Pick{192, 14336, 4096, 256, 112},
                         Pick{256, 14336, 4096, 256, 112}, Pick{512, 14336, 4096, 256, 112},
-                        Pick{176, 28672, 4096, 256, 112}, Pick{176, 57344, 8192, 256, 112},
+                        Pick{184, 28672, 4096, 256, 112}, Pick{184, 57344, 8192, 256, 112},
                         Pick{160, 12288, 4096, 256, 96},
                         // two block-rows, the last light, on a rotated grid
                         Pick{448, 28672, 4096, 256, 112}, Pick{400, 57344, 8192, 256, 112},
@@ -664,7 +664,7 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
   EXPECT_EQ(forced.num_ctas, 132);  // 16 x 64 tiles, at most one CTA per SM
 }
 
-// The swapped kernel (swap_ab) for 129-160 and 193-208 rows of a wide B
+// The swapped kernel (swap_ab) for 129-176 and 193-224 rows of a wide B
 // with A and B K-major, where its grid (N / 128 tiles) fills the SMs:
 // faster than the tall tile and the 128-row tiles there (docs/PERF.md,
 // "Swap-AB").
@@ -676,7 +676,9 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   for (const Pick& p : {Pick{136, 14336, 4096, 144, 112}, Pick{160, 14336, 4096, 160, 112},
                         Pick{129, 14336, 4096, 144, 112}, Pick{136, 28672, 4096, 144, 132},
                         Pick{160, 57344, 8192, 160, 132}, Pick{200, 14336, 4096, 208, 112},
-                        Pick{193, 28672, 4096, 208, 132}, Pick{208, 57344, 8192, 208, 132}}) {
+                        Pick{193, 28672, 4096, 208, 132}, Pick{208, 57344, 8192, 208, 132},
+                        Pick{161, 14336, 4096, 176, 112}, Pick{176, 57344, 8192, 176, 132},
+                        Pick{209, 14336, 4096, 224, 112}, Pick{224, 28672, 4096, 224, 132}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_TRUE(c.swap_ab) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
@@ -687,9 +689,9 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
     EXPECT_EQ(c.cluster_m, 1);
     EXPECT_EQ(c.cluster_n, 1);
   }
-  // Not: one block-row, more than 160 rows, a grid that leaves SMs idle
+  // Not: one block-row, 177-192 rows (208 against the tall tile's 192) or more than 224, a grid that leaves SMs idle
   // (4096 / 128 = 32 tiles; 12288: 96), anything forced.
-  for (const int64_t m : {64, 128, 161, 176, 192, 209, 256, 400})
+  for (const int64_t m : {64, 128, 177, 192, 225, 256, 400})
     EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
   EXPECT_FALSE(select_config(152, 4096, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(136, 12288, 4096, 132).swap_ab);
@@ -697,10 +699,12 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   // Asked for: the narrowest swapped width that holds M, else the widest; a width asked for, that width.
   EXPECT_EQ(select_config(100, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 144);
   EXPECT_EQ(select_config(150, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 160);
+  EXPECT_EQ(select_config(170, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 176);
   EXPECT_EQ(select_config(200, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 208);
+  EXPECT_EQ(select_config(210, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 224);
   const Config wide = select_config(1000, 4096, 4096, 132, 0, 0, false, 0, 0, true);
   EXPECT_TRUE(wide.swap_ab);
-  EXPECT_EQ(wide.block_n, 208);
+  EXPECT_EQ(wide.block_n, 224);
   EXPECT_EQ(wide.num_ctas, 132);  // 32 x 5 tiles
   const Config forced = select_config(136, 14336, 4096, 132, 208, 0, false, 0, 0, true);
   EXPECT_TRUE(forced.swap_ab);
