@@ -44,7 +44,7 @@ struct Epilogue {
   static_assert(!(GROUP_ROWS && SWAP_AB), "an M-grouped call runs unswapped");
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
-  // 64-column panels; a width that is not whole panels (96, 112, 144, 160)
+  // 64-column panels; a width that is not whole panels (96, 112, 144, 160, 176, 208, 224)
   // ends with a narrower one of kLastPanelCols, staged in a panel buffer like
   // the others but stored by the threads (detail::store_panel_narrow): the
   // tensor map's box is 64 columns, which would write into the next tile.

@@ -148,7 +148,7 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
 }
 
 // Whether block_n has no unswapped 128-row tile: it exists only as a 64-row
-// tile (or only swapped: 208).
+// tile, or only swapped (176, 208, 224).
 bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
 
 // Tiles block_m x block_n without a cluster or ping-pong (the 64-, 8- and
@@ -326,6 +326,23 @@ int swap_width(int64_t m) {
   }
   return fits != 0 ? fits : widest;
 }
+// The swapped width whose tiles cover M with the fewest rows of C computed
+// (M rounded up to whole tiles of it; a tie to the wider, fewer tiles), and
+// those rows.
+struct SwapFit {
+  int block_n = 0;
+  int64_t rows = 0;
+};
+SwapFit swap_fit(int64_t m) {
+  SwapFit best;
+  for (const TileConfig tc : kTileConfigs) {
+    if (!tc.swap_ab) continue;
+    const int64_t rows = ceil_div(m, tc.block_n) * tc.block_n;
+    if (best.block_n == 0 || rows < best.rows || (rows == best.rows && tc.block_n > best.block_n))
+      best = SwapFit{tc.block_n, rows};
+  }
+  return best;
+}
 Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
   Config c = single_cta_config(n, m, num_sms, kBlockM, block_n, batch);  // (the kernel's M is N, its N M)
   c.swap_ab = true;
@@ -333,22 +350,29 @@ Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
 }
 
 // Where the swapped kernel is chosen: A and B K-major, past one block-row
-// of 128, where its width holds M and computes fewer rows than the 64-row
-// steps of the other tiles (M rounded up to 64: what the tall tile computes
-// with its accumulators past M left out), and its grid (N / 128 tiles) fills
-// at least 80% of the SMs in every wave (N = 14336 makes 112 tiles, 57344
-// 448). So 129-176 rows (144, 160 or 176 against 192) and 193-224 (208 or
-// 224 against 256); not 177-192 (208 against 192). Measured against the tile chosen
-// before (bf16 NT, `bench --configs all`, docs/PERF.md, "Swap-AB"): 5-7%
-// faster at 136 and 160 x 14336 x 4096, 136 x 28672 x 4096 and 160 x 57344
-// x 8192, 2-6% at 200-208 x 14336 x 4096, 200 x 28672 x 4096 and 200 x
-// 57344 x 8192; at 152 x 4096 x 4096 (32 tiles) 20% slower.
-bool takes_swap(int64_t m, int64_t n, int num_sms, const ConfigRequest& r) {
+// of 128, where its tiles (swap_fit) compute fewer rows of C than the tiles
+// chosen otherwise (`other_rows`: M rounded up to 64 for the tall tile, whose
+// accumulators past M are left out; to 128 for the 128-row tiles), and its
+// grid (N / 128 tiles by M's tiles) fills at least 80% of the SMs in every
+// wave (N = 14336 makes 112 tiles a token tile, 57344 448). One token tile:
+// 129-176 rows (144, 160 or 176 against the tall tile's 192) and 193-224
+// (208 or 224 against 256), not 177-192 (208 against 192). Two, where the
+// 128-row tiles are chosen: 257-320 rows (2 x 144 or 160 against 384).
+// Measured against the tile chosen
+// before (bf16 NT, docs/PERF.md, "Swap-AB"): 4-7% faster at 136-176 x 14336
+// x 4096 and 136 x 28672 x 4096, 2-6% at 160 and 200 x 57344 x 8192, 200-208
+// x 14336 x 4096 and 200 x 28672 x 4096, 0-1.5% at 209-224 rows, 6-15% at
+// 288 and 320 x 14336 x 4096, 288 x 28672 x 4096 and 320 x 57344 x 8192, 1%
+// at 300 x 14336 x 4096, even at 300 x 22016 x 4096; 0.8% slower at 176 x 57344 x
+// 8192 (bound by W's 940 MB); at 152 x 4096 x 4096 (32 tiles, not taken)
+// 20% slower.
+bool takes_swap(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
   if (m <= kBlockM || !r.a_k_major || !r.b_k_major) return false;
-  const int width = swap_width(m);
-  if (width < m || width >= ceil_div(m, kSmallBlockM) * kSmallBlockM) return false;
-  const int64_t tiles = ceil_div(n, kBlockM) * r.batch;
-  return tiles >= num_sms * 8 / 10 && detail::wave_efficiency(tiles, num_sms) >= 0.8;
+  const SwapFit fit = swap_fit(m);
+  if (fit.rows >= other_rows) return false;
+  const int64_t tiles = ceil_div(n, kBlockM) * ceil_div(m, fit.block_n) * r.batch;
+  return tiles >= num_sms * 8 / 10 && detail::wave_efficiency(tiles, num_sms) >= 0.8 &&
+         detail::tile_count_fits_int32(n, m, kBlockM, fit.block_n, r.batch);
 }
 
 }  // namespace
@@ -477,9 +501,9 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // all`, docs/PERF.md). Not when the call asked for a height, width,
   // cluster or ping-pong.
   const bool automatic = is_automatic(request);
-  if (automatic && takes_swap(m, n, num_sms, request) &&
-      detail::tile_count_fits_int32(n, m, kBlockM, swap_width(m), request.batch))
-    return swap_config(m, n, num_sms, swap_width(m), request.batch);
+  // One token tile of the swapped kernel, against the tall tile's rows.
+  if (automatic && m <= swap_width(m) && takes_swap(m, n, num_sms, request, ceil_div(m, kSmallBlockM) * kSmallBlockM))
+    return swap_config(m, n, num_sms, swap_fit(m).block_n, request.batch);
   if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms) {
     const Config c = small_m_config(m, n, k, num_sms, request, /*latency_bound=*/true);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
@@ -547,12 +571,23 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // ping-pong 128 x 128, 286 on 256 x 112; 512 x 14336 x 4096 87 us against
   // cuBLAS's 94 (bf16 NT, docs/PERF.md, "The tall tile").
   const int64_t rows_128 = ceil_div(m, kBlockM);
+  TallChoice tall;
   if (automatic && best >= 0.0 && rows_128 >= 2 && rows_128 <= 4) {
-    const TallChoice tall = best_tall(m, n, num_sms, request.b_k_major, request.batch);
-    if (tall.block_n != 0 && tall.score > best &&
-        detail::tile_count_fits_int32(m, n, kTallBlockM, tall.block_n, request.batch))
-      return tall_config(m, n, num_sms, tall.block_n, request.batch);
+    tall = best_tall(m, n, num_sms, request.b_k_major, request.batch);
+    if (tall.block_n == 0 || tall.score <= best ||
+        !detail::tile_count_fits_int32(m, n, kTallBlockM, tall.block_n, request.batch))
+      tall = TallChoice{};
   }
+  if (tall.block_n != 0) return tall_config(m, n, num_sms, tall.block_n, request.batch);
+  // Two token tiles of the swapped kernel (257-320 rows: two of 144 or 160),
+  // against the rows the 128-row tiles would compute. (Not two of 176: 352 x
+  // 14336 x 4096 ran 1% slower than on 128 x 112. Not against the tall tile:
+  // at 400 x 14336 x 4096 the two tied, 77.4 and 76.9 us. Three or more token
+  // tiles not measured.)
+  constexpr int64_t kTwoSwapTilesMax = 2 * 160;
+  if (automatic && best >= 0.0 && m > swap_width(m) && m <= kTwoSwapTilesMax &&
+      takes_swap(m, n, num_sms, request, rows_128 * kBlockM))
+    return swap_config(m, n, num_sms, swap_fit(m).block_n, request.batch);
   Config c{};
   c.block_m = kBlockM;
   c.block_n = block_n;

@@ -30,7 +30,7 @@ std::string check_config_options(const Options& o) {
            std::to_string(kSmallBlockM) + ", " + std::to_string(kBlockM) + " or " + std::to_string(kTallBlockM) +
            ", not " + std::to_string(o.block_m);
   // The swapped kernel: 128 rows, no cluster or ping-pong, a swapped width or
-  // none; a width built only swapped (208) needs it.
+  // none; a width built only swapped (176, 208, 224) needs it.
   if (o.swap_ab) {
     if ((o.block_n != 0 && !is_swap_width(o.block_n)) || (o.block_m != 0 && o.block_m != kBlockM) ||
         o.cluster_m > 1 || o.cluster_n > 1 || o.pingpong) {
@@ -44,9 +44,10 @@ std::string check_config_options(const Options& o) {
     }
     return {};
   }
-  if (o.block_n != 0 && !is_tile_config(o.block_n, 1, false, kBlockM) && !is_tile_config(o.block_n, 1, false, kSmallBlockM) &&
-      !is_tile_config(o.block_n, 1, false, kDecodeBlockM) && is_swap_width(o.block_n))
-    return "Options::block_n=" + std::to_string(o.block_n) + " is built only for the swapped kernel (Options::swap_ab = true)";
+  if (o.block_n != 0 && is_swap_width(o.block_n) && !is_tile_config(o.block_n, 1, false, kBlockM) &&
+      !is_tile_config(o.block_n, 1, false, kSmallBlockM) && !is_tile_config(o.block_n, 1, false, kDecodeBlockM))
+    return "Options::block_n=" + std::to_string(o.block_n) +
+           " is built only for the swapped kernel (Options::swap_ab = true)";
   // Unnamed, the height is 128 rows, or 64 for a width only 64-row tiles have.
   const int block_m = o.block_m != 0                                             ? o.block_m
                       : o.block_n == 0 || is_tile_config(o.block_n, 1, false, kBlockM) ? kBlockM

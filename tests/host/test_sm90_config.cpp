@@ -634,7 +634,7 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
                         Pick{448, 57344, 8192, 256, 112}, Pick{400, 28672, 4096, 256, 112},
                         // where the 128-row tiles (or the 64-row ones) measured faster
                         Pick{160, 22016, 4096, 128, 112}, Pick{160, 8192, 8192, 128, 128},
-                        Pick{200, 12288, 4096, 128, 192}, Pick{300, 14336, 4096, 128, 112},
+                        Pick{200, 12288, 4096, 128, 192}, Pick{360, 14336, 4096, 128, 112},
                         Pick{384, 14336, 4096, 128, 112}, Pick{160, 4096, 4096, 64, 96},
                         Pick{420, 37888, 3584, 128, 128}, Pick{440, 10240, 8192, 128, 160}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
@@ -678,7 +678,10 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
                         Pick{160, 57344, 8192, 160, 132}, Pick{200, 14336, 4096, 208, 112},
                         Pick{193, 28672, 4096, 208, 132}, Pick{208, 57344, 8192, 208, 132},
                         Pick{161, 14336, 4096, 176, 112}, Pick{176, 57344, 8192, 176, 132},
-                        Pick{209, 14336, 4096, 224, 112}, Pick{224, 28672, 4096, 224, 132}}) {
+                        Pick{209, 14336, 4096, 224, 112}, Pick{224, 28672, 4096, 224, 132},
+                        // two token tiles, where the 128-row tiles compute 384 rows
+                        Pick{288, 14336, 4096, 144, 132}, Pick{300, 14336, 4096, 160, 132},
+                        Pick{320, 57344, 8192, 160, 132}, Pick{257, 28672, 4096, 144, 132}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_TRUE(c.swap_ab) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
@@ -691,8 +694,9 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   }
   // Not: one block-row, 177-192 rows (208 against the tall tile's 192) or more than 224, a grid that leaves SMs idle
   // (4096 / 128 = 32 tiles; 12288: 96), anything forced.
-  for (const int64_t m : {64, 128, 177, 192, 225, 256, 400})
+  for (const int64_t m : {64, 128, 177, 192, 225, 256, 321, 352, 384, 400, 448, 512})
     EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
+  EXPECT_FALSE(select_config(420, 37888, 3584, 132).swap_ab);
   EXPECT_FALSE(select_config(152, 4096, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(136, 12288, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(136, 14336, 4096, 132, 112).swap_ab);
