@@ -201,9 +201,9 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // swap_ab: the kernel computes C^T = op(B)^T op(A)^T, so B's rows (a weight's
 // N) fill wgmma's 64-row M side and A's rows (the tokens) its N side, which
 // comes in steps of 8: a tile is 128 of C's columns by block_n of its rows,
-// stored transposed. For 129-224 rows of C against a wide B, where the
-// 64-row steps of the other tiles compute up to 256 rows (docs/PERF.md,
-// "Swap-AB"). 128 rows (two consumers), no cluster, no ping-pong, for A and
+// stored transposed. For 129-320 rows of C against a wide B (one or two
+// tiles of tokens), where the 64- and 128-row steps of the other tiles
+// compute up to 384 rows (docs/PERF.md, "Swap-AB"). 128 rows (two consumers), no cluster, no ping-pong, for A and
 // B stored K-major (op_a = N, op_b = T) only, which the swap keeps.
 struct TileConfig {
   int block_n;
@@ -277,10 +277,10 @@ inline constexpr int kSm100GroupedWidths[] = {128, 256};
 struct Options {
   Prefer prefer = Prefer::automatic;
   // Configuration override for the sm90 kernel: 0 chooses automatically; a
-  // non-zero (block_n, cluster_m, pingpong, block_m, cluster_n) must be one of
-  // kTileConfigs (block_n alone picks that width, the rest chosen
-  // automatically). Results are bit-identical for every choice (tests rely
-  // on it).
+  // non-zero (block_n, cluster_m, pingpong, block_m, cluster_n, swap_ab) must
+  // be one of kTileConfigs (block_n alone picks that width, the rest chosen
+  // automatically; a width built only swapped, 176, 208 or 224, with
+  // swap_ab). Results are bit-identical for every choice (tests rely on it).
   int block_n = 0;
   int cluster_m = 0;
   bool pingpong = false;  // with block_n and cluster_m: the ping-pong variant

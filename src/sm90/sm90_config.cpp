@@ -367,7 +367,8 @@ Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
 // 8192 (bound by W's 940 MB); at 152 x 4096 x 4096 (32 tiles, not taken)
 // 20% slower.
 bool takes_swap(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
-  if (m <= kBlockM || !r.a_k_major || !r.b_k_major) return false;
+  // (Plain calls only: a strided batch of small products was not measured.)
+  if (m <= kBlockM || !r.a_k_major || !r.b_k_major || r.batch != 1) return false;
   const SwapFit fit = swap_fit(m);
   if (fit.rows >= other_rows) return false;
   const int64_t tiles = ceil_div(n, kBlockM) * ceil_div(m, fit.block_n) * r.batch;

@@ -167,7 +167,7 @@ struct ConfigRequest {
   // The problems of a strided batch (GemmArgs::batch): one grid walks all
   // their tiles, so every wave count below counts batch x tiles.
   int64_t batch = 1;
-  // Whether A is stored K-major (op_a = N): the decode tile needs it.
+  // Whether A is stored K-major (op_a = N): the decode tile and the swapped kernel need it.
   bool a_k_major = true;
   // Whether the call has a fused epilogue (bias or activation): the shallow
   // ring is built for the plain epilogue only.
@@ -190,8 +190,8 @@ struct ConfigRequest {
 // by how well each tile keeps the tensor cores fed (narrower tiles move more
 // operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does) and, for the
 // ping-pong 128x128, by how much epilogue it hides (more at short K). For
-// 129-176 and 193-224 rows of C against a wide B (A and B K-major), the
-// swapped kernel (swap_ab) where its grid fills the SMs.
+// 129-176, 193-224 and 257-320 rows of C against a wide B (A and B K-major,
+// no batch), the swapped kernel (swap_ab) where its grid fills the SMs.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,

@@ -47,7 +47,7 @@ std::string check_config_options(const Options& o) {
   if (o.block_n != 0 && is_swap_width(o.block_n) && !is_tile_config(o.block_n, 1, false, kBlockM) &&
       !is_tile_config(o.block_n, 1, false, kSmallBlockM) && !is_tile_config(o.block_n, 1, false, kDecodeBlockM))
     return "Options::block_n=" + std::to_string(o.block_n) +
-           " is built only for the swapped kernel (Options::swap_ab = true)";
+           " is built only for the sm90 swapped kernel (Options::swap_ab = true)";
   // Unnamed, the height is 128 rows, or 64 for a width only 64-row tiles have.
   const int block_m = o.block_m != 0                                             ? o.block_m
                       : o.block_n == 0 || is_tile_config(o.block_n, 1, false, kBlockM) ? kBlockM

@@ -79,7 +79,7 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   EXPECT_EQ(check_options(forced(100)),
             "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 176, 192, 208, 224, "
             "256, not 100");
-  // The swapped kernel: 128 rows, no cluster or ping-pong, its own widths; 208 only swapped.
+  // The swapped kernel: 128 rows, no cluster or ping-pong, its own widths; 176, 208 and 224 only swapped.
   Options swap = forced(144);
   swap.swap_ab = true;
   EXPECT_EQ(check_options(swap), "");
@@ -93,7 +93,7 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   swap.pingpong = true;
   EXPECT_TRUE(contains(check_options(swap), "pingpong=true")) << check_options(swap);
   EXPECT_EQ(check_options(forced(208)),
-            "Options::block_n=208 is built only for the swapped kernel (Options::swap_ab = true)");
+            "Options::block_n=208 is built only for the sm90 swapped kernel (Options::swap_ab = true)");
   Options swap100;
   swap100.swap_ab = true;
   EXPECT_EQ(sm100::check_options(swap100),

@@ -71,7 +71,7 @@ TEST(Sm90Config, OverrideIsRespected) {
   for (const auto& s : kShapes)
     for (int sms : {1, 78, 132}) {
       for (int bn : kTileWidths) {
-        // (A width built only swapped, 208, is asked for with swap_ab.)
+        // (A width built only swapped, 176, 208 or 224, is asked for with swap_ab.)
         const bool swap_only = !is_tile_config(bn, 1, false, kBlockM) && !is_tile_config(bn, 1, false, kSmallBlockM) &&
                                is_swap_width(bn);
         const Config c = select_config(s.m, s.n, s.k, sms, bn, 0, false, 0, 0, swap_only);
@@ -372,10 +372,13 @@ TEST(Sm90Config, PersistentGridIsMinOfClustersAndResidentClusters) {
   for (const auto& s : kShapes)
     for (int sms : {1, 78, 114, 132})
       for (TileConfig tc : kTileConfigs) {
-        const Config c =
-            select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m, tc.cluster_n);
-        const int64_t m_blocks = (s.m + c.block_m - 1) / c.block_m;
-        const int64_t n_blocks = (s.n + c.block_n - 1) / c.block_n;
+        const Config c = select_config(s.m, s.n, s.k, sms, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m,
+                                       tc.cluster_n, tc.swap_ab);
+        EXPECT_EQ(c.swap_ab, tc.swap_ab) << shape(s.m, s.n, s.k, sms);
+        // (The swapped kernel's tiles: block_m of N by block_n of M.)
+        const int64_t rows = c.swap_ab ? s.n : s.m, cols = c.swap_ab ? s.m : s.n;
+        const int64_t m_blocks = (rows + c.block_m - 1) / c.block_m;
+        const int64_t n_blocks = (cols + c.block_n - 1) / c.block_n;
         const int64_t clusters =
             (m_blocks + c.cluster_m - 1) / c.cluster_m * ((n_blocks + c.cluster_n - 1) / c.cluster_n);
         const int size = c.cluster_m * c.cluster_n;
@@ -401,8 +404,8 @@ TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
 
 TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
   for (const auto& s : kShapes)
-    for (int bn : {0, 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 192, 256}) {
-      const Config c = select_config(s.m, s.n, s.k, 132, bn);
+    for (int bn : {0, 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 176, 192, 208, 224, 256}) {
+      const Config c = select_config(s.m, s.n, s.k, 132, bn, 0, false, 0, 0, is_swap_width(bn) && !is_tile_config(bn, 1));
       EXPECT_GE(c.stages, 2) << "a ring needs two stages to overlap loads and MMAs";
       EXPECT_LE(c.stages, max_stages(c.block_n, c.block_m));
       EXPECT_LE(smem_bytes(c.block_n, c.stages, c.block_m), kHopperSmemOptIn)
