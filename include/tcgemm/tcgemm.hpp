@@ -203,8 +203,9 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // comes in steps of 8: a tile is 128 of C's columns by block_n of its rows,
 // stored transposed. For 129-320 rows of C against a wide B (one or two
 // tiles of tokens), where the 64- and 128-row steps of the other tiles
-// compute up to 384 rows (docs/PERF.md, "Swap-AB"). 128 rows (two consumers), no cluster, no ping-pong, for A and
-// B stored K-major (op_a = N, op_b = T) only, which the swap keeps.
+// compute up to 384 rows (docs/PERF.md, "Swap-AB"). 128 rows (two
+// consumers), no cluster, no ping-pong, for A and B stored K-major (op_a =
+// N, op_b = T) only, which the swap keeps.
 struct TileConfig {
   int block_n;
   int cluster_m;
