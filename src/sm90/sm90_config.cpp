@@ -570,7 +570,9 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // reading all of W and the second computing 128 rows for 8-64, and 45-46
   // us on 128 tiles 256 x 112 (0.97x); 160 x 57344 x 8192 335 us on the
   // ping-pong 128 x 128, 286 on 256 x 112; 512 x 14336 x 4096 87 us against
-  // cuBLAS's 94 (bf16 NT, docs/PERF.md, "The tall tile").
+  // cuBLAS's 94 (bf16 NT, docs/PERF.md, "The tall tile"). (The swapped
+  // kernel, taken above where it computes fewer rows, has since beaten it at
+  // 129-176 and 193-224 rows of such a B.)
   const int64_t rows_128 = ceil_div(m, kBlockM);
   TallChoice tall;
   if (automatic && best >= 0.0 && rows_128 >= 2 && rows_128 <= 4) {
