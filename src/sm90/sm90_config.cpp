@@ -314,17 +314,24 @@ Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
   return c;
 }
 
+// The widest swapped width: the most rows of C one token tile of the
+// swapped kernel holds.
+constexpr int kWidestSwapWidth = [] {
+  int widest = 0;
+  for (const TileConfig tc : kTileConfigs)
+    if (tc.swap_ab && tc.block_n > widest) widest = tc.block_n;
+  return widest;
+}();
+
 // The swapped kernel (swap_ab) for M x N: the kernel's tiles are 128 of N
 // by block_n of M, so the tokens (M) take wgmma's N side in steps of 8. Its
-// width: the narrowest swapped width that holds M, else the widest.
+// width when forced without one: the narrowest swapped width that holds M,
+// else the widest.
 int swap_width(int64_t m) {
-  int fits = 0, widest = 0;
-  for (const TileConfig tc : kTileConfigs) {
-    if (!tc.swap_ab) continue;
-    if (tc.block_n >= m && (fits == 0 || tc.block_n < fits)) fits = tc.block_n;
-    widest = std::max(widest, tc.block_n);
-  }
-  return fits != 0 ? fits : widest;
+  int fits = 0;
+  for (const TileConfig tc : kTileConfigs)
+    if (tc.swap_ab && tc.block_n >= m && (fits == 0 || tc.block_n < fits)) fits = tc.block_n;
+  return fits != 0 ? fits : kWidestSwapWidth;
 }
 // The swapped width whose tiles cover M with the fewest rows of C computed
 // (M rounded up to whole tiles of it; a tie to the wider, fewer tiles), and
@@ -365,15 +372,16 @@ Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
 // 288 and 320 x 14336 x 4096, 288 x 28672 x 4096 and 320 x 57344 x 8192, 1%
 // at 300 x 14336 x 4096, even at 300 x 22016 x 4096; 0.8% slower at 176 x 57344 x
 // 8192 (bound by W's 940 MB); at 152 x 4096 x 4096 (32 tiles, not taken)
-// 20% slower.
-bool takes_swap(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
+// 20% slower. Returns the width (swap_fit's), or 0 where it is not taken.
+int swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
   // (Plain calls only: a strided batch of small products was not measured.)
-  if (m <= kBlockM || !r.a_k_major || !r.b_k_major || r.batch != 1) return false;
+  if (m <= kBlockM || !r.a_k_major || !r.b_k_major || r.batch != 1) return 0;
   const SwapFit fit = swap_fit(m);
-  if (fit.rows >= other_rows) return false;
+  if (fit.rows >= other_rows) return 0;
   const int64_t tiles = ceil_div(n, kBlockM) * ceil_div(m, fit.block_n) * r.batch;
-  return tiles >= num_sms * 8 / 10 && detail::wave_efficiency(tiles, num_sms) >= 0.8 &&
-         detail::tile_count_fits_int32(n, m, kBlockM, fit.block_n, r.batch);
+  const bool fills = tiles >= num_sms * 8 / 10 && detail::wave_efficiency(tiles, num_sms) >= 0.8 &&
+                     detail::tile_count_fits_int32(n, m, kBlockM, fit.block_n, r.batch);
+  return fills ? fit.block_n : 0;
 }
 
 }  // namespace
@@ -503,8 +511,10 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // cluster or ping-pong.
   const bool automatic = is_automatic(request);
   // One token tile of the swapped kernel, against the tall tile's rows.
-  if (automatic && m <= swap_width(m) && takes_swap(m, n, num_sms, request, ceil_div(m, kSmallBlockM) * kSmallBlockM))
-    return swap_config(m, n, num_sms, swap_fit(m).block_n, request.batch);
+  if (automatic && m <= kWidestSwapWidth) {
+    if (const int w = swap_choice(m, n, num_sms, request, ceil_div(m, kSmallBlockM) * kSmallBlockM))
+      return swap_config(m, n, num_sms, w, request.batch);
+  }
   if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms) {
     const Config c = small_m_config(m, n, k, num_sms, request, /*latency_bound=*/true);
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
@@ -588,9 +598,10 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // at 400 x 14336 x 4096 the two tied, 77.4 and 76.9 us. Three or more token
   // tiles not measured.)
   constexpr int64_t kTwoSwapTilesMax = 2 * 160;
-  if (automatic && best >= 0.0 && m > swap_width(m) && m <= kTwoSwapTilesMax &&
-      takes_swap(m, n, num_sms, request, rows_128 * kBlockM))
-    return swap_config(m, n, num_sms, swap_fit(m).block_n, request.batch);
+  if (automatic && best >= 0.0 && m > kWidestSwapWidth && m <= kTwoSwapTilesMax) {
+    if (const int w = swap_choice(m, n, num_sms, request, rows_128 * kBlockM))
+      return swap_config(m, n, num_sms, w, request.batch);
+  }
   Config c{};
   c.block_m = kBlockM;
   c.block_n = block_n;

@@ -36,15 +36,17 @@ inline int a_tail_rows(const GemmArgs& args, const Config& config) {
   return detail::a_tail_box_rows(args, config.block_m, rows);
 }
 
-// SWAP_AB: the swapped kernel (Config::swap_ab): its tiles, grid and operand
-// maps are those of detail::swapped_operands(args); the epilogue stores C
-// with the call's own M and N.
+// `args`: the operands as the kernel takes them (its tiles, grid and maps);
+// `call`: the call itself, whose epilogue the kernel runs. The same call but
+// for the swapped kernel (SWAP_AB, Config::swap_ab), whose `args` are
+// detail::swapped_operands(call) and whose epilogue stores C with the call's
+// own M and N.
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N,
           bool PINGPONG, int BLOCK_M, bool FUSED, bool GROUPED = false, bool SWAP_AB = false>
-std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& call, const Config& config, int* grid_ctas) {
+std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas,
+                   const GemmArgs& call) {
   constexpr auto kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N,
                                                 PINGPONG, BLOCK_M, FUSED, GROUPED, SWAP_AB>;
-  const GemmArgs args = SWAP_AB ? detail::swapped_operands(call) : call;
   constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
   // (An M-grouped kernel's slot table is static shared memory beside the dynamic.)
   static_assert(!GROUPED || kSmem + detail::kSlotTableBytes <= kSmemLimit,
@@ -93,11 +95,11 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
       if constexpr (has_shallow_ring(BLOCK_N, BLOCK_M)) {
         if (config.stages == kShallowStages && !args.fused_epilogue())
           return launch<Element, BLOCK_N, kShallowStages, kA, kB, CLUSTER_M, CLUSTER_N, PINGPONG, BLOCK_M, false>(
-              maps, args, config, grid_ctas);
+              maps, args, config, grid_ctas, args);
       }
       return detail::with_epilogue_kind(args, [&](auto fused) {
         return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, CLUSTER_M, CLUSTER_N, PINGPONG,
-                      BLOCK_M, decltype(fused)::value>(maps, args, config, grid_ctas);
+                      BLOCK_M, decltype(fused)::value>(maps, args, config, grid_ctas, args);
       });
     }
   });
@@ -116,17 +118,18 @@ std::optional<std::string> launch_width(const detail::GemmTensorMaps& maps, cons
   return run;
 }
 
-// The swapped kernel BLOCK_N wide (its tiles BLOCK_N rows of C), built for
-// A and B K-major only (op_a = N, op_b = T; check_layout).
+// The swapped kernel BLOCK_N wide (its tiles BLOCK_N rows of C) for `call`,
+// whose operands it takes as `ops` (detail::swapped_operands(call)); built
+// for A and B K-major only (op_a = N, op_b = T; check_layout).
 template <typename Element, int BLOCK_N>
-std::string launch_swapped(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
-                           int* grid_ctas) {
-  if (args.op_a != Op::N || args.op_b != Op::T)
-    return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(args.op_a) +
-           ", op_b = " + to_string(args.op_b) + ": the swapped kernel is built for op_a = N, op_b = T only";
-  return detail::with_epilogue_kind(args, [&](auto fused) {
+std::string launch_swapped(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const Config& config,
+                           int* grid_ctas, const GemmArgs& call) {
+  if (call.op_a != Op::N || call.op_b != Op::T)
+    return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(call.op_a) +
+           ", op_b = " + to_string(call.op_b) + ": the swapped kernel is built for op_a = N, op_b = T only";
+  return detail::with_epilogue_kind(call, [&](auto fused) {
     return launch<Element, BLOCK_N, stages_for(BLOCK_N), Major::K, Major::K, 1, 1, false, kBlockM,
-                  decltype(fused)::value, false, true>(maps, args, config, grid_ctas);
+                  decltype(fused)::value, false, true>(maps, ops, config, grid_ctas, call);
   });
 }
 
@@ -137,7 +140,7 @@ std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& a
                            int* grid_ctas) {
   const auto run = [&](auto b) {
     return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), Major::K, decltype(b)::value, 1, 1, PINGPONG,
-                  BLOCK_M, false, true>(maps, args, config, grid_ctas);
+                  BLOCK_M, false, true>(maps, args, config, grid_ctas, args);
   };
   if (args.op_a != Op::N) return "an M-grouped call needs A stored K-major (op_a = N)";
   return args.op_b == Op::T ? run(std::integral_constant<Major, Major::K>{})
@@ -151,8 +154,11 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   // (The 64- and 8-row tiles store C from registers: no map for it.)
   const Tma2D c_map = tma_output_c(args, kEpiPanel);
   // The operands as the kernel takes them: the call's, or for the swapped
-  // kernel B as A and A as B (C's map stays the call's).
-  const GemmArgs ops = config.swap_ab ? swapped_operands(args) : args;
+  // kernel B as A and A as B (C's map stays the call's). (Built once, and
+  // only for the swapped kernel: no copy on the other calls' launch path.)
+  std::optional<GemmArgs> swapped;
+  if (config.swap_ab) swapped = swapped_operands(args);
+  const GemmArgs& ops = swapped ? *swapped : args;
   // A's map, and its tail map for the last block-row. With one block-row
   // every tile is the last: A's map takes the cut box itself and the tail
   // map is a copy (one encode on a decoding call's launch path, not two).
@@ -170,11 +176,11 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
                         is_swap_width(224),
                     "a launch below for each");
       switch (config.block_n) {
-        case 144: return launch_swapped<Element, 144>(maps, args, config, grid_ctas);
-        case 160: return launch_swapped<Element, 160>(maps, args, config, grid_ctas);
-        case 176: return launch_swapped<Element, 176>(maps, args, config, grid_ctas);
-        case 208: return launch_swapped<Element, 208>(maps, args, config, grid_ctas);
-        case 224: return launch_swapped<Element, 224>(maps, args, config, grid_ctas);
+        case 144: return launch_swapped<Element, 144>(maps, ops, config, grid_ctas, args);
+        case 160: return launch_swapped<Element, 160>(maps, ops, config, grid_ctas, args);
+        case 176: return launch_swapped<Element, 176>(maps, ops, config, grid_ctas, args);
+        case 208: return launch_swapped<Element, 208>(maps, ops, config, grid_ctas, args);
+        case 224: return launch_swapped<Element, 224>(maps, ops, config, grid_ctas, args);
       }
     }
     return "no sm90 kernel for " + describe(config);
