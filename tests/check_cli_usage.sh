@@ -23,6 +23,7 @@ expect_usage_error() {
 expect_usage_error "--flush must be write, read or none" bench --flush sometimes
 expect_usage_error "--no-flush and --flush read contradict each other" bench --no-flush --flush read
 expect_usage_error "--configs must be auto or all" bench --configs best
+expect_usage_error "--only picks among the configurations of --configs all" bench --only swap_ab
 expect_usage_error "--shape wants MxNxK with positive sizes" bench --shape 0x16x16
 expect_usage_error "--chain times its own fixed chain" bench --chain --shape 16x16x16
 expect_usage_error "--repeats wants a positive integer" bench --repeats 0

@@ -15,6 +15,7 @@
 // Reported: medians over all rounds. The events are recorded on the stream,
 // so a call's host work (planning, tensor maps) counts only where it is not
 // hidden behind the flush or the previous launch: this is GPU time per call.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -297,6 +298,8 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
   std::vector<BenchRow> rows;
   std::vector<support::KernelVariant> variants;
   if (s.all_configs) variants = support::builtin_variants(support::device_family());
+  if (!s.only.empty())  // (--only: the labels containing it; bench checked that some do)
+    std::erase_if(variants, [&](const support::KernelVariant& v) { return v.label.find(s.only) == std::string::npos; });
   variants.emplace_back();  // the automatic choice: Options{}
   size_t group = 0;
   for (const BenchCase& t : s.shapes)
@@ -370,6 +373,12 @@ int run_bench(const ArgParser& parser) {
   const DeviceInfo info = query_device_info();
   print_header(info, settings);
   if (settings.chain) return run_chain(settings);
+  const auto labelled = [&](const support::KernelVariant& v) { return v.label.find(settings.only) != std::string::npos; };
+  if (!settings.only.empty() && std::ranges::none_of(support::builtin_variants(support::device_family()), labelled)) {
+    std::fprintf(stderr, "tcgemm bench: --only '%s' matches no configuration of this GPU's kernels\n",
+                 settings.only.c_str());
+    return kExitUsage;
+  }
   if (record_path.empty() && settings.plot_path) {
     char name[] = "/tmp/tcgemm_bench_XXXXXX";
     const int fd = mkstemp(name);

@@ -42,6 +42,10 @@ void add_bench_options(ArgParser& parser) {
                     "auto: the heuristic's choice (default); all: time every built-in configuration of the "
                     "device's kernel family for each case, then the heuristic's choice itself (marked '*'; "
                     "'=' marks the configuration that is the same kernel)");
+  parser.add_option("only", "TEXT",
+                    "with --configs all: time only the configurations whose label contains TEXT, beside the "
+                    "automatic choice (sm90 labels: block_n=W cluster_m=C [pingpong] [block_m=H] [cluster_n=2] "
+                    "[swap_ab], e.g. --only swap_ab; sm100: block_n=W clc|persistent [single-CTA])");
   add_fused_epilogue_options(parser,
                              "time tcgemm with a fused epilogue (a fourth side, tcgemm without it, timed beside it; "
                              "cuBLAS runs the GEMM alone)");
@@ -129,6 +133,11 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   else return "--flush must be write, read or none";
   s.measure_peak = !parser.has("no-peak");
   s.all_configs = configs == "all";
+  if (parser.has("only")) {
+    if (!s.all_configs) return "--only picks among the configurations of --configs all: add --configs all";
+    s.only = parser.get("only");
+    if (s.only.empty()) return "--only wants a non-empty part of a configuration's label";
+  }
   if (std::string why = parse_fused_epilogue(parser, &s.fused); !why.empty()) return why;
   if (s.chain && s.fused.any()) return "--chain takes no --activation or --bias";
   if (parser.has("json")) s.json_path = parser.get("json");

@@ -43,6 +43,7 @@ struct BenchSettings {
   bool measure_peak = true;  // measure the tensor-core ceiling for %peak
   int64_t batch = 1;         // --batch N: every case a strided batch of N problems
   bool all_configs = false;  // --configs all: every built-in configuration of the family
+  std::string only;          // --only: of those, the ones whose label contains this (empty: all)
   bool chain = false;        // --chain: the dependent-GEMM chain instead of the cases
   FusedEpilogue fused;       // --activation, --bias: ours runs fused, and plain beside it
   std::optional<std::string> json_path;  // --json FILE
