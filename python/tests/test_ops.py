@@ -18,6 +18,8 @@ import tcgemm  # noqa: E402  (install it: pip install --no-build-isolation .)
 
 DTYPES = [torch.float16, torch.bfloat16]
 LAYOUTS = ["NN", "NT", "TN", "TT"]
+# The widths the sm90 kernels are built with (kTileWidths in tcgemm.hpp).
+SM90_WIDTHS = (8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 152, 160, 176, 192, 200, 208, 224, 256)
 # (m, n, k): single rows/columns, odd sizes (cuBLAS fallback), tile edges, several waves.
 SHAPES = [(1, 1, 1), (1, 96, 64), (96, 1, 64), (64, 64, 1), (7, 13, 9), (64, 64, 64), (128, 256, 64),
           (257, 129, 200), (264, 520, 1000), (1024, 1024, 1024), (2048, 4096, 512)]
@@ -79,7 +81,7 @@ def test_matches_reference(m: int, n: int, k: int, layout: str, dtype: torch.dty
         # The structured fields name the configuration the kernel's name shows.
         assert plan.path == "kernel" and plan.schedule == "persistent", plan
         assert (plan.block_m, plan.block_k) in ((128, 64), (64, 64), (8, 256)), plan
-        assert plan.block_n in (8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 176, 192, 208, 224, 256), plan
+        assert plan.block_n in SM90_WIDTHS, plan
         assert f",{plan.block_m}x{plan.block_n}x{plan.block_k}, {plan.stages} stages" in plan.kernel, plan
         assert plan.cluster_m in (1, 2) and plan.pingpong == ("ping-pong" in plan.kernel), plan
         assert plan.cluster_n == (2 if "cluster 1x2" in plan.kernel else 1), plan

@@ -44,13 +44,17 @@ struct Epilogue {
   static_assert(!(GROUP_ROWS && SWAP_AB), "an M-grouped call runs unswapped");
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
-  // 64-column panels; a width that is not whole panels (96, 112, 144, 160, 176, 208, 224)
-  // ends with a narrower one of kLastPanelCols, staged in a panel buffer like
-  // the others but stored by the threads (detail::store_panel_narrow): the
-  // tensor map's box is 64 columns, which would write into the next tile.
+  // 64-column panels; a width that is not whole panels (96, 112, 144, 152,
+  // 160, 176, 200, 208, 224) ends with a narrower one of kLastPanelCols,
+  // staged in a panel buffer like the others but stored by the threads
+  // (detail::store_panel_narrow): the tensor map's box is 64 columns, which
+  // would write into the next tile.
   static constexpr int kPanelsPerTile = (BLOCK_N + kEpiPanel - 1) / kEpiPanel;
   static constexpr int kLastPanelCols = BLOCK_N - (kPanelsPerTile - 1) * kEpiPanel;
-  static_assert(kLastPanelCols % 16 == 0, "panels are written 16 columns at a time (stmatrix x4)");
+  // Panels are written 16 columns at a time (stmatrix x4); the swapped
+  // kernel's widths 8 past a multiple of 16 (152, 200) end with 8 (x2).
+  static_assert(kLastPanelCols % 16 == 0 || (SWAP_AB && kLastPanelCols % 8 == 0),
+                "whole 16-column groups (swapped: 8-column groups)");
   static_assert(kConsumerRows == 64, "one wgmma m64 per consumer warpgroup");
 
   const CUtensorMap* tmap_c;
@@ -213,14 +217,18 @@ struct Epilogue {
 #pragma unroll
         for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
           if (16 * jj >= panel_cols) break;
-          // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8.
+          // Accumulator columns 16*jj .. 16*jj+15 of this panel: j = 2 groups of 8, or the one
+          // group left at the end of a swapped width 8 past a multiple of 16 (its values 0-3).
           const int jc = p * (kEpiPanel / 8) + 2 * jj;
+          const bool one_group = SWAP_AB && 16 * jj + 8 == panel_cols;
+          const int values = one_group ? 4 : 8;
           float v[8];
+          if (one_group) v[4] = v[5] = v[6] = v[7] = 0.0f;  // (not stored)
           if constexpr (ACT != detail::kPlainEpilogue) {
             // v[i]'s column: 8-column group jc + i / 4, pair 2 * (lane % 4), element i % 2; its row 8
             // further down for i % 4 >= 2 (the swapped kernel's bias).
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
+            for (int i = 0; i < values; ++i) {
               const float2 b = SWAP_AB ? row_bias[r] : bias[2 * jj + i / 4];
               v[i] = detail::pre_activation(epi.alpha, acc[r][4 * jc + i],
                                             SWAP_AB ? (i % 4 < 2 ? b.x : b.y) : (i % 2 == 0 ? b.x : b.y));
@@ -228,21 +236,31 @@ struct Epilogue {
             detail::activate_all<ACT>(v);
           } else {
 #pragma unroll
-            for (int i = 0; i < 8; ++i) v[i] = UNIT_SCALE ? acc[r][4 * jc + i] : epi.alpha * acc[r][4 * jc + i];
+            for (int i = 0; i < values; ++i)
+              v[i] = UNIT_SCALE ? acc[r][4 * jc + i] : epi.alpha * acc[r][4 * jc + i];
           }
           // The next 16 columns; swapped, 16 of C's rows further down the panel (the same swizzle phase).
           const uint32_t addr = SWAP_AB ? buf_addr + frag_offset + jj * 16 * detail::kSwizzleBytes
                                         : detail::swizzled_step16(buf_addr + frag_offset, jj);
           if (read_c) {
             uint32_t c[4];
-            if constexpr (SWAP_AB) ldmatrix_x4_trans(addr, c[0], c[1], c[2], c[3]);
-            else ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
+            if constexpr (SWAP_AB) {
+              if (one_group) c[2] = c[3] = 0u;
+              if (one_group) ldmatrix_x2_trans(addr, c[0], c[1]);
+              else ldmatrix_x4_trans(addr, c[0], c[1], c[2], c[3]);
+            } else {
+              ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
+            }
             detail::add_beta_c<Element>(v, epi.beta, c);
           }
           const uint32_t w0 = detail::pack2<Element>(v[0], v[1]), w1 = detail::pack2<Element>(v[2], v[3]);
           const uint32_t w2 = detail::pack2<Element>(v[4], v[5]), w3 = detail::pack2<Element>(v[6], v[7]);
-          if constexpr (SWAP_AB) stmatrix_x4_trans(addr, w0, w1, w2, w3);
-          else stmatrix_x4(addr, w0, w1, w2, w3);
+          if constexpr (SWAP_AB) {
+            if (one_group) stmatrix_x2_trans(addr, w0, w1);
+            else stmatrix_x4_trans(addr, w0, w1, w2, w3);
+          } else {
+            stmatrix_x4(addr, w0, w1, w2, w3);
+          }
         }
         const auto sync = [&] { detail::named_barrier_sync(barrier_id, 128); };
         // The narrower last panel is copied by the threads: its 64-wide TMA box would write over the

@@ -148,7 +148,7 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
 }
 
 // Whether block_n has no unswapped 128-row tile: it exists only as a 64-row
-// tile, or only swapped (176, 208, 224).
+// tile, or only swapped (152, 176, 200, 208, 224).
 bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
 
 // Tiles block_m x block_n without a cluster or ping-pong (the 64-, 8- and
@@ -333,20 +333,45 @@ int swap_width(int64_t m) {
     if (tc.swap_ab && tc.block_n >= m && (fits == 0 || tc.block_n < fits)) fits = tc.block_n;
   return fits != 0 ? fits : kWidestSwapWidth;
 }
-// The swapped width whose tiles cover M with the fewest rows of C computed
-// (M rounded up to whole tiles of it; a tie to the wider, fewer tiles), and
-// those rows.
+// The swapped width whose tiles finish first: over the widths whose grid
+// fills the SMs (swap_fills), the least time on the busiest SM, then the
+// fewest rows computed, then the wider. A tile's time is taken as its
+// operand bytes a k-block, 128 rows of B and block_n of A (128 + block_n),
+// the busiest SM's as that times its waves of N / 128 by M / block_n tiles.
+// On the H200 (bf16 NT, `bench --configs all --only swap_ab`, docs/PERF.md,
+// "Swap-AB, fitted") a narrow token tile ran as that predicts, not as its
+// FLOPs: a width of 104, tried, in three tiles over 4 waves 12% slower than
+// two of 152 over 3 at 300 x 22016 x 4096 (928 against 840 by this count;
+// by FLOPs 416 against 456), in two over 7 waves 16% slower than one of
+// 200 over 4 at 200 x 57344 x 8192 (1624 against 1312), and 17% faster
+// than two of 152 where both make 2 waves (304 x 11008 x 4096). (Not built:
+// wherever it would have been chosen the unswapped tiles were faster.) At
+// one wave this is the narrowest width that holds M in one tile.
 struct SwapFit {
   int block_n = 0;
-  int64_t rows = 0;
+  int64_t rows = 0;   // M rounded up to whole token tiles
+  int64_t tiles = 0;  // N / 128 by M / block_n, over the batch
 };
-SwapFit swap_fit(int64_t m) {
+// Whether `tiles` of the swapped kernel fill the SMs: 80% of them in every
+// wave (N = 14336 makes 112 tiles a token tile, 57344 448).
+bool swap_fills(int64_t tiles, int num_sms) {
+  return tiles >= num_sms * 8 / 10 && detail::wave_efficiency(tiles, num_sms) >= 0.8;
+}
+SwapFit swap_fit(int64_t m, int64_t n, int num_sms, int64_t batch) {
   SwapFit best;
+  int64_t best_busiest = 0;
   for (const TileConfig tc : kTileConfigs) {
     if (!tc.swap_ab) continue;
-    const int64_t rows = ceil_div(m, tc.block_n) * tc.block_n;
-    if (best.block_n == 0 || rows < best.rows || (rows == best.rows && tc.block_n > best.block_n))
-      best = SwapFit{tc.block_n, rows};
+    const int64_t token_tiles = ceil_div(m, tc.block_n);
+    const int64_t tiles = ceil_div(n, kBlockM) * token_tiles * batch;
+    if (!swap_fills(tiles, num_sms) || !detail::tile_count_fits_int32(n, m, kBlockM, tc.block_n, batch)) continue;
+    const int64_t busiest = ceil_div(tiles, num_sms) * (kBlockM + tc.block_n);
+    const int64_t rows = token_tiles * tc.block_n;
+    if (best.block_n == 0 || busiest < best_busiest || (busiest == best_busiest && rows < best.rows) ||
+        (busiest == best_busiest && rows == best.rows && tc.block_n > best.block_n)) {
+      best = SwapFit{tc.block_n, rows, tiles};
+      best_busiest = busiest;
+    }
   }
   return best;
 }
@@ -357,31 +382,26 @@ Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
 }
 
 // Where the swapped kernel is chosen: A and B K-major, past one block-row
-// of 128, where its tiles (swap_fit) compute fewer rows of C than the tiles
-// chosen otherwise (`other_rows`: M rounded up to 64 for the tall tile, whose
-// accumulators past M are left out; to 128 for the 128-row tiles), and its
-// grid (N / 128 tiles by M's tiles) fills at least 80% of the SMs in every
-// wave (N = 14336 makes 112 tiles a token tile, 57344 448). One token tile:
-// 129-176 rows (144, 160 or 176 against the tall tile's 192) and 193-224
-// (208 or 224 against 256), not 177-192 (208 against 192). Two, where the
-// 128-row tiles are chosen: 257-320 rows (2 x 144 or 160 against 384).
-// Measured against the tile chosen
-// before (bf16 NT, docs/PERF.md, "Swap-AB"): 4-7% faster at 136-176 x 14336
-// x 4096 and 136 x 28672 x 4096, 2-6% at 160 and 200 x 57344 x 8192, 200-208
-// x 14336 x 4096 and 200 x 28672 x 4096, 0-1.5% at 209-224 rows, 6-15% at
-// 288 and 320 x 14336 x 4096, 288 x 28672 x 4096 and 320 x 57344 x 8192, 1%
-// at 300 x 14336 x 4096, even at 300 x 22016 x 4096; 0.8% slower at 176 x 57344 x
-// 8192 (bound by W's 940 MB); at 152 x 4096 x 4096 (32 tiles, not taken)
-// 20% slower. Returns the width (swap_fit's), or 0 where it is not taken.
+// of 128, where its tiles (swap_fit's, whose grid fills the SMs) compute
+// fewer rows of C than the tiles chosen otherwise (`other_rows`: M rounded
+// up to 64 for the tall tile, whose accumulators past M are left out; to
+// 128 for the 128-row tiles). One token tile: 129-176 rows (144, 152, 160
+// or 176 against the tall tile's 192) and 193-224 (200, 208 or 224 against
+// 256), not 177-192 (200 against 192). Two, where the 128-row tiles are
+// chosen: 257-320 rows (2 x 144, 152 or 160 against 384). Measured against
+// the tile chosen before (bf16 NT, docs/PERF.md, "Swap-AB"): 4-7% faster at
+// 136-176 x 14336 x 4096 and 136 x 28672 x 4096, 2-6% at 160 and 200 x
+// 57344 x 8192, 200-208 x 14336 x 4096 and 200 x 28672 x 4096, 0-1.5% at
+// 209-224 rows, 6-15% at 288 and 320 x 14336 x 4096, 288 x 28672 x 4096 and
+// 320 x 57344 x 8192; the widths of 152 and 200 2-7% more at 200 and 300
+// rows; 0.8% slower at 176 x 57344 x 8192 (bound by W's 940 MB); at 152 x
+// 4096 x 4096 (32 tiles, not taken) 20% slower. Returns the width, or 0
+// where it is not taken.
 int swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
   // (Plain calls only: a strided batch of small products was not measured.)
   if (m <= kBlockM || !r.a_k_major || !r.b_k_major || r.batch != 1) return 0;
-  const SwapFit fit = swap_fit(m);
-  if (fit.rows >= other_rows) return 0;
-  const int64_t tiles = ceil_div(n, kBlockM) * ceil_div(m, fit.block_n) * r.batch;
-  const bool fills = tiles >= num_sms * 8 / 10 && detail::wave_efficiency(tiles, num_sms) >= 0.8 &&
-                     detail::tile_count_fits_int32(n, m, kBlockM, fit.block_n, r.batch);
-  return fills ? fit.block_n : 0;
+  const SwapFit fit = swap_fit(m, n, num_sms, r.batch);
+  return fit.block_n != 0 && fit.rows < other_rows ? fit.block_n : 0;
 }
 
 }  // namespace
@@ -592,11 +612,11 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       tall = TallChoice{};
   }
   if (tall.block_n != 0) return tall_config(m, n, num_sms, tall.block_n, request.batch);
-  // Two token tiles of the swapped kernel (257-320 rows: two of 144 or 160),
-  // against the rows the 128-row tiles would compute. (Not two of 176: 352 x
-  // 14336 x 4096 ran 1% slower than on 128 x 112. Not against the tall tile:
-  // at 400 x 14336 x 4096 the two tied, 77.4 and 76.9 us. Three or more token
-  // tiles not measured.)
+  // Two token tiles of the swapped kernel (257-320 rows: two of 144, 152 or
+  // 160), against the rows the 128-row tiles would compute. (Not two of 176:
+  // 352 x 14336 x 4096 ran 1% slower than on 128 x 112. Not against the tall
+  // tile: at 400 x 14336 x 4096 the two tied, 77.4 and 76.9 us. Three tiles
+  // of 104, tried, ran 3-14% slower than the 128-row tiles at 300-304 rows.)
   constexpr int64_t kTwoSwapTilesMax = 2 * 160;
   if (automatic && best >= 0.0 && m > kWidestSwapWidth && m <= kTwoSwapTilesMax) {
     if (const int w = swap_choice(m, n, num_sms, request, rows_128 * kBlockM))

@@ -30,7 +30,7 @@ std::string check_config_options(const Options& o) {
            std::to_string(kSmallBlockM) + ", " + std::to_string(kBlockM) + " or " + std::to_string(kTallBlockM) +
            ", not " + std::to_string(o.block_m);
   // The swapped kernel: 128 rows, no cluster or ping-pong, a swapped width or
-  // none; a width built only swapped (176, 208, 224) needs it.
+  // none; a width built only swapped (152, 176, 200, 208, 224) needs it.
   if (o.swap_ab) {
     if ((o.block_n != 0 && !is_swap_width(o.block_n)) || (o.block_m != 0 && o.block_m != kBlockM) ||
         o.cluster_m > 1 || o.cluster_n > 1 || o.pingpong) {

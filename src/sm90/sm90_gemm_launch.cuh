@@ -172,13 +172,15 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   if (std::string why = encode_a_tail(ops, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
   if (config.swap_ab) {
     if (config.block_m == kBlockM && config.cluster_m == 1 && config.cluster_n == 1 && !config.pingpong) {
-      static_assert(is_swap_width(144) && is_swap_width(160) && is_swap_width(176) && is_swap_width(208) &&
-                        is_swap_width(224),
+      static_assert(is_swap_width(144) && is_swap_width(152) && is_swap_width(160) && is_swap_width(176) &&
+                        is_swap_width(200) && is_swap_width(208) && is_swap_width(224),
                     "a launch below for each");
       switch (config.block_n) {
         case 144: return launch_swapped<Element, 144>(maps, ops, config, grid_ctas, args);
+        case 152: return launch_swapped<Element, 152>(maps, ops, config, grid_ctas, args);
         case 160: return launch_swapped<Element, 160>(maps, ops, config, grid_ctas, args);
         case 176: return launch_swapped<Element, 176>(maps, ops, config, grid_ctas, args);
+        case 200: return launch_swapped<Element, 200>(maps, ops, config, grid_ctas, args);
         case 208: return launch_swapped<Element, 208>(maps, ops, config, grid_ctas, args);
         case 224: return launch_swapped<Element, 224>(maps, ops, config, grid_ctas, args);
       }

@@ -49,10 +49,10 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_REGS_C1 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define TCGEMM_WGMMA_REGS_C2 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 #define TCGEMM_WGMMA_REGS_C3 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-// The widths that are not whole chunks: 4, 8, 16, 20, 24, 48, 56, 72, 80, 88,
-// 104 and 112 accumulators (N = 8 .. 48 and 96, the small-M tiles; 96 ..
-// 160, the 128-row tiles that cut N into more even waves; 176, 208 and 224,
-// the swapped kernel's).
+// The widths that are not whole chunks: 4, 8, 16, 20, 24, 48, 56, 72, 76, 80,
+// 88, 100, 104 and 112 accumulators (N = 8 .. 48 and 96, the small-M tiles;
+// 96 .. 160, the 128-row tiles that cut N into more even waves; 152, 176,
+// 200, 208 and 224, the swapped kernel's).
 #define TCGEMM_WGMMA_ACC_8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 #define TCGEMM_WGMMA_REGS_8 "{%0, %1, %2, %3}"
 #define TCGEMM_WGMMA_PRED_8 "setp.ne.b32 p, %6, 0;\n"
@@ -104,6 +104,12 @@ namespace tcgemm::sm90 {
   "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67, %68, %69, %70, %71}"
 #define TCGEMM_WGMMA_PRED_144 "setp.ne.b32 p, %74, 0;\n"
 #define TCGEMM_WGMMA_TAIL_144 ", %72, %73, p, 1, 1, %75, %76;\n}\n"
+#define TCGEMM_WGMMA_ACC_152 \
+  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
+#define TCGEMM_WGMMA_REGS_152 \
+  "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75}"
+#define TCGEMM_WGMMA_PRED_152 "setp.ne.b32 p, %78, 0;\n"
+#define TCGEMM_WGMMA_TAIL_152 ", %76, %77, p, 1, 1, %79, %80;\n}\n"
 #define TCGEMM_WGMMA_ACC_160 \
   TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
       "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
@@ -119,6 +125,12 @@ namespace tcgemm::sm90 {
   "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}"
 #define TCGEMM_WGMMA_PRED_176 "setp.ne.b32 p, %90, 0;\n"
 #define TCGEMM_WGMMA_TAIL_176 ", %88, %89, p, 1, 1, %91, %92;\n}\n"
+#define TCGEMM_WGMMA_ACC_200 \
+  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, TCGEMM_WGMMA_ACC_C2, "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99])
+#define TCGEMM_WGMMA_REGS_200 \
+  "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", " TCGEMM_WGMMA_REGS_C2 ", %96, %97, %98, %99}"
+#define TCGEMM_WGMMA_PRED_200 "setp.ne.b32 p, %102, 0;\n"
+#define TCGEMM_WGMMA_TAIL_200 ", %100, %101, p, 1, 1, %103, %104;\n}\n"
 #define TCGEMM_WGMMA_ACC_208 \
   TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, TCGEMM_WGMMA_ACC_C2, "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), \
       "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
@@ -164,13 +176,16 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "wgmma here takes fp16 or bf16 operands");
   static_assert(N == 8 || N == 16 || N == 32 || N == 40 || N == 48 || N == 64 || N == 96 || N == 112 || N == 128 ||
-                    N == 144 || N == 160 || N == 176 || N == 192 || N == 208 || N == 224 || N == 256,
-                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 176, 192, 208, 224, 256");
+                    N == 144 || N == 152 || N == 160 || N == 176 || N == 192 || N == 200 || N == 208 || N == 224 ||
+                    N == 256,
+                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 152, 160, 176, 192, 200, 208, 224, "
+                "256");
   constexpr bool kF16 = std::is_same_v<Element, __half>;
   TCGEMM_WGMMA_IF_WIDTH(8) else TCGEMM_WGMMA_IF_WIDTH(16) else TCGEMM_WGMMA_IF_WIDTH(32) else TCGEMM_WGMMA_IF_WIDTH(40)
   else TCGEMM_WGMMA_IF_WIDTH(48) else TCGEMM_WGMMA_IF_WIDTH(64) else TCGEMM_WGMMA_IF_WIDTH(96)
-  else TCGEMM_WGMMA_IF_WIDTH(112) else TCGEMM_WGMMA_IF_WIDTH(128) else TCGEMM_WGMMA_IF_WIDTH(144)
-  else TCGEMM_WGMMA_IF_WIDTH(160) else TCGEMM_WGMMA_IF_WIDTH(176) else TCGEMM_WGMMA_IF_WIDTH(192)
+  else TCGEMM_WGMMA_IF_WIDTH(112) else TCGEMM_WGMMA_IF_WIDTH(128)
+  else TCGEMM_WGMMA_IF_WIDTH(144) else TCGEMM_WGMMA_IF_WIDTH(152) else TCGEMM_WGMMA_IF_WIDTH(160)
+  else TCGEMM_WGMMA_IF_WIDTH(176) else TCGEMM_WGMMA_IF_WIDTH(192) else TCGEMM_WGMMA_IF_WIDTH(200)
   else TCGEMM_WGMMA_IF_WIDTH(208) else TCGEMM_WGMMA_IF_WIDTH(224) else TCGEMM_WGMMA_IF_WIDTH(256)
 }
 
@@ -229,6 +244,20 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t smem_addr, uint32_t& 
                                                   uint32_t& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(smem_addr)
+               : "memory");
+}
+
+// The .x2 forms of the two: matrices 0 and 1 only, addressed by lanes 0-15
+// (the swapped kernel's last 8 rows of C in a tile 8 rows past whole 16s:
+// 152 and 200).
+__device__ __forceinline__ void stmatrix_x2_trans(uint32_t smem_addr, uint32_t r0, uint32_t r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(smem_addr), "r"(r0), "r"(r1)
+               : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x2_trans(uint32_t smem_addr, uint32_t& r0, uint32_t& r1) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r0), "=r"(r1)
                : "r"(smem_addr)
                : "memory");
 }

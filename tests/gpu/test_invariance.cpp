@@ -222,8 +222,9 @@ TEST_F(Invariance, TallTileLeavesOutOnlyRowsPastM) {
 }
 
 // The swapped kernel (Options::swap_ab) computes C^T and stores it
-// transposed. At token counts on both sides of its widths (144-224)
-// and of its 64-row panels, with N ragged against its 128-column tiles and
+// transposed. At token counts on both sides of its widths (144-224; those
+// 8 past a multiple of 16, 152 and 200, end in an 8-row group) and of its
+// 64-row panels, with N ragged against its 128-column tiles and
 // not a multiple of 64, plain, with alpha and beta (C read back through its
 // map) and with a fused bias and activation: every element is the unswapped
 // 128 x 128 tile's bit for bit, within the element-wise bound, and nothing
@@ -237,7 +238,7 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
     for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(static_cast<int>(i % 7) - 3) / 4.0f;
     check_cuda(cudaMemcpy(bias.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "bias");
   }
-  for (const int64_t m : {1, 8, 63, 64, 65, 129, 136, 144, 145, 160, 161, 176, 200, 208, 209, 224, 300})
+  for (const int64_t m : {1, 8, 63, 64, 65, 129, 136, 144, 145, 152, 153, 160, 161, 176, 199, 200, 208, 209, 224, 300})
     for (const int64_t n : {200, 1000}) {
       GemmCase gc = make_case(m % 2 ? DType::bf16 : DType::f16, kLayouts[1], m, n, 136, Fill::uniform_pm1, ++seed);
       for (const int variant : {0, 1, 2}) {  // plain; alpha and beta; bias + gelu_tanh

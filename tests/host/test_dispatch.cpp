@@ -77,9 +77,9 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   o.schedule = static_cast<Schedule>(-1);
   EXPECT_EQ(check_options(o), "unknown Options::schedule -1");
   EXPECT_EQ(check_options(forced(100)),
-            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 176, 192, 208, 224, "
-            "256, not 100");
-  // The swapped kernel: 128 rows, no cluster or ping-pong, its own widths; 176, 208 and 224 only swapped.
+            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 152, 160, 176, 192, "
+            "200, 208, 224, 256, not 100");
+  // The swapped kernel: 128 rows, no cluster or ping-pong, its own widths; 152, 176, 200, 208 and 224 only swapped.
   Options swap = forced(144);
   swap.swap_ab = true;
   EXPECT_EQ(check_options(swap), "");
@@ -88,7 +88,7 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   swap.block_n = 128;
   EXPECT_EQ(check_options(swap),
             "Options::swap_ab runs 128-row tiles without a cluster or ping-pong, block_n 0 (automatic) or one of 144, "
-            "160, 176, 208, 224; asked for block_n=128 block_m=0 cluster_m=0 cluster_n=0 pingpong=false");
+            "152, 160, 176, 200, 208, 224; asked for block_n=128 block_m=0 cluster_m=0 cluster_n=0 pingpong=false");
   swap.block_n = 0;
   swap.pingpong = true;
   EXPECT_TRUE(contains(check_options(swap), "pingpong=true")) << check_options(swap);

@@ -404,7 +404,8 @@ TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
 
 TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
   for (const auto& s : kShapes)
-    for (int bn : {0, 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 160, 176, 192, 208, 224, 256}) {
+    for (int i = -1; i < static_cast<int>(std::size(kTileWidths)); ++i) {
+      const int bn = i < 0 ? 0 : kTileWidths[i];
       const Config c = select_config(s.m, s.n, s.k, 132, bn, 0, false, 0, 0, is_swap_width(bn) && !is_tile_config(bn, 1));
       EXPECT_GE(c.stages, 2) << "a ring needs two stages to overlap loads and MMAs";
       EXPECT_LE(c.stages, max_stages(c.block_n, c.block_m));
@@ -668,9 +669,10 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
 }
 
 // The swapped kernel (swap_ab) for 129-176 and 193-224 rows of a wide B
-// with A and B K-major, where its grid (N / 128 tiles) fills the SMs:
-// faster than the tall tile and the 128-row tiles there (docs/PERF.md,
-// "Swap-AB").
+// with A and B K-major, where its grid (N / 128 tiles) fills the SMs, and
+// for 257-320 rows where the 128-row tiles compute 384: faster than the
+// tall tile and the 128-row tiles there (docs/PERF.md, "Swap-AB"). Its
+// width: the least operand bytes on the busiest SM (swap_fit).
 TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   struct Pick {
     int64_t m, n, k;
@@ -678,13 +680,15 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   };
   for (const Pick& p : {Pick{136, 14336, 4096, 144, 112}, Pick{160, 14336, 4096, 160, 112},
                         Pick{129, 14336, 4096, 144, 112}, Pick{136, 28672, 4096, 144, 132},
-                        Pick{160, 57344, 8192, 160, 132}, Pick{200, 14336, 4096, 208, 112},
-                        Pick{193, 28672, 4096, 208, 132}, Pick{208, 57344, 8192, 208, 132},
+                        Pick{150, 14336, 4096, 152, 112}, Pick{160, 57344, 8192, 160, 132},
+                        Pick{200, 14336, 4096, 200, 112}, Pick{193, 28672, 4096, 200, 132},
+                        Pick{208, 57344, 8192, 208, 132}, Pick{200, 57344, 8192, 200, 132},
                         Pick{161, 14336, 4096, 176, 112}, Pick{176, 57344, 8192, 176, 132},
                         Pick{209, 14336, 4096, 224, 112}, Pick{224, 28672, 4096, 224, 132},
                         // two token tiles, where the 128-row tiles compute 384 rows
-                        Pick{288, 14336, 4096, 144, 132}, Pick{300, 14336, 4096, 160, 132},
-                        Pick{320, 57344, 8192, 160, 132}, Pick{257, 28672, 4096, 144, 132}}) {
+                        Pick{288, 14336, 4096, 144, 132}, Pick{300, 14336, 4096, 152, 132},
+                        Pick{320, 57344, 8192, 160, 132}, Pick{257, 28672, 4096, 144, 132},
+                        Pick{300, 22016, 4096, 152, 132}, Pick{296, 28672, 4096, 152, 132}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_TRUE(c.swap_ab) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
@@ -705,9 +709,12 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   EXPECT_FALSE(select_config(136, 14336, 4096, 132, 112).swap_ab);
   // Asked for: the narrowest swapped width that holds M, else the widest; a width asked for, that width.
   EXPECT_EQ(select_config(100, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 144);
-  EXPECT_EQ(select_config(150, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 160);
+  EXPECT_EQ(select_config(140, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 144);
+  EXPECT_EQ(select_config(150, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 152);
+  EXPECT_EQ(select_config(160, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 160);
   EXPECT_EQ(select_config(170, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 176);
-  EXPECT_EQ(select_config(200, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 208);
+  EXPECT_EQ(select_config(200, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 200);
+  EXPECT_EQ(select_config(204, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 208);
   EXPECT_EQ(select_config(210, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 224);
   const Config wide = select_config(1000, 4096, 4096, 132, 0, 0, false, 0, 0, true);
   EXPECT_TRUE(wide.swap_ab);
