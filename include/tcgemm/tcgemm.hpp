@@ -204,10 +204,9 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // stored transposed. For 129-320 rows of C against a wide B (one or two
 // tiles of tokens), where the 64- and 128-row steps of the other tiles
 // compute up to 384 rows (docs/PERF.md, "Swap-AB"); its widths cut those
-// token counts finely (152 and 200: 300 tokens in two tiles of 152, 200 in
-// one of 200). 128 rows (two
-// consumers), no cluster, no ping-pong, for A and B stored K-major (op_a =
-// N, op_b = T) only, which the swap keeps.
+// token counts finely (300 tokens in two tiles of 152, 200 in one of 200).
+// 128 rows (two consumers), no cluster, no ping-pong, for A and B stored
+// K-major (op_a = N, op_b = T) only, which the swap keeps.
 struct TileConfig {
   int block_n;
   int cluster_m;
@@ -283,8 +282,8 @@ struct Options {
   // non-zero (block_n, cluster_m, pingpong, block_m, cluster_n, swap_ab) must
   // be one of kTileConfigs (block_n alone picks that width, the rest chosen
   // automatically; a width built only swapped, 152, 176, 200, 208 or 224,
-  // with swap_ab). Results are bit-identical for every choice (tests
-  // rely on it).
+  // with swap_ab). Results are bit-identical for every choice (tests rely
+  // on it).
   int block_n = 0;
   int cluster_m = 0;
   bool pingpong = false;  // with block_n and cluster_m: the ping-pong variant

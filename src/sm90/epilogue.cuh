@@ -245,9 +245,12 @@ struct Epilogue {
           if (read_c) {
             uint32_t c[4];
             if constexpr (SWAP_AB) {
-              if (one_group) c[2] = c[3] = 0u;
-              if (one_group) ldmatrix_x2_trans(addr, c[0], c[1]);
-              else ldmatrix_x4_trans(addr, c[0], c[1], c[2], c[3]);
+              if (one_group) {
+                ldmatrix_x2_trans(addr, c[0], c[1]);
+                c[2] = c[3] = 0u;  // (not stored)
+              } else {
+                ldmatrix_x4_trans(addr, c[0], c[1], c[2], c[3]);
+              }
             } else {
               ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
             }

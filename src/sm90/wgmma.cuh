@@ -105,7 +105,8 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_PRED_144 "setp.ne.b32 p, %74, 0;\n"
 #define TCGEMM_WGMMA_TAIL_144 ", %72, %73, p, 1, 1, %75, %76;\n}\n"
 #define TCGEMM_WGMMA_ACC_152 \
-  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
+  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+      "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
 #define TCGEMM_WGMMA_REGS_152 \
   "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75}"
 #define TCGEMM_WGMMA_PRED_152 "setp.ne.b32 p, %78, 0;\n"
