@@ -298,7 +298,7 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
   std::vector<BenchRow> rows;
   std::vector<support::KernelVariant> variants;
   if (s.all_configs) variants = support::builtin_variants(support::device_family());
-  if (!s.only.empty())  // (--only: the labels containing it; bench checked that some do)
+  if (!s.only.empty())  // (--only: the labels containing it; run_bench checked that some are timed)
     std::erase_if(variants, [&](const support::KernelVariant& v) { return v.label.find(s.only) == std::string::npos; });
   variants.emplace_back();  // the automatic choice: Options{}
   size_t group = 0;
@@ -367,18 +367,28 @@ int run_bench(const ArgParser& parser) {
     if (!json) std::fprintf(stderr, "tcgemm bench: cannot write '%s'\n", record_path.c_str());
     return static_cast<bool>(json);
   };
-  if (!record_path.empty() && !open_record()) return kExitFailure;
   if (!select_device(settings.device)) return kExitUsage;
+  // --only: some configuration it names must be built for a layout timed.
+  if (!settings.only.empty()) {
+    const auto timed = [&](const support::KernelVariant& v) {
+      return v.label.find(settings.only) != std::string::npos &&
+             std::ranges::any_of(settings.layouts, [&](const Layout& l) { return v.builds(l.a, l.b); });
+    };
+    if (std::ranges::none_of(support::builtin_variants(support::device_family()), timed)) {
+      std::string layouts;
+      for (const Layout& l : settings.layouts) layouts += (layouts.empty() ? "" : ", ") + l.str();
+      std::fprintf(stderr,
+                   "tcgemm bench: --only '%s' matches no configuration of this GPU's kernels built for the layouts "
+                   "timed (%s)\n",
+                   settings.only.c_str(), layouts.c_str());
+      return kExitUsage;
+    }
+  }
+  if (!record_path.empty() && !open_record()) return kExitFailure;
 
   const DeviceInfo info = query_device_info();
   print_header(info, settings);
   if (settings.chain) return run_chain(settings);
-  const auto labelled = [&](const support::KernelVariant& v) { return v.label.find(settings.only) != std::string::npos; };
-  if (!settings.only.empty() && std::ranges::none_of(support::builtin_variants(support::device_family()), labelled)) {
-    std::fprintf(stderr, "tcgemm bench: --only '%s' matches no configuration of this GPU's kernels\n",
-                 settings.only.c_str());
-    return kExitUsage;
-  }
   if (record_path.empty() && settings.plot_path) {
     char name[] = "/tmp/tcgemm_bench_XXXXXX";
     const int fd = mkstemp(name);

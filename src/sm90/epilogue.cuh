@@ -206,7 +206,8 @@ struct Epilogue {
           if (r + 1 < MMA_ROWS || p + 1 < kPanelsPerTile)
             load_staged(epi, n0, p + 1 < kPanelsPerTile && col0 + kEpiPanel < epi.n ? p + 1 : 0);
         }
-        // This panel's share of the tile's columns (a multiple of 16; known once the loop is unrolled).
+        // This panel's share of the tile's columns (a multiple of 16, or of 8 for the swapped widths 152
+        // and 200; known once the loop is unrolled).
         const int panel_cols = p + 1 < kPanelsPerTile ? kEpiPanel : kLastPanelCols;
         uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];

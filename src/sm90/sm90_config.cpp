@@ -393,10 +393,12 @@ Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
 // 136-176 x 14336 x 4096 and 136 x 28672 x 4096, 2-6% at 160 and 200 x
 // 57344 x 8192, 200-208 x 14336 x 4096 and 200 x 28672 x 4096, 0-1.5% at
 // 209-224 rows, 6-15% at 288 and 320 x 14336 x 4096, 288 x 28672 x 4096 and
-// 320 x 57344 x 8192; the widths of 152 and 200 2-7% more at 200 and 300
-// rows; 0.8% slower at 176 x 57344 x 8192 (bound by W's 940 MB); at 152 x
-// 4096 x 4096 (32 tiles, not taken) 20% slower. Returns the width, or 0
-// where it is not taken.
+// 320 x 57344 x 8192; the widths of 152 and 200 3-10% more at 296-300 rows
+// (two tiles of 152 against 160) and 0.4-2.3% at 200 (200 against 208),
+// nothing measurable at 150 (152 against 160, bound by W's bytes there);
+// 0.8% slower at 176 x 57344 x 8192 (bound by W's 940 MB); at 152 x 4096 x
+// 4096 (32 tiles, not taken) 20% slower. Returns the width, or 0 where it
+// is not taken.
 int swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
   // (Plain calls only: a strided batch of small products was not measured.)
   if (m <= kBlockM || !r.a_k_major || !r.b_k_major || r.batch != 1) return 0;

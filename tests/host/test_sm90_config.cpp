@@ -71,7 +71,7 @@ TEST(Sm90Config, OverrideIsRespected) {
   for (const auto& s : kShapes)
     for (int sms : {1, 78, 132}) {
       for (int bn : kTileWidths) {
-        // (A width built only swapped, 176, 208 or 224, is asked for with swap_ab.)
+        // (A width built only swapped, 152, 176, 200, 208 or 224, is asked for with swap_ab.)
         const bool swap_only = !is_tile_config(bn, 1, false, kBlockM) && !is_tile_config(bn, 1, false, kSmallBlockM) &&
                                is_swap_width(bn);
         const Config c = select_config(s.m, s.n, s.k, sms, bn, 0, false, 0, 0, swap_only);
@@ -699,7 +699,7 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
     EXPECT_EQ(c.cluster_m, 1);
     EXPECT_EQ(c.cluster_n, 1);
   }
-  // Not: one block-row, 177-192 rows (208 against the tall tile's 192) or more than 224, a grid that leaves SMs idle
+  // Not: one block-row, 177-192 rows (200 against the tall tile's 192) or more than 224, a grid that leaves SMs idle
   // (4096 / 128 = 32 tiles; 12288: 96), anything forced.
   for (const int64_t m : {64, 128, 177, 192, 225, 256, 321, 352, 384, 400, 448, 512})
     EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
