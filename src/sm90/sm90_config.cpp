@@ -387,7 +387,8 @@ Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
 // up to 64 for the tall tile, whose accumulators past M are left out; to
 // 128 for the 128-row tiles). One token tile: 129-176 rows (144, 152, 160
 // or 176 against the tall tile's 192) and 193-224 (200, 208 or 224 against
-// 256), not 177-192 (200 against 192). Two, where the 128-row tiles are
+// 256), not 177-192 (200 against 192: 2-4% slower than the tall tile at
+// 180-192 x 14336-57344). Two, where the 128-row tiles are
 // chosen: 257-320 rows (2 x 144, 152 or 160 against 384). Measured against
 // the tile chosen before (bf16 NT, docs/PERF.md, "Swap-AB"): 4-7% faster at
 // 136-176 x 14336 x 4096 and 136 x 28672 x 4096, 2-6% at 160 and 200 x
