@@ -288,6 +288,11 @@ std::map<std::string, double> measure_peaks(const BenchSettings& s) {
   return peaks;
 }
 
+// Whether --only (non-empty) names configuration `v`: its label contains the text.
+bool named_by_only(const support::KernelVariant& v, const std::string& only) {
+  return v.label.find(only) != std::string::npos;
+}
+
 // The rows to time: every shape in every dtype and layout, shape-major (the
 // dtypes and layouts of one shape run back to back, which keeps their rows
 // together in the table), and with --configs all every built-in
@@ -299,7 +304,7 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
   std::vector<support::KernelVariant> variants;
   if (s.all_configs) variants = support::builtin_variants(support::device_family());
   if (!s.only.empty())  // (--only: the labels containing it; run_bench checked that some are timed)
-    std::erase_if(variants, [&](const support::KernelVariant& v) { return v.label.find(s.only) == std::string::npos; });
+    std::erase_if(variants, [&](const support::KernelVariant& v) { return !named_by_only(v, s.only); });
   variants.emplace_back();  // the automatic choice: Options{}
   size_t group = 0;
   for (const BenchCase& t : s.shapes)
@@ -371,7 +376,7 @@ int run_bench(const ArgParser& parser) {
   // --only: some configuration it names must be built for a layout timed.
   if (!settings.only.empty()) {
     const auto timed = [&](const support::KernelVariant& v) {
-      return v.label.find(settings.only) != std::string::npos &&
+      return named_by_only(v, settings.only) &&
              std::ranges::any_of(settings.layouts, [&](const Layout& l) { return v.builds(l.a, l.b); });
     };
     if (std::ranges::none_of(support::builtin_variants(support::device_family()), timed)) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <numeric>
+#include <tuple>
 
 #include "common/m_groups.hpp"
 
@@ -349,8 +350,7 @@ int swap_width(int64_t m) {
 // one wave this is the narrowest width that holds M in one tile.
 struct SwapFit {
   int block_n = 0;
-  int64_t rows = 0;   // M rounded up to whole token tiles
-  int64_t tiles = 0;  // N / 128 by M / block_n, over the batch
+  int64_t rows = 0;  // M rounded up to whole token tiles
 };
 // Whether `tiles` of the swapped kernel fill the SMs: 80% of them in every
 // wave (N = 14336 makes 112 tiles a token tile, 57344 448).
@@ -359,18 +359,17 @@ bool swap_fills(int64_t tiles, int num_sms) {
 }
 SwapFit swap_fit(int64_t m, int64_t n, int num_sms, int64_t batch) {
   SwapFit best;
-  int64_t best_busiest = 0;
+  std::tuple<int64_t, int64_t, int> best_key;  // (busiest, rows, -block_n): the least first
   for (const TileConfig tc : kTileConfigs) {
     if (!tc.swap_ab) continue;
     const int64_t token_tiles = ceil_div(m, tc.block_n);
     const int64_t tiles = ceil_div(n, kBlockM) * token_tiles * batch;
     if (!swap_fills(tiles, num_sms) || !detail::tile_count_fits_int32(n, m, kBlockM, tc.block_n, batch)) continue;
-    const int64_t busiest = ceil_div(tiles, num_sms) * (kBlockM + tc.block_n);
     const int64_t rows = token_tiles * tc.block_n;
-    if (best.block_n == 0 || busiest < best_busiest || (busiest == best_busiest && rows < best.rows) ||
-        (busiest == best_busiest && rows == best.rows && tc.block_n > best.block_n)) {
-      best = SwapFit{tc.block_n, rows, tiles};
-      best_busiest = busiest;
+    const std::tuple<int64_t, int64_t, int> key{ceil_div(tiles, num_sms) * (kBlockM + tc.block_n), rows, -tc.block_n};
+    if (best.block_n == 0 || key < best_key) {
+      best = SwapFit{tc.block_n, rows};
+      best_key = key;
     }
   }
   return best;
