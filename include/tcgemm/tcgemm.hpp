@@ -205,8 +205,11 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // tiles of tokens), where the 64- and 128-row steps of the other tiles
 // compute up to 384 rows (docs/PERF.md, "Swap-AB"); its widths cut those
 // token counts finely (300 tokens in two tiles of 152, 200 in one of 200).
-// 128 rows (two consumers), no cluster, no ping-pong, for A and B stored
-// K-major (op_a = N, op_b = T) only, which the swap keeps.
+// 128 rows (two consumers), or 256 (144, 152 and 160 wide: two m64
+// accumulators a consumer, 4 stages with one panel buffer a consumer),
+// where 256 rows of N halve the waves of 128-row tiles (docs/PERF.md,
+// "Swap-AB, tall"); no cluster, no ping-pong, for A and B stored K-major
+// (op_a = N, op_b = T) only, which the swap keeps.
 struct TileConfig {
   int block_n;
   int cluster_m;
@@ -228,7 +231,8 @@ inline constexpr TileConfig kTileConfigs[] = {
     {64, 1, false, 8},  {64, 1, false, 128, 2}, {96, 1, false, 128, 2}, {64, 1, false, 256},
     {96, 1, false, 256}, {112, 1, false, 256}, {128, 1, false, 256}, {144, 1, false, 128, 1, true},
     {152, 1, false, 128, 1, true}, {160, 1, false, 128, 1, true}, {176, 1, false, 128, 1, true},
-    {200, 1, false, 128, 1, true}, {208, 1, false, 128, 1, true}, {224, 1, false, 128, 1, true}};
+    {200, 1, false, 128, 1, true}, {208, 1, false, 128, 1, true}, {224, 1, false, 128, 1, true},
+    {144, 1, false, 256, 1, true}, {152, 1, false, 256, 1, true}, {160, 1, false, 256, 1, true}};
 
 // The sm90 configurations built for M-grouped calls (GemmArgs::groups):
 // ping-pong 128 x 128 (chosen for many rows a group), 128 x 256 (33 to 128
@@ -306,9 +310,10 @@ struct Options {
   // 0 (automatic), 1, or 2 with a block_n of a kTileConfigs entry whose
   // cluster_n is 2 (cluster_m then 0 or 1). 0 on sm100.
   int cluster_n = 0;
-  // sm90: the swapped kernel (TileConfig::swap_ab), with block_n (the rows of
-  // C a tile covers) 0 or a width of a kTileConfigs entry with swap_ab; for
-  // op_a = N, op_b = T only. false: automatic where nothing else is forced.
+  // sm90: the swapped kernel (TileConfig::swap_ab), with block_m 0 or 128
+  // (or 256, the tall swapped tiles) and block_n (the rows of C a tile
+  // covers) 0 or a width of a kTileConfigs entry with swap_ab of that
+  // height; for op_a = N, op_b = T only. false: automatic where nothing else is forced.
   // false on sm100.
   bool swap_ab = false;
 };

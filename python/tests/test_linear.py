@@ -78,8 +78,8 @@ def test_rows_do_not_depend_on_the_batch() -> None:
 def test_rows_do_not_depend_on_the_batch_across_kernels() -> None:
     # 129-176, 193-224 and 257-320 tokens of a wide layer run the swapped kernel (C^T = W x^T, its
     # width fitted to the tokens: 144 at 136, 152 at 145-152, 200 at 193-200, two tiles of 152 at
-    # 300), 177-192 the 256-row tile, 321-352 the 128-row tiles, a few tokens the decode tiles:
-    # every row is the same bits whichever ran it.
+    # 300, those of 257-320 tokens 256 rows of W high), 177-192 the 256-row tile, 321-352 the
+    # 128-row tiles, a few tokens the decode tiles: every row is the same bits whichever ran it.
     x, w, b = tensors((320, 512), 14336, torch.bfloat16, "f32", seed=11)
     assert tcgemm.plan(x, w.t()).swap_ab
     assert not tcgemm.plan(x[:184], w.t()).swap_ab
@@ -87,6 +87,8 @@ def test_rows_do_not_depend_on_the_batch_across_kernels() -> None:
     assert_close(full, unfused(x, w, b, "silu"), torch.bfloat16)
     assert tcgemm.plan(x[:150], w.t()).block_n == 152
     assert tcgemm.plan(x[:200], w.t()).block_n == 200
+    tall = tcgemm.plan(x[:300], w.t())
+    assert tall.swap_ab and (tall.block_m, tall.block_n) == (256, 152), tall
     for rows in (1, 8, 64, 129, 136, 150, 152, 160, 176, 184, 193, 200, 256, 288, 300):
         assert torch.equal(tcgemm.linear(x[:rows], w, b, "silu"), full[:rows]), rows
 

@@ -7,7 +7,8 @@
 // panel of a width that is not whole panels: common/device/epilogue.cuh).
 //
 // Each consumer double-buffers its panels: a panel is written while the TMA
-// store of the one before it still reads the other buffer. Barrier flow
+// store of the one before it still reads the other buffer (the swapped tall
+// tile has one buffer: BUFFERS). Barrier flow
 // (b = panel buffer):
 //
 //   acc -> stmatrix -> panel[b] -> TMA store -> (bulk read done) -> panel[b]
@@ -39,7 +40,11 @@ namespace tcgemm::sm90 {
 // Each 64 x 64 block goes into a panel transposed (stmatrix.trans), so the
 // panel is in C's orientation and leaves through the same map and stores;
 // the bias follows the accumulator rows (row_bias).
-template <typename Element, int BLOCK_N, int MMA_ROWS, bool GROUP_ROWS = false, bool SWAP_AB = false>
+//
+// BUFFERS: panel buffers per consumer (epi_buffers: 2, or 1 for the
+// swapped tall tile, where each panel waits for the store before it).
+template <typename Element, int BLOCK_N, int MMA_ROWS, bool GROUP_ROWS = false, bool SWAP_AB = false,
+          int BUFFERS = kEpiBuffers>
 struct Epilogue {
   static_assert(!(GROUP_ROWS && SWAP_AB), "an M-grouped call runs unswapped");
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
@@ -81,7 +86,7 @@ struct Epilogue {
         c_loaded(all_c_loaded),
         bias_stage(all_bias_stages + consumer_ * kEpiPanel),
         panel_addr(static_cast<uint32_t>(__cvta_generic_to_shared(all_panels)) +
-                   consumer_ * kEpiBuffers * kPanelBytes),
+                   consumer_ * BUFFERS * kPanelBytes),
         consumer(consumer_),
         wg_thread(wg_thread_),
         barrier_id(1 + consumer_),
@@ -179,11 +184,11 @@ struct Epilogue {
         const int col0 = SWAP_AB ? m0 + r * kConsumerRows : n0 + p * kEpiPanel;
         // Nothing of this panel is inside C (the tile hangs over M or N).
         if (row0 >= epi.m || col0 >= epi.n) continue;
-        const int buf = panel_use % kEpiBuffers;
+        const int buf = panel_use % BUFFERS;
         const uint32_t buf_addr = panel_addr + buf * kPanelBytes;
         // The store that last used this buffer must have finished reading it
         // (bulk groups complete in order; allow the other buffer's store).
-        if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kEpiBuffers - 1>{});
+        if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<BUFFERS - 1>{});
         constexpr bool kStagedBias = ACT != detail::kPlainEpilogue && !SWAP_AB;
         if constexpr (kStagedBias) {
           if (staged_p != p) load_staged(epi, n0, p);  // (not prefetched: a call without prefetch_bias)
@@ -209,7 +214,7 @@ struct Epilogue {
         // This panel's share of the tile's columns (a multiple of 16, or of 8 for the swapped widths 152
         // and 200; known once the loop is unrolled).
         const int panel_cols = p + 1 < kPanelsPerTile ? kEpiPanel : kLastPanelCols;
-        uint8_t* buf_ptr = panels + (consumer * kEpiBuffers + buf) * kPanelBytes;
+        uint8_t* buf_ptr = panels + (consumer * BUFFERS + buf) * kPanelBytes;
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = !UNIT_SCALE && epi.beta != 0.0f;
         if (read_c)

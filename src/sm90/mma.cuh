@@ -4,7 +4,9 @@
 //
 // Cooperative: the two consumers split each 128-row tile, 64 rows each (one
 // m64 accumulator), or each 256-row (tall) tile, 128 rows each (two m64
-// accumulators); a 64-row tile has one consumer. PINGPONG: each consumer
+// accumulators: at most 128 wide, or 160 in the swapped kernel, whose
+// consumers then hold 160 accumulator registers a thread); a 64-row tile has
+// one consumer. PINGPONG: each consumer
 // takes whole 128-row tiles, alternating with the other, and holds all 128
 // rows (two m64 accumulators).
 //
@@ -43,7 +45,7 @@ struct MainloopMma {
   static_assert(kBlockK * sizeof(Element) == kSwizzleBytes, "a k-block is one 128-byte swizzle line");
   static_assert(!PINGPONG || BLOCK_N == 128, "ping-pong holds 2 x 64 accumulators per thread: 128-wide tiles");
   static constexpr int kMmaRows = mma_rows_for(BLOCK_M, PINGPONG);  // m64 accumulators per consumer
-  static_assert(kMmaRows == 1 || BLOCK_N <= 128, "two m64 accumulators per thread: at most 128 wide");
+  static_assert(kMmaRows == 1 || BLOCK_N <= 160, "two m64 accumulators per thread: at most 160 wide (swapped)");
   static constexpr int kAccRegs = BLOCK_N / 2;       // per m64 accumulator and thread
 
   float acc[kMmaRows][kAccRegs];

@@ -3,7 +3,7 @@
 // arithmetic in sm90_config.hpp; this is the same layout seen from the kernel.
 //
 //   [ring: NUM_STAGES x (A k-block(s) | B k-block(s))]  1 KiB aligned (128B swizzle)
-//   [epilogue panels: consumer x kEpiBuffers x 64x64][bias: consumer x 64 fp32]   (BLOCK_M = 128, 256)
+//   [epilogue panels: consumer x epi_buffers x 64x64][bias: consumer x 64 fp32]   (BLOCK_M = 128, 256)
 //   [smem_full[stage]][smem_empty[stage]][c_loaded[consumer][buffer]][math_turn[consumer]]
 #pragma once
 
@@ -59,10 +59,10 @@ struct SharedStorage {
   __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }  // [consumer][buffer]
   __device__ __forceinline__ float* bias_stage() const {  // [consumer][64]; 128- and 256-row tiles only
     if constexpr (stores_from_registers(BLOCK_M)) return nullptr;
-    else return reinterpret_cast<float*>(panels() + kNumConsumers * kEpiBuffers * kPanelBytes);
+    else return reinterpret_cast<float*>(panels() + kNumConsumers * epi_buffers(BLOCK_M, BLOCK_N) * kPanelBytes);
   }
   __device__ __forceinline__ uint64_t* smem_full() const {
-    return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes(BLOCK_M));
+    return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes(BLOCK_M, BLOCK_N));
   }
   __device__ __forceinline__ uint64_t* smem_empty() const { return smem_full() + NUM_STAGES; }
   __device__ __forceinline__ uint64_t* c_loaded() const { return smem_empty() + NUM_STAGES; }  // [consumer][buffer]

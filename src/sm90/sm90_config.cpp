@@ -315,8 +315,8 @@ Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
   return c;
 }
 
-// The widest swapped width: the most rows of C one token tile of the
-// swapped kernel holds.
+// The widest swapped width (of the 128-row tiles, the widest there is): the
+// most rows of C one token tile of the swapped kernel holds.
 constexpr int kWidestSwapWidth = [] {
   int widest = 0;
   for (const TileConfig tc : kTileConfigs)
@@ -324,36 +324,48 @@ constexpr int kWidestSwapWidth = [] {
   return widest;
 }();
 
-// The swapped kernel (swap_ab) for M x N: the kernel's tiles are 128 of N
-// by block_n of M, so the tokens (M) take wgmma's N side in steps of 8. Its
-// width when forced without one: the narrowest swapped width that holds M,
-// else the widest.
-int swap_width(int64_t m) {
-  int fits = 0;
-  for (const TileConfig tc : kTileConfigs)
-    if (tc.swap_ab && tc.block_n >= m && (fits == 0 || tc.block_n < fits)) fits = tc.block_n;
-  return fits != 0 ? fits : kWidestSwapWidth;
+// The swapped kernel (swap_ab) for M x N: the kernel's tiles are block_m (128
+// or 256) of N by block_n of M, so the tokens (M) take wgmma's N side in
+// steps of 8. Its width when forced without one: the narrowest swapped width
+// of that height that holds M, else the widest.
+int swap_width(int64_t m, int block_m) {
+  int fits = 0, widest = 0;
+  for (const TileConfig tc : kTileConfigs) {
+    if (!tc.swap_ab || tc.block_m != block_m) continue;
+    if (tc.block_n >= m && (fits == 0 || tc.block_n < fits)) fits = tc.block_n;
+    widest = std::max(widest, tc.block_n);
+  }
+  return fits != 0 ? fits : widest;
 }
-// The swapped width whose tiles finish first: over the widths whose grid
-// fills the SMs (swap_fills), the least time on the busiest SM, then the
-// fewest rows computed, then the wider. A tile's time is taken as its
-// operand bytes a k-block, 128 rows of B and block_n of A (128 + block_n),
-// the busiest SM's as that times its waves of N / 128 by M / block_n tiles.
+// The swapped configuration whose tiles finish first: over the widths and
+// heights whose grid fills the SMs (swap_fills), the least time on the
+// busiest SM, then the fewest rows computed, then the wider. A 128-row
+// tile's time is taken as its operand bytes a k-block, 128 rows of B and
+// block_n of A (128 + block_n); a 256-row (tall) tile's as 1.9 times that of
+// the 128-row tile of its width; the busiest SM's as that times its waves of
+// N / block_m by M / block_n tiles.
 // On the H200 (bf16 NT, `bench --configs all --only swap_ab`, docs/PERF.md,
-// "Swap-AB, fitted") a narrow token tile ran as that predicts, not as its
-// FLOPs: a width of 104, tried, in three tiles over 4 waves 12% slower than
-// two of 152 over 3 at 300 x 22016 x 4096 (928 against 840 by this count;
-// by FLOPs 416 against 456), in two over 7 waves 16% slower than one of
-// 200 over 4 at 200 x 57344 x 8192 (1624 against 1312), and 17% faster
-// than two of 152 where both make 2 waves (304 x 11008 x 4096). (Not built:
-// wherever it would have been chosen the unswapped tiles were faster.) At
-// one wave this is the narrowest width that holds M in one tile.
+// "Swap-AB, fitted") a narrow token tile ran as the byte count predicts, not
+// as its FLOPs: a width of 104, tried, in three tiles over 4 waves 12%
+// slower than two of 152 over 3 at 300 x 22016 x 4096 (928 against 840 by
+// this count; by FLOPs 416 against 456), in two over 7 waves 16% slower
+// than one of 200 over 4 at 200 x 57344 x 8192 (1624 against 1312), and 17%
+// faster than two of 152 where both make 2 waves (304 x 11008 x 4096). (Not
+// built: wherever it would have been chosen the unswapped tiles were
+// faster.) A tall tile took 1.86-1.94 times as long as the 128-row tile of
+// its width on 9 shapes (docs/PERF.md, "Swap-AB, tall"): it wins where it
+// halves the waves (300 x 14336 x 4096: one wave against two, 7% faster)
+// and loses where it does not (300 x 57344 x 8192: 4 against 7, 6% slower).
+// At one wave this is the narrowest width that holds M in one tile.
 struct SwapFit {
-  int block_n = 0;
+  int block_n = 0;  // 0: none fills the SMs
+  int block_m = kBlockM;
   int64_t rows = 0;  // M rounded up to whole token tiles
 };
+// A tall swapped tile's time over the 128-row tile's of the same width, in percent.
+constexpr int64_t kTallSwapTimePct = 190;
 // Whether `tiles` of the swapped kernel fill the SMs: 80% of them in every
-// wave (N = 14336 makes 112 tiles a token tile, 57344 448).
+// wave (N = 14336 makes 112 tiles a token tile, 57344 448; tall, 56 and 224).
 bool swap_fills(int64_t tiles, int num_sms) {
   return tiles >= num_sms * 8 / 10 && detail::wave_efficiency(tiles, num_sms) >= 0.8;
 }
@@ -363,19 +375,20 @@ SwapFit swap_fit(int64_t m, int64_t n, int num_sms, int64_t batch) {
   for (const TileConfig tc : kTileConfigs) {
     if (!tc.swap_ab) continue;
     const int64_t token_tiles = ceil_div(m, tc.block_n);
-    const int64_t tiles = ceil_div(n, kBlockM) * token_tiles * batch;
-    if (!swap_fills(tiles, num_sms) || !detail::tile_count_fits_int32(n, m, kBlockM, tc.block_n, batch)) continue;
+    const int64_t tiles = ceil_div(n, tc.block_m) * token_tiles * batch;
+    if (!swap_fills(tiles, num_sms) || !detail::tile_count_fits_int32(n, m, tc.block_m, tc.block_n, batch)) continue;
     const int64_t rows = token_tiles * tc.block_n;
-    const std::tuple<int64_t, int64_t, int> key{ceil_div(tiles, num_sms) * (kBlockM + tc.block_n), rows, -tc.block_n};
+    const int64_t tile_time = (kBlockM + tc.block_n) * (tc.block_m == kTallBlockM ? kTallSwapTimePct : 100);
+    const std::tuple<int64_t, int64_t, int> key{ceil_div(tiles, num_sms) * tile_time, rows, -tc.block_n};
     if (best.block_n == 0 || key < best_key) {
-      best = SwapFit{tc.block_n, rows};
+      best = SwapFit{tc.block_n, tc.block_m, rows};
       best_key = key;
     }
   }
   return best;
 }
-Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
-  Config c = single_cta_config(n, m, num_sms, kBlockM, block_n, batch);  // (the kernel's M is N, its N M)
+Config swap_config(int64_t m, int64_t n, int num_sms, const SwapFit& fit, int64_t batch) {
+  Config c = single_cta_config(n, m, num_sms, fit.block_m, fit.block_n, batch);  // (the kernel's M is N, its N M)
   c.swap_ab = true;
   return c;
 }
@@ -397,13 +410,13 @@ Config swap_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch
 // (two tiles of 152 against 160) and 0.4-2.3% at 200 (200 against 208),
 // nothing measurable at 150 (152 against 160, bound by W's bytes there);
 // 0.8% slower at 176 x 57344 x 8192 (bound by W's 940 MB); at 152 x 4096 x
-// 4096 (32 tiles, not taken) 20% slower. Returns the width, or 0 where it
-// is not taken.
-int swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
+// 4096 (32 tiles, not taken) 20% slower. Returns the configuration
+// (block_n 0 where it is not taken).
+SwapFit swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
   // (Plain calls only: a strided batch of small products was not measured.)
-  if (m <= kBlockM || !r.a_k_major || !r.b_k_major || r.batch != 1) return 0;
+  if (m <= kBlockM || !r.a_k_major || !r.b_k_major || r.batch != 1) return {};
   const SwapFit fit = swap_fit(m, n, num_sms, r.batch);
-  return fit.block_n != 0 && fit.rows < other_rows ? fit.block_n : 0;
+  return fit.block_n != 0 && fit.rows < other_rows ? fit : SwapFit{};
 }
 
 }  // namespace
@@ -414,9 +427,11 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // swap_width's. (Dispatch refuses it for a layout it is not built for; here
   // that falls through to the unswapped tiles.)
   if (request.swap_ab && request.a_k_major && request.b_k_major) {
-    const int width = is_swap_width(request.block_n) ? request.block_n : swap_width(m);
-    if (detail::tile_count_fits_int32(n, m, kBlockM, width, request.batch))
-      return swap_config(m, n, num_sms, width, request.batch);
+    const int height = request.block_m == kTallBlockM ? kTallBlockM : kBlockM;
+    const int width = is_tile_config(request.block_n, 1, false, height, 1, true) ? request.block_n
+                                                                                 : swap_width(m, height);
+    if (detail::tile_count_fits_int32(n, m, height, width, request.batch))
+      return swap_config(m, n, num_sms, SwapFit{width, height}, request.batch);
   }
   // The tile height: forced, implied by a width only 64-row tiles have, or
   // 64 for M <= 64 unless a 128-row option (a cluster, ping-pong) is asked.
@@ -534,8 +549,9 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   const bool automatic = is_automatic(request);
   // One token tile of the swapped kernel, against the tall tile's rows.
   if (automatic && m <= kWidestSwapWidth) {
-    if (const int w = swap_choice(m, n, num_sms, request, ceil_div(m, kSmallBlockM) * kSmallBlockM))
-      return swap_config(m, n, num_sms, w, request.batch);
+    if (const SwapFit fit = swap_choice(m, n, num_sms, request, ceil_div(m, kSmallBlockM) * kSmallBlockM);
+        fit.block_n != 0)
+      return swap_config(m, n, num_sms, fit, request.batch);
   }
   if (automatic && 2 * m_blocks * ceil_div(n, block_n) <= num_sms) {
     const Config c = small_m_config(m, n, k, num_sms, request, /*latency_bound=*/true);
@@ -621,8 +637,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // of 104, tried, ran 3-14% slower than the 128-row tiles at 300-304 rows.)
   constexpr int64_t kTwoSwapTilesMax = 2 * 160;
   if (automatic && best >= 0.0 && m > kWidestSwapWidth && m <= kTwoSwapTilesMax) {
-    if (const int w = swap_choice(m, n, num_sms, request, rows_128 * kBlockM))
-      return swap_config(m, n, num_sms, w, request.batch);
+    if (const SwapFit fit = swap_choice(m, n, num_sms, request, rows_128 * kBlockM); fit.block_n != 0)
+      return swap_config(m, n, num_sms, fit, request.batch);
   }
   Config c{};
   c.block_m = kBlockM;

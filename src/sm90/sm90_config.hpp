@@ -27,7 +27,8 @@ inline constexpr int kBlockM = 128;             // the default tile height
 // The tall tile's height: each of B's columns is read once per 256 rows of
 // C, not once per 128 (one block-row for 129-256 rows, two for 257-512:
 // docs/PERF.md, "The tall tile"). Up to 128 wide (two m64 accumulators of
-// BLOCK_N / 2 registers each per consumer thread).
+// BLOCK_N / 2 registers each per consumer thread); swapped, 144 to 160
+// (256 rows of N by that many tokens: TileConfig::swap_ab).
 inline constexpr int kTallBlockM = 256;
 inline constexpr int kSmallBlockM = 64;         // the small-M tile height
 inline constexpr int kDecodeBlockM = 8;         // the decode tile height
@@ -72,15 +73,22 @@ constexpr int stage_bytes(int block_n, int block_m = kBlockM) {
 // Per consumer: kEpiBuffers 64x64 panels, and one panel's bias in fp32 (the
 // fused epilogue stages it there: sm90/epilogue.cuh).
 inline constexpr int kBiasStageBytes = kEpiPanel * 4;
-constexpr int epilogue_bytes(int block_m = kBlockM) {
-  return stores_from_registers(block_m) ? 0
-                                        : kNumConsumers * (kEpiBuffers * kEpiPanel * kEpiPanel * 2 + kBiasStageBytes);
+// Panel buffers per consumer: kEpiBuffers, or one for the swapped tall tile
+// (256 rows, wider than 128), whose ring needs the bytes for its fourth
+// stage: with three stages (and two buffers) it ran 5-8% slower than the
+// 128-row swapped tile per unit of work, with four 5% faster (docs/PERF.md,
+// "Swap-AB, tall"). Each panel then waits for the store of the one before.
+constexpr int epi_buffers(int block_m, int block_n) { return block_m == kTallBlockM && block_n > 128 ? 1 : kEpiBuffers; }
+constexpr int epilogue_bytes(int block_m = kBlockM, int block_n = 0) {
+  return stores_from_registers(block_m)
+             ? 0
+             : kNumConsumers * (epi_buffers(block_m, block_n) * kEpiPanel * kEpiPanel * 2 + kBiasStageBytes);
 }
 // smem_full + smem_empty per stage, c_loaded per consumer buffer, and one
 // math_turn per consumer (the ping-pong hand-over).
 constexpr int barrier_bytes(int stages) { return (2 * stages + kNumConsumers * kEpiBuffers + kNumConsumers) * 8; }
 constexpr int smem_bytes(int block_n, int stages, int block_m = kBlockM) {
-  return 1024 + stages * stage_bytes(block_n, block_m) + epilogue_bytes(block_m) + barrier_bytes(stages);
+  return 1024 + stages * stage_bytes(block_n, block_m) + epilogue_bytes(block_m, block_n) + barrier_bytes(stages);
 }
 // The deepest ring that fits.
 constexpr int max_stages(int block_n, int block_m = kBlockM) {

@@ -29,16 +29,23 @@ std::string check_config_options(const Options& o) {
     return "Options::block_m must be 0 (automatic), " + std::to_string(kDecodeBlockM) + ", " +
            std::to_string(kSmallBlockM) + ", " + std::to_string(kBlockM) + " or " + std::to_string(kTallBlockM) +
            ", not " + std::to_string(o.block_m);
-  // The swapped kernel: 128 rows, no cluster or ping-pong, a swapped width or
-  // none; a width built only swapped (152, 176, 200, 208, 224) needs it.
+  // The swapped kernel: 128 rows (or 256: the tall swapped tile), no cluster
+  // or ping-pong, a swapped width of that height or none; a width built only
+  // swapped (152, 176, 200, 208, 224) needs it.
   if (o.swap_ab) {
-    if ((o.block_n != 0 && !is_swap_width(o.block_n)) || (o.block_m != 0 && o.block_m != kBlockM) ||
-        o.cluster_m > 1 || o.cluster_n > 1 || o.pingpong) {
-      std::string widths;
+    const int height = o.block_m == 0 ? kBlockM : o.block_m;
+    if ((height != kBlockM && height != kTallBlockM) ||
+        (o.block_n != 0 && !is_tile_config(o.block_n, 1, false, height, 1, true)) || o.cluster_m > 1 ||
+        o.cluster_n > 1 || o.pingpong) {
+      std::string widths[2];
       for (const TileConfig& c : kTileConfigs)
-        if (c.swap_ab) widths += (widths.empty() ? "" : ", ") + std::to_string(c.block_n);
-      return "Options::swap_ab runs 128-row tiles without a cluster or ping-pong, block_n 0 (automatic) or one of " +
-             widths + "; asked for block_n=" + std::to_string(o.block_n) + " block_m=" + std::to_string(o.block_m) +
+        if (c.swap_ab) {
+          std::string& list = widths[c.block_m == kTallBlockM ? 1 : 0];
+          list += (list.empty() ? "" : ", ") + std::to_string(c.block_n);
+        }
+      return "Options::swap_ab runs tiles without a cluster or ping-pong, block_m 0 or 128 with block_n 0 (automatic) "
+             "or one of " + widths[0] + ", or block_m 256 with block_n 0 or one of " + widths[1] +
+             "; asked for block_n=" + std::to_string(o.block_n) + " block_m=" + std::to_string(o.block_m) +
              " cluster_m=" + std::to_string(o.cluster_m) + " cluster_n=" + std::to_string(o.cluster_n) +
              " pingpong=" + (o.pingpong ? "true" : "false");
     }

@@ -34,7 +34,7 @@
 // clusters: its (m_block, n_block) is the cluster's, and rank r of the
 // cluster takes the r-th tile of it along M or N.
 //
-// SWAP_AB (the swapped kernel, 128-row tiles, A and B K-major): the launcher
+// SWAP_AB (the swapped kernel, 128- or 256-row tiles, A and B K-major): the launcher
 // gives it the call's B as A and A as B (detail::swapped_operands), so it
 // computes C^T tile by tile: its rows are C's columns, its columns C's rows.
 // Only the epilogue knows: it stores each panel transposed (stmatrix.trans)
@@ -138,9 +138,9 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   static_assert(BLOCK_M != kTallBlockM || !GROUPED, "the tall tile: not for M-grouped calls");
   static_assert(BLOCK_M != kDecodeBlockM || (A_MAJOR == Major::K && B_MAJOR == Major::K),
                 "the decode tile: A and B K-major");
-  static_assert(!SWAP_AB || (BLOCK_M == kBlockM && kClusterCtas == 1 && !PINGPONG && !GROUPED &&
+  static_assert(!SWAP_AB || ((BLOCK_M == kBlockM || BLOCK_M == kTallBlockM) && kClusterCtas == 1 && !PINGPONG && !GROUPED &&
                              A_MAJOR == Major::K && B_MAJOR == Major::K),
-                "the swapped kernel: 128-row tiles, no cluster, no ping-pong, A and B K-major");
+                "the swapped kernel: 128- or 256-row tiles, no cluster, no ping-pong, A and B K-major");
   static_assert(!GROUPED || (kClusterCtas == 1 && A_MAJOR == Major::K && BLOCK_M != kDecodeBlockM && !FUSED),
                 "an M-grouped call: A K-major (a group's rows start anywhere), no cluster, the plain epilogue");
   // A 64- or 8-row tile has one consumer, which stores straight from its registers.
@@ -151,7 +151,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   using Release = StageRelease<kClusterCtas, PINGPONG ? 1 : consumers_for(BLOCK_M)>;
   using Ring = detail::RingState<NUM_STAGES>;
   using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, (kSmallM ? BLOCK_M : kSmallBlockM)>,
-                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows, GROUPED, SWAP_AB>>;
+                                          Epilogue<Element, BLOCK_N, Mma::kMmaRows, GROUPED, SWAP_AB,
+                                                   epi_buffers(BLOCK_M, BLOCK_N)>>;
   // The kernel's M: the rows of its A (C's columns for the swapped kernel).
   const int kernel_m = SWAP_AB ? epi.n : epi.m;
   // Ring stages per tile, and the k-blocks of a tile's stage ks (all but the last: kKBlocks).
@@ -331,13 +332,14 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         }
       };
       // The tall tile leaves out the wgmmas of accumulators whose rows all
-      // lie past M (Mma::live_rows: at 129-192 rows of a block-row, consumer
-      // 1's second; one uniform branch a tile). The other tiles issue them
+      // lie past the kernel's M (C's N when swapped) (Mma::live_rows: at
+      // 129-192 rows of a block-row, consumer 1's second; one uniform branch
+      // a tile). The other tiles issue them
       // all: consumer 1 of a 128-row tile with at most 64 rows left its
       // wgmmas out too, and 288-320 x 14336 x 4096 and 320 x 4096 x 14336
       // ran 4-5% slower for it (docs/PERF.md, "The tall tile").
       if constexpr (BLOCK_M == kTallBlockM) {
-        const int live = Mma::live_rows(m0, tile_epi.m);
+        const int live = Mma::live_rows(m0, kernel_m);
         if (live == Mma::kMmaRows) mainloop(std::integral_constant<int, Mma::kMmaRows>{});
         else if (live == 1) mainloop(std::integral_constant<int, 1>{});
         else mainloop(std::integral_constant<int, 0>{});

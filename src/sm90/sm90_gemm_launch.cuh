@@ -118,17 +118,18 @@ std::optional<std::string> launch_width(const detail::GemmTensorMaps& maps, cons
   return run;
 }
 
-// The swapped kernel BLOCK_N wide (its tiles BLOCK_N rows of C) for `call`,
-// whose operands it takes as `ops` (detail::swapped_operands(call)); built
-// for A and B K-major only (op_a = N, op_b = T; check_layout).
-template <typename Element, int BLOCK_N>
+// The swapped kernel BLOCK_M x BLOCK_N (its tiles BLOCK_M of C's columns by
+// BLOCK_N of its rows) for `call`, whose operands it takes as `ops`
+// (detail::swapped_operands(call)); built for A and B K-major only (op_a =
+// N, op_b = T; check_layout).
+template <typename Element, int BLOCK_N, int BLOCK_M = kBlockM>
 std::string launch_swapped(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const Config& config,
                            int* grid_ctas, const GemmArgs& call) {
   if (call.op_a != Op::N || call.op_b != Op::T)
     return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(call.op_a) +
            ", op_b = " + to_string(call.op_b) + ": the swapped kernel is built for op_a = N, op_b = T only";
   return detail::with_epilogue_kind(call, [&](auto fused) {
-    return launch<Element, BLOCK_N, stages_for(BLOCK_N), Major::K, Major::K, 1, 1, false, kBlockM,
+    return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), Major::K, Major::K, 1, 1, false, BLOCK_M,
                   decltype(fused)::value, false, true>(maps, ops, config, grid_ctas, call);
   });
 }
@@ -183,6 +184,13 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
         case 200: return launch_swapped<Element, 200>(maps, ops, config, grid_ctas, args);
         case 208: return launch_swapped<Element, 208>(maps, ops, config, grid_ctas, args);
         case 224: return launch_swapped<Element, 224>(maps, ops, config, grid_ctas, args);
+      }
+    }
+    if (config.block_m == kTallBlockM && config.cluster_m == 1 && config.cluster_n == 1 && !config.pingpong) {
+      switch (config.block_n) {
+        case 144: return launch_swapped<Element, 144, kTallBlockM>(maps, ops, config, grid_ctas, args);
+        case 152: return launch_swapped<Element, 152, kTallBlockM>(maps, ops, config, grid_ctas, args);
+        case 160: return launch_swapped<Element, 160, kTallBlockM>(maps, ops, config, grid_ctas, args);
       }
     }
     return "no sm90 kernel for " + describe(config);

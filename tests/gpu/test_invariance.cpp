@@ -239,23 +239,28 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
     check_cuda(cudaMemcpy(bias.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "bias");
   }
   // Width 0: the narrowest that holds M (swap_width), the widest past 224 (300: two tiles of 224); 300 also in
-  // two tiles of 152, the second of which ends in the 8-row group.
+  // two tiles of 152, the second of which ends in the 8-row group. Height 256: the tall swapped tiles, whose
+  // second consumer holds no rows of C at N = 300 (its first consumer one accumulator's worth).
   struct Tokens {
     int64_t m;
     int width;
+    int height = 128;
   };
   for (const Tokens t : {Tokens{1, 0},   Tokens{8, 0},   Tokens{63, 0},  Tokens{64, 0},  Tokens{65, 0},  Tokens{129, 0},
                          Tokens{136, 0}, Tokens{144, 0}, Tokens{145, 0}, Tokens{152, 0}, Tokens{153, 0}, Tokens{160, 0},
                          Tokens{161, 0}, Tokens{176, 0}, Tokens{199, 0}, Tokens{200, 0}, Tokens{208, 0}, Tokens{209, 0},
-                         Tokens{224, 0}, Tokens{300, 0}, Tokens{300, 152}})
-    for (const int64_t n : {200, 1000}) {
+                         Tokens{224, 0}, Tokens{300, 0}, Tokens{300, 152}, Tokens{1, 0, 256}, Tokens{136, 0, 256},
+                         Tokens{144, 144, 256}, Tokens{150, 0, 256}, Tokens{160, 160, 256}, Tokens{300, 152, 256},
+                         Tokens{320, 160, 256}})
+    for (const int64_t n : {200, 300, 1000}) {
       const int64_t m = t.m;
       GemmCase gc = make_case(m % 2 ? DType::bf16 : DType::f16, kLayouts[1], m, n, 136, Fill::uniform_pm1, ++seed);
       for (const int variant : {0, 1, 2}) {  // plain; alpha and beta; bias + gelu_tanh
         gc.alpha = variant == 1 ? 0.5f : 1.0f;
         gc.beta = variant == 1 ? 0.75f : 0.0f;
         const std::string what = gc.describe() + (variant == 2 ? " bias=f32 gelu_tanh" : "") +
-                                 (t.width != 0 ? " width " + std::to_string(t.width) : "");
+                                 (t.width != 0 ? " width " + std::to_string(t.width) : "") +
+                                 " height " + std::to_string(t.height);
         SCOPED_TRACE(what);
         Problem prob(gc);
         if (gc.beta != 0.0f) prob.fill_outputs(Fill::uniform_pm1, seed + 100);
@@ -274,6 +279,7 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
         swapped.prefer = Prefer::tcgemm_only;
         swapped.swap_ab = true;
         swapped.block_n = t.width;
+        swapped.block_m = t.height;
         const Plan p128 = run_gemm(args, unswapped);
         TCGEMM_ASSERT_OK(p128, what);
         args.c = prob.c();
@@ -281,6 +287,7 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
         TCGEMM_ASSERT_OK(p, what);
         EXPECT_TRUE(p.config.swap_ab) << p.kernel;
         EXPECT_EQ(p.config.block_n, t.width != 0 ? t.width : p.config.block_n) << p.kernel;
+        EXPECT_EQ(p.config.block_m, t.height) << p.kernel;
         EXPECT_FALSE(p128.config.swap_ab) << p128.kernel;
         expect_identical(compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n,
                                  gc.ldc),

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "sm90/sm90_config.hpp"
 
@@ -139,9 +140,9 @@ TEST(Sm90Config, EveryTileConfigIsAnInstantiatedWidth) {
     if (tc.cluster_m == 2) {
       EXPECT_EQ(tc.block_n % 128, 0) << tc.block_n;
     }
-    // The tall tile keeps 2 x (block_n / 2) accumulators per thread: at most 128.
+    // The tall tile keeps 2 x (block_n / 2) accumulators per thread: at most 128, swapped 160.
     if (tc.block_m == 256) {
-      EXPECT_LE(tc.block_n, 128) << tc.block_n;
+      EXPECT_LE(tc.block_n, tc.swap_ab ? 160 : 128) << tc.block_n;
     }
     // Ping-pong keeps 2 x (block_n / 2) accumulators per thread: at most 128.
     if (tc.pingpong) {
@@ -618,7 +619,8 @@ TEST(Sm90Config, TallGridRotatesTheBlockRowsWhereTheLastIsLight) {
   EXPECT_EQ(select_config(448, 4096, 4096, 132, 112, 0, false, 256).num_ctas, 74);  // 2 x 37 tiles
   EXPECT_EQ(select_config(4000, 14336, 4096, 132, 112, 0, false, 256).num_ctas, 132);
   // The 128-row tiles keep the full grid (they leave nothing out).
-  EXPECT_EQ(select_config(320, 14336, 4096, 132).num_ctas, 132);
+  EXPECT_EQ(select_config(352, 14336, 4096, 132).block_m, 128);
+  EXPECT_EQ(select_config(352, 14336, 4096, 132).num_ctas, 132);
 }
 
 // The tall tile (256 rows) where the 128-row tiles make two to four
@@ -672,33 +674,46 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
 // with A and B K-major, where its grid (N / 128 tiles) fills the SMs, and
 // for 257-320 rows where the 128-row tiles compute 384: faster than the
 // tall tile and the 128-row tiles there (docs/PERF.md, "Swap-AB"). Its
-// width: the least operand bytes on the busiest SM (swap_fit).
+// width and height: the least time on the busiest SM (swap_fit), 256 rows
+// where that halves the waves of the 128-row tiles (docs/PERF.md, "Swap-AB,
+// tall").
 TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   struct Pick {
     int64_t m, n, k;
-    int block_n, ctas;
+    int block_m, block_n, ctas;
   };
-  for (const Pick& p : {Pick{136, 14336, 4096, 144, 112}, Pick{160, 14336, 4096, 160, 112},
-                        Pick{129, 14336, 4096, 144, 112}, Pick{136, 28672, 4096, 144, 132},
-                        Pick{150, 14336, 4096, 152, 112}, Pick{160, 57344, 8192, 160, 132},
-                        Pick{200, 14336, 4096, 200, 112}, Pick{193, 28672, 4096, 200, 132},
-                        Pick{208, 57344, 8192, 208, 132}, Pick{200, 57344, 8192, 200, 132},
-                        Pick{161, 14336, 4096, 176, 112}, Pick{176, 57344, 8192, 176, 132},
-                        Pick{209, 14336, 4096, 224, 112}, Pick{224, 28672, 4096, 224, 132},
-                        // two token tiles, where the 128-row tiles compute 384 rows
-                        Pick{288, 14336, 4096, 144, 132}, Pick{300, 14336, 4096, 152, 132},
-                        Pick{320, 57344, 8192, 160, 132}, Pick{257, 28672, 4096, 144, 132},
-                        Pick{300, 22016, 4096, 152, 132}, Pick{296, 28672, 4096, 152, 132}}) {
+  for (const Pick& p : {Pick{136, 14336, 4096, 128, 144, 112}, Pick{160, 14336, 4096, 128, 160, 112},
+                        Pick{129, 14336, 4096, 128, 144, 112}, Pick{136, 28672, 4096, 256, 144, 112},
+                        Pick{150, 14336, 4096, 128, 152, 112}, Pick{160, 57344, 8192, 256, 160, 132},
+                        Pick{150, 57344, 8192, 256, 152, 132}, Pick{160, 28672, 4096, 256, 160, 112},
+                        Pick{200, 14336, 4096, 128, 200, 112}, Pick{193, 28672, 4096, 128, 200, 132},
+                        Pick{208, 57344, 8192, 128, 208, 132}, Pick{200, 57344, 8192, 128, 200, 132},
+                        Pick{161, 14336, 4096, 128, 176, 112}, Pick{176, 57344, 8192, 128, 176, 132},
+                        Pick{209, 14336, 4096, 128, 224, 112}, Pick{224, 28672, 4096, 128, 224, 132},
+                        // two token tiles, where the 128-row tiles compute 384 rows: 256 rows of N where that
+                        // halves the waves (14336: 112 tiles, one wave, against 224), else 128
+                        Pick{288, 14336, 4096, 256, 144, 112}, Pick{300, 14336, 4096, 256, 152, 112},
+                        Pick{320, 14336, 4096, 256, 160, 112}, Pick{320, 57344, 8192, 128, 160, 132},
+                        Pick{300, 57344, 8192, 128, 152, 132}, Pick{257, 28672, 4096, 256, 144, 132},
+                        Pick{300, 22016, 4096, 128, 152, 132}, Pick{296, 28672, 4096, 256, 152, 132}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_TRUE(c.swap_ab) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
-    EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
+    EXPECT_EQ(c.block_m, p.block_m) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.num_ctas, p.ctas) << shape(p.m, p.n, p.k, 132);
-    EXPECT_EQ(c.stages, stages_for(p.block_n));
+    EXPECT_EQ(c.stages, stages_for(p.block_n, p.block_m));
     EXPECT_FALSE(c.pingpong);
     EXPECT_EQ(c.cluster_m, 1);
     EXPECT_EQ(c.cluster_n, 1);
   }
+  // The tall swapped tiles: 4 stages, one panel buffer per consumer for them (epi_buffers).
+  for (const int w : {144, 152, 160}) {
+    EXPECT_EQ(stages_for(w, 256), 4) << w;
+    EXPECT_EQ(epi_buffers(256, w), 1) << w;
+    EXPECT_EQ(smem_bytes(w, 4, 256), 1024 + 4 * (256 + w) * 128 + 2 * (64 * 64 * 2 + 64 * 4) + (2 * 4 + 4 + 2) * 8);
+  }
+  EXPECT_EQ(epi_buffers(256, 128), 2);
+  EXPECT_EQ(epi_buffers(128, 160), 2);
   // Not: one block-row, 177-192 rows (200 against the tall tile's 192) or more than 224, a grid that leaves SMs idle
   // (4096 / 128 = 32 tiles; 12288: 96), anything forced.
   for (const int64_t m : {64, 128, 177, 192, 225, 256, 321, 352, 384, 400, 448, 512})
@@ -716,6 +731,16 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   EXPECT_EQ(select_config(200, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 200);
   EXPECT_EQ(select_config(204, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 208);
   EXPECT_EQ(select_config(210, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 224);
+  // The same at 256 rows: its widths 144, 152 and 160.
+  for (const auto& [m, width] : {std::pair<int64_t, int>{100, 144}, {150, 152}, {160, 160}, {1000, 160}}) {
+    const Config tall = select_config(m, 4096, 4096, 132, 0, 0, false, 256, 0, true);
+    EXPECT_TRUE(tall.swap_ab) << m;
+    EXPECT_EQ(tall.block_m, 256) << m;
+    EXPECT_EQ(tall.block_n, width) << m;
+    EXPECT_EQ(tall.stages, 4) << m;
+  }
+  EXPECT_EQ(select_config(136, 14336, 4096, 132, 152, 0, false, 256, 0, true).block_n, 152);
+  EXPECT_EQ(select_config(136, 14336, 4096, 132, 152, 0, false, 256, 0, true).num_ctas, 56);
   const Config wide = select_config(1000, 4096, 4096, 132, 0, 0, false, 0, 0, true);
   EXPECT_TRUE(wide.swap_ab);
   EXPECT_EQ(wide.block_n, 224);
