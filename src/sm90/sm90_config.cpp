@@ -364,6 +364,12 @@ struct SwapFit {
 };
 // A tall swapped tile's time over the 128-row tile's of the same width, in percent.
 constexpr int64_t kTallSwapTimePct = 190;
+// The most token tiles of the 128-row swapped kernel (the tall one's are
+// not capped): four tiles of 144 ran 4-10% slower than the 128-row tiles at
+// 520 x 4096 x 4096 and 540 x 12288 x 4096 (and 7-11% faster at 540-560 x
+// 28672 x 4096), three of 176 and 200 faster wherever measured
+// (docs/PERF.md, "Swap-AB, more token tiles").
+constexpr int64_t kMaxSwapTokenTiles = 3;
 // Whether `tiles` of the swapped kernel fill the SMs: 80% of them in every
 // wave (N = 14336 makes 112 tiles a token tile, 57344 448; tall, 56 and 224).
 bool swap_fills(int64_t tiles, int num_sms) {
@@ -375,6 +381,7 @@ SwapFit swap_fit(int64_t m, int64_t n, int num_sms, int64_t batch) {
   for (const TileConfig tc : kTileConfigs) {
     if (!tc.swap_ab) continue;
     const int64_t token_tiles = ceil_div(m, tc.block_n);
+    if (tc.block_m == kBlockM && token_tiles > kMaxSwapTokenTiles) continue;
     const int64_t tiles = ceil_div(n, tc.block_m) * token_tiles * batch;
     if (!swap_fills(tiles, num_sms) || !detail::tile_count_fits_int32(n, m, tc.block_m, tc.block_n, batch)) continue;
     const int64_t rows = token_tiles * tc.block_n;
@@ -631,13 +638,22 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   }
   if (tall.block_n != 0) return tall_config(m, n, num_sms, tall.block_n, request.batch);
   // Two token tiles of the swapped kernel (257-320 rows: two of 144, 152 or
-  // 160), against the rows the 128-row tiles would compute. (Not two of 176:
-  // 352 x 14336 x 4096 ran 1% slower than on 128 x 112. Not against the tall
-  // tile: at 400 x 14336 x 4096 the two tied, 77.4 and 76.9 us. Three tiles
-  // of 104, tried, ran 3-14% slower than the 128-row tiles at 300-304 rows.)
+  // 160), against the rows the 128-row tiles would compute. (Not against the
+  // tall tile: at 400 x 14336 x 4096 the two tied, 77.4 and 76.9 us. Three
+  // tiles of 104, tried, ran 3-14% slower than the 128-row tiles at 300-304
+  // rows.) Past 320 rows (two to four token tiles, up to 640 rows) only
+  // where the 128-row tiles compute at least 10% more rows: at 400-576 rows
+  // of N = 8192-57344 (docs/PERF.md, "Swap-AB, more token tiles") faster on
+  // 23 of 25 shapes (1-20%), even on one, 5% slower on one (450 x 18944 x
+  // 4096). With less to save it lost 2-6% (530-544 x 14336: 600 rows
+  // against 640; 600, 620 and 700 x 14336), and two of 176 at 352 x 14336
+  // x 4096 1% (352 against 384).
   constexpr int64_t kTwoSwapTilesMax = 2 * 160;
-  if (automatic && best >= 0.0 && m > kWidestSwapWidth && m <= kTwoSwapTilesMax) {
-    if (const SwapFit fit = swap_choice(m, n, num_sms, request, rows_128 * kBlockM); fit.block_n != 0)
+  constexpr int64_t kSwapRowsMax = 4 * 160;
+  if (automatic && best >= 0.0 && m > kWidestSwapWidth && m <= kSwapRowsMax) {
+    const int64_t rows = rows_128 * kBlockM;
+    if (const SwapFit fit = swap_choice(m, n, num_sms, request, rows);
+        fit.block_n != 0 && (m <= kTwoSwapTilesMax || 10 * rows >= 11 * fit.rows))
       return swap_config(m, n, num_sms, fit, request.batch);
   }
   Config c{};

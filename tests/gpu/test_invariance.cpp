@@ -251,7 +251,7 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
                          Tokens{161, 0}, Tokens{176, 0}, Tokens{199, 0}, Tokens{200, 0}, Tokens{208, 0}, Tokens{209, 0},
                          Tokens{224, 0}, Tokens{300, 0}, Tokens{300, 152}, Tokens{1, 0, 256}, Tokens{136, 0, 256},
                          Tokens{144, 144, 256}, Tokens{150, 0, 256}, Tokens{160, 160, 256}, Tokens{300, 152, 256},
-                         Tokens{320, 160, 256}})
+                         Tokens{320, 160, 256}, Tokens{520, 176}, Tokens{560, 144, 256}})
     for (const int64_t n : {200, 300, 1000}) {
       const int64_t m = t.m;
       GemmCase gc = make_case(m % 2 ? DType::bf16 : DType::f16, kLayouts[1], m, n, 136, Fill::uniform_pm1, ++seed);

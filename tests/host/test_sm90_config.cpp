@@ -641,8 +641,7 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
                         // where the 128-row tiles (or the 64-row ones) measured faster
                         Pick{160, 22016, 4096, 128, 112}, Pick{160, 8192, 8192, 128, 128},
                         Pick{200, 12288, 4096, 128, 192}, Pick{360, 14336, 4096, 128, 112},
-                        Pick{384, 14336, 4096, 128, 112}, Pick{160, 4096, 4096, 64, 96},
-                        Pick{420, 37888, 3584, 128, 128}, Pick{440, 10240, 8192, 128, 160}}) {
+                        Pick{384, 14336, 4096, 128, 112}, Pick{160, 4096, 4096, 64, 96}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_m, p.block_m) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
@@ -653,6 +652,10 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
       EXPECT_EQ(c.cluster_n, 1);
     }
   }
+  // Where the 128-row tiles measured faster than the tall tile, and the swapped kernel now runs (two and three token
+  // tiles: 420 x 37888 x 3584 even with them, 440 x 10240 x 8192 7% faster).
+  EXPECT_TRUE(select_config(420, 37888, 3584, 132).swap_ab);
+  EXPECT_TRUE(select_config(440, 10240, 8192, 132).swap_ab);
   // One block-row of 128 rows, or many: never.
   for (const int64_t m : {64, 128, 513, 1024, 4096})
     EXPECT_NE(select_config(m, 14336, 4096, 132).block_m, 256) << m;
@@ -695,7 +698,14 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
                         Pick{288, 14336, 4096, 256, 144, 112}, Pick{300, 14336, 4096, 256, 152, 112},
                         Pick{320, 14336, 4096, 256, 160, 112}, Pick{320, 57344, 8192, 128, 160, 132},
                         Pick{300, 57344, 8192, 128, 152, 132}, Pick{257, 28672, 4096, 256, 144, 132},
-                        Pick{300, 22016, 4096, 128, 152, 132}, Pick{296, 28672, 4096, 256, 152, 132}}) {
+                        Pick{300, 22016, 4096, 128, 152, 132}, Pick{296, 28672, 4096, 256, 152, 132},
+                        // three or four token tiles (321-640 rows) where the 128-row tiles compute 10% more
+                        // rows; the 128-row swapped kernel at most three
+                        Pick{520, 14336, 4096, 128, 176, 132}, Pick{516, 22016, 4096, 128, 176, 132},
+                        Pick{520, 8192, 8192, 256, 144, 128}, Pick{530, 8192, 4096, 256, 144, 128},
+                        Pick{432, 8192, 8192, 128, 224, 128}, Pick{400, 8192, 4096, 128, 200, 128},
+                        Pick{450, 57344, 8192, 128, 152, 132}, Pick{400, 18944, 4096, 256, 144, 132},
+                        Pick{420, 37888, 3584, 128, 224, 132}, Pick{440, 10240, 8192, 256, 152, 120}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_TRUE(c.swap_ab) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_EQ(c.block_m, p.block_m) << shape(p.m, p.n, p.k, 132);
@@ -718,7 +728,12 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   // (4096 / 128 = 32 tiles; 12288: 96), anything forced.
   for (const int64_t m : {64, 128, 177, 192, 225, 256, 321, 352, 384, 400, 448, 512})
     EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
-  EXPECT_FALSE(select_config(420, 37888, 3584, 132).swap_ab);
+  // Past two token tiles: less than 10% fewer rows (600 and 620 against 640, 704 against 768), or only four of the
+  // 128-row 144 (520 x 4096, 540 x 12288: 4-10% slower, measured) would do.
+  for (const int64_t m : {600, 620, 700}) EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
+  EXPECT_FALSE(select_config(520, 4096, 4096, 132).swap_ab);
+  EXPECT_FALSE(select_config(540, 12288, 4096, 132).swap_ab);
+  EXPECT_FALSE(select_config(544, 28672, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(152, 4096, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(136, 12288, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(136, 14336, 4096, 132, 112).swap_ab);
