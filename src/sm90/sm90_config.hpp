@@ -204,7 +204,9 @@ struct ConfigRequest {
 // operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does) and, for the
 // ping-pong 128x128, by how much epilogue it hides (more at short K). For
 // 129-176, 193-224 and 257-320 rows of C against a wide B (A and B K-major,
-// no batch), the swapped kernel (swap_ab) where its grid fills the SMs.
+// no batch), and up to 640 where it computes 10% fewer rows than the
+// 128-row tiles, the swapped kernel (swap_ab) where its grid fills the SMs,
+// 128 or 256 rows of B (the tall swapped tiles) a tile.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
