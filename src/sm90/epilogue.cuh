@@ -215,6 +215,7 @@ struct Epilogue {
         // and 200; known once the loop is unrolled).
         const int panel_cols = p + 1 < kPanelsPerTile ? kEpiPanel : kLastPanelCols;
         uint8_t* buf_ptr = panels + (consumer * BUFFERS + buf) * kPanelBytes;
+        // (The c_loaded barriers keep kEpiBuffers slots a consumer whatever BUFFERS is: barrier_bytes.)
         uint64_t* loaded = &c_loaded[consumer * kEpiBuffers + buf];
         const bool read_c = !UNIT_SCALE && epi.beta != 0.0f;
         if (read_c)
