@@ -139,11 +139,13 @@ require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name matches t
     status=1
     return
   fi
+  local matched=0
   while read -r name count; do
     [[ -z ${name:-} ]] && continue
     pretty=$(demangle <<<"$name")
     [[ -n $only && ! $pretty =~ $only ]] && continue
     [[ -n $skip && $pretty =~ $skip ]] && continue
+    matched=$((matched + 1))
     if [[ $count -eq 0 ]]; then
       echo "FAIL: no $label instruction in $pretty"
       status=1
@@ -151,11 +153,17 @@ require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name matches t
       echo "ok:   $count $label in $pretty"
     fi
   done <<<"$counts"
+  # A filter that names no kernel checks nothing: the kernels' names have
+  # changed under it.
+  if [[ $matched -eq 0 ]]; then
+    echo "FAIL: the $label check matched no $family kernel (filter '${only}')"
+    status=1
+  fi
 }
-# sm100_gemm's last two template arguments are its CTA group and whether it
-# has the fused epilogue: the pair and the single-CTA kernels by name.
-sm100_pair=', 2, (true|false)>[(]CUtensorMap'
-sm100_single=', 1, (true|false)>[(]CUtensorMap'
+# sm100_gemm's CTA group follows its schedule among its template arguments:
+# the pair and the single-CTA kernels by name.
+sm100_pair='[(]tcgemm::Schedule[)][0-9]+, 2, '
+sm100_single='[(]tcgemm::Schedule[)][0-9]+, 1, '
 for f in "${families[@]}"; do
   case $f in
     sm90_gemm) require sm90_gemm 'HGMMA' HGMMA ;;
@@ -166,7 +174,7 @@ for f in "${families[@]}"; do
       require sm100_gemm 'LDTM' LDTM
       require sm100_gemm 'UTMALDG' UTMALDG
       # Tiles narrower than one 64-column panel store C from registers (STG), the others by TMA.
-      narrow='^void tcgemm::sm100::sm100_gemm<[^,]+, (16|32|48), '
+      narrow='^void tcgemm::sm100::sm100_gemm<[^,]+, (8|16|32|40|48), '
       require sm100_gemm 'UTMASTG' UTMASTG '' "$narrow"
       require sm100_gemm 'STG[.]E' STG "$sm100_single"
       require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '[(]tcgemm::Schedule[)]2' ;;
