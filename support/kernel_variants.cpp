@@ -57,9 +57,10 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
       v.options.block_n = tc.block_n;
       v.options.schedule = tc.schedule;
       v.options.cluster_m = tc.cta_group == 1 ? 1 : 0;  // single-CTA tiles are asked for by name
+      v.options.block_m = tc.cta_rows * tc.cta_group;   // (and by height: M <= 64 would take 64 rows)
       v.label = "block_n=" + std::to_string(tc.block_n) + (clc ? " clc" : " persistent") +
-                (tc.cta_group == 1 ? " single-CTA" : "");
-      v.in_name = {"," + std::to_string(128 * tc.cta_group) + "x" + std::to_string(tc.block_n) + "x",
+                (tc.cta_group == 1 ? " single-CTA" : "") + (tc.cta_rows != 128 ? " block_m=64" : "");
+      v.in_name = {"," + std::to_string(tc.cta_rows * tc.cta_group) + "x" + std::to_string(tc.block_n) + "x",
                    clc ? "cluster launch control" : "persistent"};
       v.b_k_major_only = !sm100_tile_builds_mn_major_b(tc.block_n, tc.cta_group);
       out.push_back(std::move(v));

@@ -247,18 +247,22 @@ inline constexpr TileConfig kGroupedTileConfigs[] = {{128, 1, true}, {256, 1}, {
 // MMA over a 2-CTA cluster (128 rows per CTA, each CTA loading its rows of A
 // and half of B's block_n columns); a single tile (cta_group 1, the small-M
 // configurations: decoding, and small problems) is one 128 x block_n MMA in
-// one CTA. The schedule says how clusters get their tiles. The single-CTA
-// widths follow the sm90 family's 64-row ones: 48 and 96 put N = 6144 and
-// 12288 (at M <= 128) on one wave of 128 tiles over a B200's 148 SMs instead
-// of 96 tiles 64 or 128 wide (the narrower tile's gain carried over from the
-// sm90 measurements, not measured on sm100). Tiles
-// whose CTA loads whole 64-column panels of B are built for both layouts of
-// B; 16, 32, 48 and 96 wide for B stored K-major only (op_b = T, the
-// nn.Linear layout): sm100_tile_builds_mn_major_b.
+// one CTA, or one 64 x block_n MMA (cta_rows 64: M <= 64, where a 128-row
+// tile would hold twice the rows of A there are, and a tcgen05 MMA of 64
+// rows takes widths in steps of 8 from 8). The schedule says how clusters
+// get their tiles. The single-CTA widths follow the sm90 family's 64-row
+// ones: 40, 48 and 96 put N = 4608, 6144 and 12288 (at M <= 128) on one wave
+// of 116-128 tiles over a B200's 148 SMs instead of 72-96 tiles 64 or 128
+// wide, and 8 spreads a small N over 8 times its 8-column blocks of CTAs
+// (the narrower tile's gain carried over from the sm90 measurements, not
+// measured on sm100). Tiles whose CTA loads whole 64-column panels of B are
+// built for both layouts of B; 8, 16, 32, 40, 48 and 96 wide for B stored
+// K-major only (op_b = T, the nn.Linear layout): sm100_tile_builds_mn_major_b.
 struct Sm100TileConfig {
   int block_n;
   Schedule schedule;
   int cta_group = 2;
+  int cta_rows = 128;  // rows of C per CTA: 128, or 64 (single-CTA tiles: a tcgen05 MMA of M = 64)
 };
 // Whether the sm100 tiles `block_n` wide over `cta_group` CTAs are built for
 // B stored MN-major (op_b = N): each CTA loads its block_n / cta_group
@@ -275,7 +279,16 @@ inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_
                                                         {64, Schedule::persistent, 1},
                                                         {96, Schedule::persistent, 1},
                                                         {128, Schedule::persistent, 1},
-                                                        {256, Schedule::persistent, 1}};
+                                                        {256, Schedule::persistent, 1},
+                                                        {8, Schedule::persistent, 1, 64},
+                                                        {16, Schedule::persistent, 1, 64},
+                                                        {32, Schedule::persistent, 1, 64},
+                                                        {40, Schedule::persistent, 1, 64},
+                                                        {48, Schedule::persistent, 1, 64},
+                                                        {64, Schedule::persistent, 1, 64},
+                                                        {96, Schedule::persistent, 1, 64},
+                                                        {128, Schedule::persistent, 1, 64},
+                                                        {256, Schedule::persistent, 1, 64}};
 // The sm100 tiles built for M-grouped calls (GemmArgs::groups): the
 // single-CTA tiles of these widths, persistent, both layouts of B.
 inline constexpr int kSm100GroupedWidths[] = {128, 256};
@@ -296,8 +309,10 @@ struct Options {
   // false. `schedule` picks persistent or Cluster Launch Control there; on
   // sm90 it must be automatic or persistent.
   Schedule schedule = Schedule::automatic;
-  // sm90: the tile height, 0 (automatic), 8, 64, 128 or 256 (see
-  // kTileConfigs); 0 on sm100. 8 (the decode tile) needs op_a = N and op_b = T.
+  // The tile height, 0 (automatic) or: sm90 8, 64, 128 or 256 (see
+  // kTileConfigs; 8, the decode tile, needs op_a = N and op_b = T); sm100
+  // 256 (pair tiles), 128 or 64 (single-CTA tiles of that many rows:
+  // Sm100TileConfig::cta_rows).
   int block_m = 0;
   // Programmatic dependent launch (sm90, sm100 kernels): the kernel may start
   // while the stream's previous kernel finishes, so its launch and prologue
@@ -321,7 +336,7 @@ struct Options {
 // The configuration tcgemm's kernel runs a call with (Plan::config). Every
 // configuration gives the same bits; this says which one, and so what speed.
 struct KernelConfig {
-  int block_m = 0;    // rows of C per tile: 128, 256, 64 or 8 on sm90 (one CTA), 256 on sm100 (one MMA over 2 CTAs)
+  int block_m = 0;    // rows of C per tile: 128, 256, 64 or 8 on sm90 (one CTA); sm100 256 (one MMA over 2 CTAs), 128 or 64 (one CTA)
   int block_n = 0;    // columns of C per tile: kTileWidths (sm90), kSm100TileConfigs (sm100)
   int block_k = 0;    // K per stage of the operand ring (64; 256 for sm90's 8-row tiles)
   int stages = 0;     // depth of the shared-memory operand ring

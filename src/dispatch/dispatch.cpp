@@ -166,8 +166,9 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   if (why_not.empty() && is_sm100) {
     if (std::string why = sm100::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
-    sm100::Config config = sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n,
-                                                options.schedule, options.cluster_m, args.op_b == Op::T, args.batch);
+    sm100::Config config =
+        sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n, options.schedule,
+                             options.cluster_m, args.op_b == Op::T, args.batch, options.block_m);
     config.pdl = options.pdl;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");

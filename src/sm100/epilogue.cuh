@@ -1,7 +1,8 @@
-// An sm100 epilogue warp's work on one tile: its 32 rows of the fp32
+// An sm100 epilogue warp's work on one tile: its ROWS rows of the fp32
 // accumulator in tensor memory (warp w of the CTA may read lanes 32w..32w+31
-// only) -> tcgen05.ld -> alpha (and beta * C) in fp32 -> one rounding -> a
-// 32x64 swizzled panel -> TMA store, clipped at the edges by the tensor map
+// only; 32 rows there, or 16 of a 64-row tile in its first 16 lanes:
+// tmem_lane) -> tcgen05.ld -> alpha (and beta * C) in fp32 -> one rounding ->
+// a ROWS x 64 swizzled panel -> TMA store, clipped at the edges by the tensor map
 // (or element by element where TMA cannot clip exactly, and 16 bytes at a
 // time by the warp's threads for the 32-column last panel of a 96-wide tile:
 // common/device/epilogue.cuh).
@@ -38,7 +39,10 @@ __device__ __forceinline__ void release_accumulator(uint32_t leader_acc_empty, i
 // GROUP_ROWS: an M-grouped call's tiles, whose rows end at their group's
 // end (epi.m, set per tile) where C goes on: a panel that runs past it is
 // copied out by the warp's threads, row-checked, not stored by TMA.
-template <typename Element, int BLOCK_N, bool GROUP_ROWS = false>
+// ROWS: the rows this warp stores (epilogue_rows: 32, or 16 of a 64-row
+// tile, whose panels C's map stores in boxes of 16 rows); lane r holds row
+// r, and the lanes past ROWS load rows of nothing and write none.
+template <typename Element, int BLOCK_N, bool GROUP_ROWS = false, int ROWS = kEpiPanelRows>
 struct Epilogue {
   // 64-column panels; a width that is not whole panels (96) ends with a
   // narrower one of kLastPanelCols, staged in a panel buffer like the others
@@ -47,6 +51,8 @@ struct Epilogue {
   static constexpr int kFullPanels = BLOCK_N / kEpiPanelCols;
   static constexpr int kLastPanelCols = BLOCK_N % kEpiPanelCols;
   static_assert(kLastPanelCols % 32 == 0, "the last panel is whole 32-column tcgen05.lds");
+  static_assert(ROWS == 32 || ROWS == 16, "a warp's quarter of 128 or 64 rows");
+  static constexpr int kPanelBytes = ROWS * kEpiPanelCols * 2;  // one ROWS x 64 output panel
 
   const CUtensorMap* tmap_c;
   uint8_t* panels;     // every epilogue warp's panel buffers
@@ -73,8 +79,8 @@ struct Epilogue {
 
   // Hands accumulator buffer `acc` back to the MMA issuer: this warp's
   // tcgen05.lds of it have completed (tcgen05.wait::ld in store_tile), so the
-  // MMAs of a later tile may overwrite it. One of the 8 arrivals (4 warps x 2
-  // CTAs) on the leader's acc_empty.
+  // MMAs of a later tile may overwrite it. One of the arrivals (4 warps x the
+  // CTAs of the group) on the leader's acc_empty.
   __device__ __forceinline__ void release(int acc) const { release_accumulator(leader_acc_empty, acc, lane); }
 
   // Shared memory must outlive the reads of the last stores.
@@ -130,35 +136,39 @@ struct Epilogue {
 #pragma unroll
         for (int i = 0; i < 8; ++i) x[i] = epi.alpha * __uint_as_float(v[chunk / 4][(chunk % 4) * 8 + i]);
       }
-      const uint32_t addr = buf_addr + detail::swizzled_offset(lane, chunk * 8);
-      if (read_c) {
-        const uint4 old = ld_shared_v4(addr);
-        detail::add_beta_c<Element>(x, epi.beta, {old.x, old.y, old.z, old.w});
+      if (ROWS == 32 || lane < ROWS) {
+        const uint32_t addr = buf_addr + detail::swizzled_offset(lane, chunk * 8);
+        if (read_c) {
+          const uint4 old = ld_shared_v4(addr);
+          detail::add_beta_c<Element>(x, epi.beta, {old.x, old.y, old.z, old.w});
+        }
+        st_shared_v4(addr, detail::pack2<Element>(x[0], x[1]), detail::pack2<Element>(x[2], x[3]),
+                     detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
       }
-      st_shared_v4(addr, detail::pack2<Element>(x[0], x[1]), detail::pack2<Element>(x[2], x[3]),
-                   detail::pack2<Element>(x[4], x[5]), detail::pack2<Element>(x[6], x[7]));
     }
     if constexpr (COLS == kEpiPanelCols)
-      detail::store_panel<Element, kEpiPanelRows, 32, GROUP_ROWS>(tmap_c, epi, row0, col0, batch, buf_ptr, lane,
-                                                                  lane == 0, [] { __syncwarp(); });
+      detail::store_panel<Element, ROWS, 32, GROUP_ROWS>(tmap_c, epi, row0, col0, batch, buf_ptr, lane, lane == 0,
+                                                         [] { __syncwarp(); });
     else
-      detail::store_panel_narrow<Element, kEpiPanelRows, 32, COLS>(epi, row0, col0, batch, buf_ptr, lane, lane == 0,
-                                                                   [] { __syncwarp(); });
+      detail::store_panel_narrow<Element, ROWS, 32, COLS>(epi, row0, col0, batch, buf_ptr, lane, lane == 0,
+                                                          [] { __syncwarp(); });
     ++panel_use;
   }
 };
 
 // The epilogue of the single-CTA tiles narrower than one 64-column panel
-// (BLOCK_N 16, 32 or 48: decoding): each thread holds one row of its warp's
-// 32 (tensor-memory lane = row) and stores its BLOCK_N values straight to C,
-// two columns at a time (detail::store_pair: the same fp32 alpha/beta
-// arithmetic and single rounding as the panel epilogue). The same members as
-// Epilogue, so the kernel builds either one alike; no panels, no TMA store.
-template <typename Element, int BLOCK_N>
+// (BLOCK_N 8, 16, 32, 40 or 48: decoding): each thread holds one row of its
+// warp's ROWS (32, or the first 16 lanes' of a 64-row tile: tmem_lane) and
+// stores its BLOCK_N values straight to C, two columns at a time
+// (detail::store_pair: the same fp32 alpha/beta arithmetic and single
+// rounding as the panel epilogue). The same members as Epilogue, so the
+// kernel builds either one alike; no panels, no TMA store.
+template <typename Element, int BLOCK_N, int ROWS = kEpiPanelRows>
 struct RegisterEpilogue {
-  static_assert(BLOCK_N == 16 || BLOCK_N == 32 || BLOCK_N == 48,
-                "one tcgen05.ld of 16 or 32 columns per row, or 32 then 16");
-  // Columns of the first load (32 or the whole width) and of the second (48: 16).
+  static_assert(BLOCK_N % 8 == 0 && BLOCK_N <= 48 && BLOCK_N != 24,
+                "one tcgen05.ld of 8, 16 or 32 columns per row, or 32 then 8 or 16");
+  static_assert(ROWS == 32 || ROWS == 16, "a warp's quarter of 128 or 64 rows");
+  // Columns of the first load (32 or the whole width) and of the second (40: 8, 48: 16).
   static constexpr int kCols0 = BLOCK_N < 32 ? BLOCK_N : 32;
   static constexpr int kCols1 = BLOCK_N - kCols0;
   // Bias values per lane: column n0 + lane, and n0 + 32 + lane for 48.
@@ -200,13 +210,13 @@ struct RegisterEpilogue {
 #pragma unroll
       for (int j = 0; j < BLOCK_N; ++j)
         x[j] = detail::pre_activation(epi.alpha, __uint_as_float(v[j]), __shfl_sync(0xffffffffu, bias[j / 32], j % 32));
-      if (row >= epi.m) return;
+      if (lane >= ROWS || row >= epi.m) return;
       detail::activate_all<ACT>(x);
       Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
 #pragma unroll
       for (int j = 0; j < BLOCK_N; j += 2) detail::store_pair(c_row, n0 + j, epi, x[j], x[j + 1]);
     } else {
-      if (row >= epi.m) return;
+      if (lane >= ROWS || row >= epi.m) return;
       Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
 #pragma unroll
       for (int j = 0; j < BLOCK_N; j += 2)

@@ -3,7 +3,8 @@
 // (cta_group::2 loads, sm100/tcgen05.cuh), whose bytes complete the stage's
 // full barrier in the leader CTA. The leader's producer arms that barrier
 // with the bytes of both CTAs; the MMA issuer waits on it alone. A
-// single-CTA tile loads its A rows and all of B into its own stage.
+// single-CTA tile loads its A rows (128, or 64: BLOCK_M) and all of B into
+// its own stage.
 //
 // Layouts: a K-major operand is one box (K contiguous, 64 wide: one 128-byte
 // swizzle line); an MN-major one is loaded in 64-wide panels of M or N, each
@@ -24,9 +25,10 @@ namespace tcgemm::sm100 {
 
 // BATCHED: the call is a strided batch, its maps rank 3: every load names
 // the operand's batch coordinate (a plain call's loads are built without it).
-template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup, bool BATCHED = false>
+template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup, bool BATCHED = false,
+          int BLOCK_M = kBlockM>
 struct MainloopLoad {
-  using Stage = StageLayout<BLOCK_N, CTA_GROUP>;
+  using Stage = StageLayout<BLOCK_N, CTA_GROUP, BLOCK_M>;
   static constexpr int kBCols = Stage::kBCols;
   static_assert(B_MAJOR == Major::K || kBCols % 64 == 0, "an MN-major B is loaded in whole 64-wide panels");
 
@@ -58,8 +60,8 @@ struct MainloopLoad {
       load(a_dst, tmap_a, k0, m0, a_batch, full, leader_full);
     } else {
 #pragma unroll
-      for (int p = 0; p < kBlockM / 64; ++p)
-        load(a_dst + p * (Stage::kABytes / 2), tmap_a, m0 + 64 * p, k0, a_batch, full, leader_full);
+      for (int p = 0; p < BLOCK_M / 64; ++p)
+        load(a_dst + p * (Stage::kABytes / (BLOCK_M / 64)), tmap_a, m0 + 64 * p, k0, a_batch, full, leader_full);
     }
     if constexpr (B_MAJOR == Major::K) {
       load(b_dst, tmap_b, k0, n0, b_batch, full, leader_full);

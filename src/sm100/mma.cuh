@@ -4,7 +4,8 @@
 // tensor memory), and tcgen05.commit hands stages and accumulators on: its
 // arrival, multicast to both CTAs, comes when the MMAs issued before it have
 // completed. A single-CTA tile (cta_group::1) is one 128 x BLOCK_N MMA with
-// the same accumulator layout in its CTA's tensor memory.
+// the same accumulator layout in its CTA's tensor memory, or one 64 x BLOCK_N
+// MMA (BLOCK_M = 64), whose rows fill half of the lanes (tmem_lane).
 //
 // Numerics: each MMA adds 16 products of K per row and column in order into
 // the fp32 accumulator; the epilogue rounds once (cvt.rn), as the sm90 kernel.
@@ -21,10 +22,11 @@
 
 namespace tcgemm::sm100 {
 
-template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup>
+template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup,
+          int BLOCK_M = kBlockM>
 struct MainloopMma {
-  using Stage = StageLayout<BLOCK_N, CTA_GROUP>;
-  static constexpr int kM = kBlockM * CTA_GROUP;  // 256 over a pair, 128 alone
+  using Stage = StageLayout<BLOCK_N, CTA_GROUP, BLOCK_M>;
+  static constexpr int kM = BLOCK_M * CTA_GROUP;  // 256 over a pair, 128 or 64 alone
   static_assert(CTA_GROUP == 2 ? valid_2sm_mma_shape(kM, BLOCK_N) : valid_1sm_mma_shape(kM, BLOCK_N),
                 "not a tcgen05.mma shape for this CTA group");
   static_assert(kBlockK * sizeof(Element) == detail::kSwizzleBytes, "a k-block is one 128-byte swizzle line");

@@ -2,8 +2,8 @@
 // the barriers' arrival counts. The byte budget itself (smem_bytes) is host
 // arithmetic in sm100_config.hpp; this is the same layout seen from the kernel.
 //
-//   [ring: NUM_STAGES x (A: this CTA's 128 rows | B: this CTA's share)]  1 KiB aligned
-//   [epilogue panels: epilogue warp x kEpiBuffers x 32x64]
+//   [ring: NUM_STAGES x (A: this CTA's BLOCK_M rows | B: this CTA's share)]  1 KiB aligned
+//   [epilogue panels: epilogue warp x kEpiBuffers x (BLOCK_M / 4) x 64]
 //   [smem_full[stage]][smem_empty[stage]][acc_full[b]][acc_empty[b]]
 //   [c_loaded[epilogue warp][buffer]][clc_full[r]][clc_empty[r]]
 //   [clc_response[r]: 16 bytes each][tmem base: written by tcgen05.alloc]
@@ -18,22 +18,22 @@
 
 namespace tcgemm::sm100 {
 
-// One stage of the operand ring in one CTA: its 128 rows of A's k-block, then
-// its BLOCK_N / CTA_GROUP columns of B's (half of them in a pair, all alone).
-template <int BLOCK_N, int CTA_GROUP = kCtaGroup>
+// One stage of the operand ring in one CTA: its BLOCK_M rows of A's k-block
+// (128, or 64 for the 64-row single-CTA tiles), then its BLOCK_N / CTA_GROUP
+// columns of B's (half of them in a pair, all alone).
+template <int BLOCK_N, int CTA_GROUP = kCtaGroup, int BLOCK_M = kBlockM>
 struct StageLayout {
-  static constexpr int kABytes = kBlockM * kBlockK * 2;  // 16 KiB
+  static constexpr int kABytes = BLOCK_M * kBlockK * 2;  // 16 KiB (8 KiB at 64 rows)
   static constexpr int kBCols = BLOCK_N / CTA_GROUP;     // this CTA's share of B
   static constexpr int kBBytes = kBCols * kBlockK * 2;
   static constexpr int kStageBytes = kABytes + kBBytes;
   // Every stage's A and B start on a 1024-byte swizzle pattern (the
-  // descriptors' base offset is 0): whole 8-line groups of B, so BLOCK_N 48
-  // and 96 as well as the powers of two.
+  // descriptors' base offset is 0): whole 8-line groups of B, so BLOCK_N 8,
+  // 40, 48 and 96 as well as the powers of two.
   static_assert(kABytes % detail::kPatternBytes == 0 && kBBytes % detail::kPatternBytes == 0,
                 "stages of whole 1024-byte swizzle patterns");
 };
 
-inline constexpr int kPanelBytes = kEpiPanelRows * kEpiPanelCols * 2;  // 4 KiB: one 32x64 output panel
 // Readers of each CLC response that release it: per CTA the producer and the
 // 4 epilogue warps, and the leader's MMA warp (Cluster Launch Control runs
 // the pair tiles only).
@@ -41,11 +41,12 @@ inline constexpr int kClcReaders = kCtaGroup * (1 + kEpilogueWarps) + 1;
 
 // A view of the dynamic shared memory: one pointer, the rest computed from
 // it where it is used.
-template <int BLOCK_N, int NUM_STAGES, int CTA_GROUP = kCtaGroup>
+template <int BLOCK_N, int NUM_STAGES, int CTA_GROUP = kCtaGroup, int BLOCK_M = kBlockM>
 struct SharedStorage {
   static_assert(is_tile_width(BLOCK_N), "BLOCK_N must be one of kSm100TileConfigs' widths");
-  static_assert(smem_bytes(BLOCK_N, NUM_STAGES, CTA_GROUP) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
-  static constexpr int kStageBytes = StageLayout<BLOCK_N, CTA_GROUP>::kStageBytes;
+  static_assert(smem_bytes(BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M) <= kSmemLimit,
+                "the ring and panels must fit in 227 KiB");
+  static constexpr int kStageBytes = StageLayout<BLOCK_N, CTA_GROUP, BLOCK_M>::kStageBytes;
 
   uint8_t* ring;  // stage s at ring + s * kStageBytes
 
@@ -54,7 +55,7 @@ struct SharedStorage {
   }
   __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
   __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }
-  __device__ __forceinline__ uint64_t* smem_full() const { return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes()); }
+  __device__ __forceinline__ uint64_t* smem_full() const { return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes(BLOCK_M)); }
   __device__ __forceinline__ uint64_t* smem_empty() const { return smem_full() + NUM_STAGES; }
   __device__ __forceinline__ uint64_t* acc_full() const { return smem_empty() + NUM_STAGES; }
   __device__ __forceinline__ uint64_t* acc_empty() const { return acc_full() + kAccBuffers; }

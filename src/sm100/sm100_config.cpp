@@ -10,6 +10,10 @@ static_assert(stages_for(256, 1) >= 3 && stages_for(64, 1) >= 8,
 static_assert(stages_for(128) >= 6, "a 128-wide tile consumes stages faster: at least 6");
 static_assert(tmem_columns(256) <= kTmemColumns && tmem_columns(128) <= kTmemColumns,
               "two accumulators must fit in tensor memory");
+static_assert(stages_for(8, 1, 64) >= 16 && stages_for(256, 1, 64) >= 4,
+              "the 64-row single-CTA tiles: half of A's rows in a stage, so a deeper ring than the 128-row ones");
+static_assert(tmem_lane(15, 64) == 15 && tmem_lane(16, 64) == 32 && tmem_lane(63, 64) == 111 && tmem_lane(77) == 77,
+              "a 64-row accumulator: 16 rows in each warp's quarter of the lanes");
 static_assert(tmem_columns(48) == 128 && acc_columns(48) >= 48 && tmem_columns(96) == 256 && acc_columns(96) >= 96,
               "the widths between powers of two: a power-of-two allocation, each accumulator in its half");
 
@@ -19,16 +23,17 @@ namespace {
 // 1.5x the operand bytes per FLOP of a 256 x 256 one.
 double tile_width_factor(int block_n) { return block_n == 256 ? 1.0 : 0.9; }
 
-// The single-CTA tiles' width: the fewest waves over the SMs, the narrower
-// among equals (the rule the sm90 family's small-M tiles measured best with:
-// a CTA streams B at a rate that grows with its tile's width, so a wave of
-// tiles moves about the same bytes whatever the width).
-int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch) {
+// The single-CTA tiles' width among those built `rows` high: the fewest
+// waves over the SMs, the narrower among equals (the rule the sm90 family's
+// small-M tiles measured best with: a CTA streams B at a rate that grows
+// with its tile's width, so a wave of tiles moves about the same bytes
+// whatever the width).
+int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batch, int rows) {
   int best = 0;
   int64_t best_waves = 0;
   for (const Sm100TileConfig tc : kSm100TileConfigs) {
-    if (tc.cta_group != 1 || !builds_for_b(tc.block_n, 1, b_k_major)) continue;
-    const int64_t waves = ceil_div(ceil_div(m, kBlockM) * ceil_div(n, tc.block_n) * batch, num_sms);
+    if (tc.cta_group != 1 || tc.cta_rows != rows || !builds_for_b(tc.block_n, 1, b_k_major)) continue;
+    const int64_t waves = ceil_div(ceil_div(m, rows) * ceil_div(n, tc.block_n) * batch, num_sms);
     if (best == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best)) {
       best = tc.block_n;
       best_waves = waves;
@@ -37,18 +42,18 @@ int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batc
   return best;
 }
 
-// The single-CTA configuration `block_n` wide (persistent, one CTA per SM at most).
-Config single_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
+// The single-CTA configuration `rows` x `block_n` (persistent, one CTA per SM at most).
+Config single_config(int64_t m, int64_t n, int num_sms, int rows, int block_n, int64_t batch) {
   Config c{};
-  c.block_m = kBlockM;
+  c.block_m = rows;
   c.block_n = block_n;
   c.block_k = kBlockK;
-  c.stages = stages_for(c.block_n, 1);
+  c.stages = stages_for(c.block_n, 1, rows);
   c.cluster_m = 1;
   c.cluster_n = 1;
   c.schedule = Schedule::persistent;
   c.group_m = 8;
-  c.num_tiles = static_cast<int>(ceil_div(m, kBlockM) * ceil_div(n, c.block_n) * batch);
+  c.num_tiles = static_cast<int>(ceil_div(m, rows) * ceil_div(n, c.block_n) * batch);
   c.grid_clusters = c.num_tiles < num_sms ? c.num_tiles : num_sms;
   return c;
 }
@@ -56,28 +61,37 @@ Config single_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t bat
 }  // namespace
 
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, Schedule schedule,
-                     int cta_group, bool b_k_major, int64_t batch) {
+                     int cta_group, bool b_k_major, int64_t batch, int block_m) {
   (void)k;  // every tile does the same K loop: K moves no choice here
   if (num_sms < 1) num_sms = 1;
+  // A tile height asked for names the CTA group: 256 rows are the pair's.
+  if (cta_group == 0 && block_m != 0) cta_group = block_m == kMmaM ? kCtaGroup : 1;
   // Single-CTA tiles: asked for, or M <= 128 where the schedule allows
   // (they are built persistent only) and a forced width has them.
   bool single = cta_group == 1;
   if (cta_group == 0) {
-    const bool width_has_single = block_n_override == 0 || is_tile_config(block_n_override, Schedule::persistent, 1);
+    const bool width_has_single =
+        block_n_override == 0 || is_tile_config(block_n_override, Schedule::persistent, 1, 0);
     const bool single_only = is_tile_width(block_n_override) &&
                              !is_tile_config(block_n_override, Schedule::persistent, kCtaGroup);
     const bool small_m = m <= kBlockM && schedule != Schedule::cluster_launch_control && width_has_single;
     single = single_only || small_m;
   }
+  // Their rows: as asked; else 64 for M <= 64, and for a forced width built
+  // only 64 rows high (8, 40); else 128.
+  const auto built_at = [block_n_override](int rows) {
+    return is_tile_config(block_n_override, Schedule::persistent, 1, rows);
+  };
+  const bool forced_width = built_at(0) && builds_for_b(block_n_override, 1, b_k_major);
+  int rows = block_m == 64 ? 64 : kBlockM;
+  if (block_m == 0 && (forced_width ? built_at(64) && (m <= 64 || !built_at(kBlockM)) : m <= 64)) rows = 64;
   const int single_block_n = !single ? 0
-                             : is_tile_config(block_n_override, Schedule::persistent, 1) &&
-                                       builds_for_b(block_n_override, 1, b_k_major)
-                                 ? block_n_override
-                                 : single_width(m, n, num_sms, b_k_major, batch);
+                             : forced_width && built_at(rows) ? block_n_override
+                                 : single_width(m, n, num_sms, b_k_major, batch, rows);
   // (The tile count at the width chosen: a narrow width over a large batch
   // can pass 2^31 tiles where 64-wide tiles would not.)
-  if (single && detail::tile_count_fits_int32(m, n, kBlockM, single_block_n, batch))
-    return single_config(m, n, num_sms, single_block_n, batch);
+  if (single && detail::tile_count_fits_int32(m, n, rows, single_block_n, batch))
+    return single_config(m, n, num_sms, rows, single_block_n, batch);
   const int slots = num_sms / kCtaGroup > 0 ? num_sms / kCtaGroup : 1;
   const int64_t m_tiles = ceil_div(m, kMmaM) * batch;  // (tile rows of every problem of the batch)
   int block_n = is_tile_config(block_n_override, Schedule::persistent, kCtaGroup) ? block_n_override : 0;
@@ -109,8 +123,9 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   const bool automatic =
       block_n_override == 0 && cta_group == 0 && schedule != Schedule::cluster_launch_control;
   if (automatic && 2 * m_tiles * ceil_div(n, block_n) <= slots) {
-    const int width = single_width(m, n, num_sms, b_k_major, batch);
-    if (detail::tile_count_fits_int32(m, n, kBlockM, width, batch)) return single_config(m, n, num_sms, width, batch);
+    const int width = single_width(m, n, num_sms, b_k_major, batch, kBlockM);
+    if (detail::tile_count_fits_int32(m, n, kBlockM, width, batch))
+      return single_config(m, n, num_sms, kBlockM, width, batch);
   }
   Config c{};
   c.block_m = kMmaM;
@@ -141,7 +156,7 @@ Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, in
   // 128-wide tile, as one of more than 128 rows does.
   if (block_n == 0)
     block_n = detail::grouped_tile_for(m, n, groups, num_sms, kBlockM) == detail::GroupedTile::wide ? 256 : 128;
-  Config c = single_config(0, n, num_sms, block_n, 1);
+  Config c = single_config(0, n, num_sms, kBlockM, block_n, 1);
   c.stages = grouped_stages_for(block_n);
   const int64_t tiles = detail::max_group_slots(m, groups, kBlockM) * ceil_div(n, block_n);
   c.num_tiles = static_cast<int>(tiles);

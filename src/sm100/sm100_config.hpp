@@ -8,6 +8,9 @@
 // receives its 128 rows of the fp32 accumulator. The small-M tiles (chosen
 // for M <= 128: decoding) are one 128 x BLOCK_N MMA (cta_group::1) in one
 // CTA, which loads all of the tile's B; CTA_GROUP (1 or 2) names the two.
+// For M <= 64 the single-CTA tiles are one 64 x BLOCK_N MMA (64 rows a CTA:
+// Sm100TileConfig::cta_rows), whose accumulator fills half of tensor
+// memory's lanes (tmem_lane).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +28,7 @@ using detail::GroupedRaster;
 using detail::TileCoord;
 
 inline constexpr int kCtaGroup = 2;                  // CTAs per cluster of the pair tiles (cta_group::2)
-inline constexpr int kBlockM = 128;                  // rows per CTA
+inline constexpr int kBlockM = 128;                  // rows per CTA (64 for the 64-row single-CTA tiles)
 inline constexpr int kMmaM = kBlockM * kCtaGroup;    // 256 rows per tile
 inline constexpr int kBlockK = 64;                   // one 128-byte swizzle line of fp16/bf16
 inline constexpr int kMmaK = 16;                     // K per tcgen05.mma.kind::f16
@@ -40,8 +43,8 @@ inline constexpr int kProducerWarp = 5;
 inline constexpr int kMmaWarp = 6;
 inline constexpr int kThreads = 32 * 7;
 
-// Epilogue: each epilogue warp stores its 32 rows in 32 x 64 panels,
-// double buffered, through TMA.
+// Epilogue: each epilogue warp stores its 32 rows (16 of a 64-row tile:
+// epilogue_rows) in panels of 64 columns, double buffered, through TMA.
 inline constexpr int kEpiPanelRows = 32;
 inline constexpr int kEpiPanelCols = 64;
 inline constexpr int kEpiBuffers = 2;
@@ -53,12 +56,29 @@ inline constexpr int kClcResponseBytes = 16;
 inline constexpr int kSmemLimit = 226 * 1024;
 inline constexpr int kTmemColumns = 512;       // per SM
 
-// Shared memory per stage: this CTA's 128 rows of A and its BLOCK_N /
-// CTA_GROUP columns of B.
-constexpr int stage_bytes(int block_n, int cta_group = kCtaGroup) {
-  return (kBlockM + block_n / cta_group) * kBlockK * 2;
+// The rows of a tile each epilogue warp stores: a quarter of the CTA's
+// (32, or 16 of a 64-row tile), the ones in the tensor-memory lanes it may
+// read (tmem_lane).
+TCGEMM_HD constexpr int epilogue_rows(int cta_rows = kBlockM) { return cta_rows / kEpilogueWarps; }
+// The tensor-memory lane that holds row `row` of a CTA's accumulator (PTX
+// ISA, "Data Path Layout Organization"): row r itself for 128 rows (one
+// lane a row: layout D, and each CTA's half of a pair's 256, layout A); for
+// a 64-row MMA (cta_group::1, layout F) half of the datapath, rows 16w to
+// 16w + 15 in lanes 32w to 32w + 15, so that epilogue warp w (lanes 32w to
+// 32w + 31) finds its epilogue_rows rows in its first 16 lanes.
+TCGEMM_HD constexpr int tmem_lane(int row, int cta_rows = kBlockM) {
+  return cta_rows == kBlockM ? row : 32 * (row / epilogue_rows(cta_rows)) + row % epilogue_rows(cta_rows);
 }
-constexpr int epilogue_bytes() { return kEpilogueWarps * kEpiBuffers * kEpiPanelRows * kEpiPanelCols * 2; }
+
+// Shared memory per stage: this CTA's cta_rows rows of A and its BLOCK_N /
+// CTA_GROUP columns of B.
+constexpr int stage_bytes(int block_n, int cta_group = kCtaGroup, int cta_rows = kBlockM) {
+  return (cta_rows + block_n / cta_group) * kBlockK * 2;
+}
+// One epilogue panel: an epilogue warp's rows x 64 columns; kEpiBuffers of
+// them a warp.
+constexpr int panel_bytes(int cta_rows = kBlockM) { return epilogue_rows(cta_rows) * kEpiPanelCols * 2; }
+constexpr int epilogue_bytes(int cta_rows = kBlockM) { return kEpilogueWarps * kEpiBuffers * panel_bytes(cta_rows); }
 // smem_full + smem_empty per stage; acc_full + acc_empty per accumulator
 // buffer; c_loaded per epilogue warp and buffer; clc_full + clc_empty per
 // response slot; then the 16-byte responses and the tensor-memory base.
@@ -66,13 +86,13 @@ constexpr int barrier_bytes(int stages) {
   return (2 * stages + 2 * kAccBuffers + kEpilogueWarps * kEpiBuffers + 2 * kClcSlots) * 8 +
          kClcSlots * kClcResponseBytes + 16;
 }
-constexpr int smem_bytes(int block_n, int stages, int cta_group = kCtaGroup) {
-  return 1024 + stages * stage_bytes(block_n, cta_group) + epilogue_bytes() + barrier_bytes(stages);
+constexpr int smem_bytes(int block_n, int stages, int cta_group = kCtaGroup, int cta_rows = kBlockM) {
+  return 1024 + stages * stage_bytes(block_n, cta_group, cta_rows) + epilogue_bytes(cta_rows) + barrier_bytes(stages);
 }
 // The deepest ring that fits in 227 KiB (as the matmul_v2 B200 design sizes its ring).
-constexpr int stages_for(int block_n, int cta_group = kCtaGroup) {
-  return detail::deepest_ring([block_n, cta_group](int s) { return smem_bytes(block_n, s, cta_group); },
-                              kSmemLimit);
+constexpr int stages_for(int block_n, int cta_group = kCtaGroup, int cta_rows = kBlockM) {
+  return detail::deepest_ring(
+      [block_n, cta_group, cta_rows](int s) { return smem_bytes(block_n, s, cta_group, cta_rows); }, kSmemLimit);
 }
 // Tensor-memory columns: two fp32 accumulators of BLOCK_N columns each,
 // allocated as a power of two >= 32 (tcgen05.alloc's rule).
@@ -95,22 +115,26 @@ constexpr bool is_tile_width(int block_n) {
 }
 
 // Whether a configuration is built for B's layout: tiles whose CTA loads
-// whole 64-column panels of B for both, the others (16, 32, 48 and 96 wide)
-// only for B stored K-major (an MN-major B is loaded in 64-wide panels:
+// whole 64-column panels of B for both, the others (8, 16, 32, 40, 48 and
+// 96 wide) only for B stored K-major (an MN-major B is loaded in 64-wide panels:
 // sm100_tile_builds_mn_major_b).
 constexpr bool builds_for_b(int block_n, int cta_group, bool b_k_major) {
   return b_k_major || sm100_tile_builds_mn_major_b(block_n, cta_group);
 }
 
-// Whether (block_n, schedule, cta_group) is one of kSm100TileConfigs.
-constexpr bool is_tile_config(int block_n, Schedule schedule, int cta_group) {
+// Whether (block_n, schedule, cta_group) is one of kSm100TileConfigs, of
+// `cta_rows` rows a CTA (0: of any).
+constexpr bool is_tile_config(int block_n, Schedule schedule, int cta_group, int cta_rows = kBlockM) {
   for (Sm100TileConfig c : kSm100TileConfigs)
-    if (c.block_n == block_n && c.schedule == schedule && c.cta_group == cta_group) return true;
+    if (c.block_n == block_n && c.schedule == schedule && c.cta_group == cta_group &&
+        (cta_rows == 0 || c.cta_rows == cta_rows))
+      return true;
   return false;
 }
 
 // The configuration of one call: what Plan::config shows (block_m = kMmaM
-// for the pair tiles, kBlockM for the single-CTA ones; block_n the MMA's N;
+// for the pair tiles, the CTA's rows for the single-CTA ones, 128 or 64;
+// block_n the MMA's N;
 // block_k = kBlockK; the stages for the tile; cluster_m = the CTA group, 2
 // or 1; schedule persistent or cluster_launch_control, never automatic), and
 // how the grid covers C.
@@ -121,12 +145,15 @@ struct Config : KernelConfig {
                           // resident clusters (persistent; the launcher caps it)
   bool pdl = true;        // launched as a programmatic dependent launch (Options::pdl)
   int cta_group() const { return cluster_m; }
+  int cta_rows() const { return block_m / cluster_m; }  // rows of C per CTA: 128, or 64
 };
 
 // Chooses the tile. M <= 128 with the schedule automatic or persistent (or
-// cta_group 1 asked for): single-CTA 128-row tiles, persistent, the width
-// with the fewest waves over the SMs and the narrower among equals (what the
-// sm90 family's small-M tiles measured best with). Otherwise the pair tiles:
+// cta_group 1 asked for): single-CTA tiles, persistent, of 64 rows for M <=
+// 64 (a tcgen05 MMA of M = 64: half the rows of A in a stage, so a deeper
+// ring of B, and widths from 8) and of 128 otherwise, the width with the
+// fewest waves over the SMs and the narrower among equals (what the sm90
+// family's small-M tiles measured best with). Otherwise the pair tiles:
 // block_n by last-wave efficiency over the clusters that fit at once
 // (num_sms / 2), weighted towards the wider tile (half the operand bytes per
 // FLOP); Cluster Launch Control unless `schedule` asks for persistent. Small
@@ -136,13 +163,15 @@ struct Config : KernelConfig {
 // why).
 // Overrides: block_n 0 (automatic) or one of kSm100TileConfigs' widths;
 // schedule automatic, persistent or cluster_launch_control; cta_group 0
-// (automatic), 1 or 2. batch: the problems of a strided batch
+// (automatic), 1 or 2; block_m 0 (automatic), 256 (the pair tiles), 128 or
+// 64 (the single-CTA tiles of that many rows; a width built only at 64
+// rows, 8 or 40, implies 64). batch: the problems of a strided batch
 // (GemmArgs::batch), whose tiles one grid covers: the wave counts and the
 // tile count (num_tiles, and with it Cluster Launch Control's grid) are
 // batch x tiles.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
                      Schedule schedule = Schedule::automatic, int cta_group = 0, bool b_k_major = true,
-                     int64_t batch = 1);
+                     int64_t batch = 1, int block_m = 0);
 
 // The ring of the M-grouped tiles (kSm100GroupedWidths, tcgemm.hpp): as deep as fits beside the slot table (static shared memory,
 // common/m_groups.hpp), one stage less than stages_for(block_n, 1) where the
@@ -183,10 +212,10 @@ TCGEMM_HD int tile_of(ClcResponse r) {
 }
 
 // Where CTA `rank` of a cluster of `cta_group` CTAs working on tile `t`
-// starts: its 128 rows of the tile and its share of the tile's columns (for
-// loading B).
-TCGEMM_HD int cta_row0(TileCoord t, int rank, int cta_group = kCtaGroup) {
-  return (t.m_block * cta_group + rank) * kBlockM;
+// starts: its cta_rows rows of the tile and its share of the tile's columns
+// (for loading B).
+TCGEMM_HD int cta_row0(TileCoord t, int rank, int cta_group = kCtaGroup, int cta_rows = kBlockM) {
+  return (t.m_block * cta_group + rank) * cta_rows;
 }
 TCGEMM_HD int cta_b_col0(TileCoord t, int rank, int block_n, int cta_group = kCtaGroup) {
   return t.n_block * block_n + rank * (block_n / cta_group);

@@ -16,8 +16,9 @@ std::string can_implement(const GemmArgs& args);
 
 // Empty when the sm100 kernel can honour `options`: block_n 0 or a width of
 // kSm100TileConfigs, cluster_m 0, 1 (single-CTA tiles, persistent only) or 2
-// (pair tiles) naming a built configuration, pingpong and block_m left alone
-// (sm90's); otherwise why not.
+// (pair tiles) and block_m 0, 256 (pairs), 128 or 64 (single-CTA tiles)
+// naming a built configuration, pingpong and cluster_n left alone (sm90's);
+// otherwise why not.
 std::string check_options(const Options& options);
 
 // Empty when an M-grouped call (GemmArgs::groups) can honour `options`:
@@ -26,7 +27,7 @@ std::string check_options(const Options& options);
 std::string check_grouped_options(const GemmArgs& args, const Options& options);
 
 // Empty when the configuration `options` force is built for the call's
-// layout (single-CTA tiles 16, 32, 48 and 96 wide: B K-major only); otherwise why not.
+// layout (single-CTA tiles 8, 16, 32, 40, 48 and 96 wide: B K-major only); otherwise why not.
 std::string check_layout(const GemmArgs& args, const Options& options);
 
 // "sm100_gemm<f16,NT,256x256x64, 6 stages, cluster launch control>": the name

@@ -35,30 +35,42 @@ std::string check_options(const Options& o) {
   }
   if (o.swap_ab)
     return "Options::swap_ab selects the sm90 swapped kernel; on sm_100 leave it false";
-  if (o.pingpong || o.block_m != 0 || o.cluster_n != 0)
-    return "Options::pingpong, block_m and cluster_n select sm90 configurations; on sm_100 a tile is 256 rows over "
-           "a 2-CTA cluster or 128 rows in one CTA (Options::cluster_m 2 or 1; leave pingpong false, block_m and "
-           "cluster_n 0)";
+  if (o.pingpong || o.cluster_n != 0)
+    return "Options::pingpong and cluster_n select sm90 configurations; on sm_100 a tile is 256 rows over a 2-CTA "
+           "cluster or 128 or 64 rows in one CTA (Options::cluster_m 2 or 1, Options::block_m; leave pingpong false "
+           "and cluster_n 0)";
+  if (o.block_m != 0 && o.block_m != kMmaM && o.block_m != kBlockM && o.block_m != 64)
+    return "Options::block_m must be 0 (automatic), 256 (pair tiles), 128 or 64 (single-CTA tiles) on sm_100, not " +
+           std::to_string(o.block_m);
   if (o.cluster_m != 0 && o.cluster_m != 1 && o.cluster_m != kCtaGroup)
     return "Options::cluster_m must be 0 (automatic), 1 (single-CTA tiles) or 2 (pair tiles) on sm_100, not " +
            std::to_string(o.cluster_m);
+  if (o.block_m != 0 && o.cluster_m != 0 && (o.block_m == kMmaM) != (o.cluster_m == kCtaGroup))
+    return "Options::block_m = " + std::to_string(o.block_m) + " and cluster_m = " + std::to_string(o.cluster_m) +
+           " disagree on sm_100: pair tiles (cluster_m 2) are 256 rows, single-CTA tiles (cluster_m 1) 128 or 64";
   // A forced combination must be built: single-CTA tiles are persistent only.
-  const bool single = o.cluster_m == 1 || (o.cluster_m == 0 && o.block_n != 0 &&
-                                           !is_tile_config(o.block_n, Schedule::persistent, kCtaGroup));
+  const bool single = o.cluster_m == 1 || (o.block_m != 0 && o.block_m != kMmaM) ||
+                      (o.cluster_m == 0 && o.block_m == 0 && o.block_n != 0 &&
+                       !is_tile_config(o.block_n, Schedule::persistent, kCtaGroup));
   if (single && o.schedule == Schedule::cluster_launch_control)
-    return "the single-CTA sm_100 tiles (Options::cluster_m = 1, or a block_n other than 128 and 256) are built "
-           "with the persistent schedule only, not cluster_launch_control";
-  if (o.block_n != 0 && !is_tile_config(o.block_n, Schedule::persistent, single ? 1 : kCtaGroup))
+    return "the single-CTA sm_100 tiles (Options::cluster_m = 1, block_m 128 or 64, or a block_n other than 128 and "
+           "256) are built with the persistent schedule only, not cluster_launch_control";
+  // (Single-CTA tiles of any height, unless one is asked for.)
+  const int rows = single ? (o.block_m != 0 ? o.block_m : 0) : kBlockM;
+  if (o.block_n != 0 && !is_tile_config(o.block_n, Schedule::persistent, single ? 1 : kCtaGroup, rows))
     return "Options::block_n = " + std::to_string(o.block_n) + " is not built for " +
-           (single ? "single-CTA" : "pair") + " tiles on sm_100 (kSm100TileConfigs)";
+           (single ? rows != 0 ? std::to_string(rows) + "-row single-CTA" : std::string("single-CTA")
+                   : std::string("pair")) +
+           " tiles on sm_100 (kSm100TileConfigs)";
   return {};
 }
 
 std::string check_grouped_options(const GemmArgs& args, const Options& o) {
   (void)args;
-  if (o.cluster_m == kCtaGroup || o.schedule == Schedule::cluster_launch_control)
-    return "an M-grouped call runs on the single-CTA sm_100 tiles, persistent (Options::cluster_m 0 or 1, "
-           "schedule automatic or persistent)";
+  if (o.cluster_m == kCtaGroup || o.schedule == Schedule::cluster_launch_control ||
+      (o.block_m != 0 && o.block_m != kBlockM))
+    return "an M-grouped call runs on the single-CTA sm_100 tiles of 128 rows, persistent (Options::cluster_m 0 or "
+           "1, block_m 0 or 128, schedule automatic or persistent)";
   if (o.block_n != 0 && std::find(std::begin(kSm100GroupedWidths), std::end(kSm100GroupedWidths), o.block_n) ==
                             std::end(kSm100GroupedWidths))
     return "Options::block_n = " + std::to_string(o.block_n) +

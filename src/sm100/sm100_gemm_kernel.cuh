@@ -32,10 +32,12 @@
 //     role reads the response -> clc_empty[r] of the leader -> scheduler
 //
 // Single-CTA tiles (CTA_GROUP = 1, the small-M configurations): one
-// 128 x BLOCK_N MMA (cta_group::1) in one CTA, which loads all of B; the same
-// roles and barriers within the CTA, commits without multicast, the
-// persistent schedule only. A's box is cut to M rounded up to 8 rows when A
-// is K-major (sm100/mainloop.cuh).
+// BLOCK_M x BLOCK_N MMA (cta_group::1; BLOCK_M 128, or 64 for M <= 64) in one
+// CTA, which loads all of B; the same roles and barriers within the CTA,
+// commits without multicast, the persistent schedule only. A's box is cut to
+// M rounded up to 8 rows when A is K-major (sm100/mainloop.cuh). A 64-row
+// accumulator fills the first 16 lanes of each warp's quarter of tensor
+// memory, so each epilogue warp stores 16 rows (tmem_lane, epilogue_rows).
 //
 // A strided batch (GemmArgs::batch > 1): the raster's tile indices run over
 // batch x tiles (common/tile_order.hpp), so the persistent grid, or Cluster
@@ -79,7 +81,7 @@ namespace tcgemm::sm100 {
 using detail::EpilogueParams;
 
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE,
-          int CTA_GROUP = kCtaGroup, bool FUSED = false, bool GROUPED = false>
+          int CTA_GROUP = kCtaGroup, bool FUSED = false, bool GROUPED = false, int BLOCK_M = kBlockM>
 __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_a_tail,
@@ -90,12 +92,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                 "single-CTA tiles are built with the persistent schedule");
   static_assert(!GROUPED || (CTA_GROUP == 1 && A_MAJOR == Major::K && !FUSED && BLOCK_N >= kEpiPanelCols),
                 "an M-grouped call: single-CTA tiles of whole panels, A K-major, the plain epilogue");
+  static_assert(BLOCK_M == kBlockM || (BLOCK_M == 64 && CTA_GROUP == 1 && !GROUPED),
+                "64-row tiles are single-CTA (a tcgen05 MMA of M = 64), not M-grouped");
   constexpr bool kPair = CTA_GROUP == 2;
   using Ring = detail::RingState<NUM_STAGES>;
   using AccRing = detail::RingState<kAccBuffers>;
-  using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP>;
+  using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, BLOCK_M>;
   extern __shared__ uint8_t smem_raw[];
-  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP>::at(smem_raw);
+  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M>::at(smem_raw);
   const TmemAllocator<tmem_columns(BLOCK_N), CTA_GROUP> tmem{smem.tmem_base_slot()};
   const int warp = detail::warp_uniform(static_cast<int>(threadIdx.x) / 32);  // (keeps roles' loops uniform)
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -149,7 +153,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // built once each, chosen once. Returns where the ring stopped.
       const auto produce = [&](auto batched) {
         constexpr bool kBatched = decltype(batched)::value;
-        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, kBatched>;
+        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, kBatched, BLOCK_M>;
         // A single-CTA tile of the last block-row, whose rows run past M,
         // loads A through tmap_a_tail, its box cut to the rows there are
         // (a_tail_bytes of a stage; the launcher's a_tail_rows): the rows
@@ -164,8 +168,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : kBatched ? raster.tile(tile) : raster.in_batch(tile);
           // (An M-grouped tile: its group's rows of A, its group's matrix of B.)
           const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
-          const int m0 = GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP);
-          const bool tail = kTailMap && m0 + kBlockM > epi.m;
+          const int m0 = GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP, BLOCK_M);
+          const bool tail = kTailMap && m0 + BLOCK_M > epi.m;
           const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b,
                           tail ? a_tail_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
           for (int kb = 0; kb < num_k_blocks; ++kb) {
@@ -210,11 +214,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // ======================= epilogue (warps 0-3, both CTAs): drains the accumulators =======================
-    // Tiles narrower than one 64-column panel (16, 32, 48) store straight
+    // Tiles narrower than one 64-column panel (8 to 48) store straight
     // from registers; the others through 64-column panels (96: and a last
-    // one of 32 columns, stored by the warp's threads).
-    using TileEpilogue = std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N>,
-                                            Epilogue<Element, BLOCK_N, GROUPED>>;
+    // one of 32 columns, stored by the warp's threads). Each warp stores
+    // its epilogue_rows(BLOCK_M) rows of the tile.
+    constexpr int kWarpRows = epilogue_rows(BLOCK_M);
+    using TileEpilogue =
+        std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N, kWarpRows>,
+                           Epilogue<Element, BLOCK_N, GROUPED, kWarpRows>>;
     TileEpilogue epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, leader_addr(smem.acc_empty()), warp,
                           lane};
     // The tile loop, with the epilogue kind as a compile-time constant: a
@@ -228,13 +235,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         // The tile's coordinates are computed while the MMAs run, not after
         // the wait where the compiler would otherwise sink them. An M-grouped
         // tile stores rows up to its group's end only (tile_epi.m).
-        int m0 = cta_row0(t, rank, CTA_GROUP) + warp * kEpiPanelRows;
+        int m0 = cta_row0(t, rank, CTA_GROUP, BLOCK_M) + warp * kWarpRows;
         int n0 = t.n_block * BLOCK_N;
         int batch = t.batch;
         EpilogueParams tile_epi = epi;
         if constexpr (GROUPED) {
           const detail::GroupRows rows = group_rows(t);
-          m0 = rows.row0 + warp * kEpiPanelRows;
+          m0 = rows.row0 + warp * kWarpRows;
           batch = 0;
           tile_epi.m = rows.row_end;
         }

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <cuda_runtime.h>
 
@@ -17,27 +19,27 @@ namespace tcgemm::sm100 {
 
 // The rows of A's box for the single-CTA tiles of the last block-row (whose
 // rows run past M): cut to M (detail::a_tail_box_rows; every tile at M <
-// 128), as on Hopper; a pair's and an M-grouped call's tiles keep the
-// 128-row box (MainloopLoad::stage_bytes says why).
+// the tile's rows), as on Hopper; a pair's and an M-grouped call's tiles
+// keep the 128-row box (MainloopLoad::stage_bytes says why).
 inline int a_tail_rows(const GemmArgs& args, const Config& config) {
   if (config.cta_group() != 1 || args.grouped()) return kBlockM;
-  return detail::a_tail_box_rows(args, kBlockM, kBlockM);
+  return detail::a_tail_box_rows(args, config.cta_rows(), config.cta_rows());
 }
 
 template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE, int CTA_GROUP, bool FUSED,
-          bool GROUPED = false>
+          bool GROUPED = false, int BLOCK_M = kBlockM>
 std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas) {
   // (An M-grouped kernel's slot table is static shared memory beside the ring: grouped_stages_for.)
-  constexpr int kStages = GROUPED ? grouped_stages_for(BLOCK_N) : stages_for(BLOCK_N, CTA_GROUP);
+  constexpr int kStages = GROUPED ? grouped_stages_for(BLOCK_N) : stages_for(BLOCK_N, CTA_GROUP, BLOCK_M);
   constexpr auto kernel =
-      &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP, FUSED, GROUPED>;
-  constexpr int kSmem = smem_bytes(BLOCK_N, kStages, CTA_GROUP);
+      &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP, FUSED, GROUPED, BLOCK_M>;
+  constexpr int kSmem = smem_bytes(BLOCK_N, kStages, CTA_GROUP, BLOCK_M);
   int resident = 0;
   if (std::string why = detail::setup_kernel_once<kernel>(kThreads, CTA_GROUP, kSmem, &resident); !why.empty())
     return why;
 
   // (An M-grouped call's block-rows, its groups' slots, are counted on the device.)
-  const GroupedRaster raster{GROUPED ? 0 : ceil_div(args.m, kBlockM * CTA_GROUP), ceil_div(args.n, BLOCK_N),
+  const GroupedRaster raster{GROUPED ? 0 : ceil_div(args.m, BLOCK_M * CTA_GROUP), ceil_div(args.n, BLOCK_N),
                              config.group_m, static_cast<int>(args.batch)};
   const detail::MGroups groups{args.group_ends, static_cast<int>(args.groups), static_cast<int>(args.m)};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
@@ -59,7 +61,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   return {};
 }
 
-template <typename Element, int BLOCK_N, Schedule SCHEDULE, int CTA_GROUP = kCtaGroup>
+template <typename Element, int BLOCK_N, Schedule SCHEDULE, int CTA_GROUP = kCtaGroup, int BLOCK_M = kBlockM>
 std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
                           int* grid_ctas) {
   return detail::with_operand_majors(args, [&](auto a, auto b) -> std::string {
@@ -68,8 +70,8 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
       return "no sm100 kernel for " + describe(config) + " with B stored MN-major (op_b = N)";
     } else {
       return detail::with_epilogue_kind(args, [&](auto fused) {
-        return launch<Element, BLOCK_N, kA, kB, SCHEDULE, CTA_GROUP, decltype(fused)::value>(maps, args, config,
-                                                                                            grid_ctas);
+        return launch<Element, BLOCK_N, kA, kB, SCHEDULE, CTA_GROUP, decltype(fused)::value, false, BLOCK_M>(
+            maps, args, config, grid_ctas);
       });
     }
   });
@@ -89,18 +91,38 @@ std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& a
                             : run(std::integral_constant<Major, Major::MN>{});
 }
 
+// The kernel of kSm100TileConfigs that `config` names (its width, schedule,
+// CTA group and rows a CTA), launched; nothing if none.
+template <typename Element, size_t... I>
+std::optional<std::string> launch_built(const detail::GemmTensorMaps& maps, const GemmArgs& args,
+                                        const Config& config, int* grid_ctas, std::index_sequence<I...>) {
+  std::optional<std::string> run;
+  const auto names = [&config](const Sm100TileConfig& tc) {
+    return config.block_n == tc.block_n && config.schedule == tc.schedule && config.cta_group() == tc.cta_group &&
+           config.cta_rows() == tc.cta_rows;
+  };
+  ((names(kSm100TileConfigs[I]) &&
+    (run = launch_layout<Element, kSm100TileConfigs[I].block_n, kSm100TileConfigs[I].schedule,
+                         kSm100TileConfigs[I].cta_group, kSm100TileConfigs[I].cta_rows>(maps, args, config, grid_ctas),
+     true)) ||
+   ...);
+  return run;
+}
+
 template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
   GemmTensorMaps maps;
   // B: each CTA of a pair loads half of the tile's columns (the map's box is
   // half as wide for a K-major B; an MN-major B is loaded in 64-column
-  // panels); a single-CTA tile loads all of them (16, 32, 48 and 96 wide: B
-  // K-major only, builds_for_b).
-  const Tma2D c_map = tma_output_c(args, kEpiPanelCols, kEpiPanelRows);
+  // panels); a single-CTA tile loads all of them (8, 16, 32, 40, 48 and 96
+  // wide: B K-major only, builds_for_b). C is stored in panels of an
+  // epilogue warp's rows (16 for the 64-row tiles).
+  const int rows = config.cta_rows();
+  const Tma2D c_map = tma_output_c(args, kEpiPanelCols, epilogue_rows(rows));
   // (One block-row: A's map takes the cut box itself, the tail map a copy; as on Hopper.)
   const int a_tail = a_tail_rows(args, config);
-  const int a_rows = args.m <= kBlockM ? a_tail : kBlockM;
+  const int a_rows = args.m <= rows ? a_tail : rows;
   if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_rows, kBlockK),
                                          tma_operand_b(args, config.block_n, kBlockK, config.cta_group()), &c_map,
                                          &maps);
@@ -117,24 +139,9 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       return launch_grouped<Element, 256>(maps, args, config, grid_ctas);
     return "no M-grouped sm100 kernel for " + describe(config);
   }
-  if (config.cta_group() == 1 && !clc) {
-    switch (config.block_n) {
-      case 16: return launch_layout<Element, 16, Schedule::persistent, 1>(maps, args, config, grid_ctas);
-      case 32: return launch_layout<Element, 32, Schedule::persistent, 1>(maps, args, config, grid_ctas);
-      case 48: return launch_layout<Element, 48, Schedule::persistent, 1>(maps, args, config, grid_ctas);
-      case 64: return launch_layout<Element, 64, Schedule::persistent, 1>(maps, args, config, grid_ctas);
-      case 96: return launch_layout<Element, 96, Schedule::persistent, 1>(maps, args, config, grid_ctas);
-      case 128: return launch_layout<Element, 128, Schedule::persistent, 1>(maps, args, config, grid_ctas);
-      case 256: return launch_layout<Element, 256, Schedule::persistent, 1>(maps, args, config, grid_ctas);
-    }
-  } else if (config.cta_group() == kCtaGroup) {
-    if (config.block_n == 256)
-      return clc ? launch_layout<Element, 256, Schedule::cluster_launch_control>(maps, args, config, grid_ctas)
-                 : launch_layout<Element, 256, Schedule::persistent>(maps, args, config, grid_ctas);
-    if (config.block_n == 128)
-      return clc ? launch_layout<Element, 128, Schedule::cluster_launch_control>(maps, args, config, grid_ctas)
-                 : launch_layout<Element, 128, Schedule::persistent>(maps, args, config, grid_ctas);
-  }
+  if (auto run = launch_built<Element>(maps, args, config, grid_ctas,
+                                       std::make_index_sequence<std::size(kSm100TileConfigs)>{}))
+    return *run;
   return "no sm100 kernel for " + describe(config);
 }
 

@@ -58,9 +58,12 @@ TCGEMM_HD constexpr uint32_t instr_desc_f16(bool bf16, Major a_major, Major b_ma
 // N a multiple of 16 in [16, 256]); the kernel's tile widths are checked
 // against it at compile time.
 TCGEMM_HD constexpr bool valid_2sm_mma_shape(int m, int n) { return m == 256 && n % 16 == 0 && n >= 16 && n <= 256; }
-// The same for cta_group::1 at M = 128 (one lane of tensor memory per row,
-// the layout the epilogue reads): N a multiple of 16 in [16, 256].
-TCGEMM_HD constexpr bool valid_1sm_mma_shape(int m, int n) { return m == 128 && n % 16 == 0 && n >= 16 && n <= 256; }
+// The same for cta_group::1: at M = 128 (one lane of tensor memory per row)
+// N a multiple of 16 in [16, 256]; at M = 64 (16 rows in each warp's quarter
+// of the lanes: tmem_lane) a multiple of 8 in [8, 256].
+TCGEMM_HD constexpr bool valid_1sm_mma_shape(int m, int n) {
+  return (m == 128 && n % 16 == 0 && n >= 16 && n <= 256) || (m == 64 && n % 8 == 0 && n >= 8 && n <= 256);
+}
 
 // Tensor-memory address: lane (row) in bits 31-16, column in bits 15-0.
 TCGEMM_HD constexpr uint32_t tmem_addr(uint32_t base, uint32_t lane, uint32_t column) {

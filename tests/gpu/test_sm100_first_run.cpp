@@ -18,7 +18,11 @@
 //      16-, 32- and 48-wide tiles' epilogue from registers, and the widths
 //      that are not powers of two (48, 96: N = 48 and 96 in the instruction
 //      descriptor, accumulators at columns 0 and 64 or 128, the 96-wide
-//      tile's 32-column last panel stored by the threads).
+//      tile's 32-column last panel stored by the threads);
+//   8. the 64-row single-CTA tiles (tcgen05.mma.cta_group::1, M = 64, N =
+//      8-256, chosen for M <= 64): the accumulator in the first 16 lanes of
+//      each epilogue warp's quarter of tensor memory (PTX ISA layout F), the
+//      16-row epilogue panels and C map, the 8- and 40-wide tiles.
 //
 // Each case runs every affected sm100 configuration against the reference
 // GEMM. A wrong answer fails the test; so does a hang: a -DTCGEMM_DEBUG_HANGS=ON
@@ -34,6 +38,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,7 +87,8 @@ class Sm100FirstRun : public GpuTest {
 struct Sm100Config {
   int block_n;
   Schedule schedule;
-  int cta_group = 2;  // 2: the pair tiles (cases 1-6), 1: single-CTA tiles (case 7)
+  int cta_group = 2;  // 2: the pair tiles (cases 1-6), 1: single-CTA tiles (cases 7, 8)
+  int cta_rows = 128;  // rows a CTA: 128, or 64 (case 8)
 };
 constexpr Sm100Config kAllConfigs[] = {{256, Schedule::cluster_launch_control},
                                        {256, Schedule::persistent},
@@ -92,7 +98,7 @@ constexpr Sm100Config kAllConfigs[] = {{256, Schedule::cluster_launch_control},
 std::string label(const Sm100Config& c) {
   return "block_n=" + std::to_string(c.block_n) +
          (c.schedule == Schedule::cluster_launch_control ? " cluster launch control" : " persistent") +
-         (c.cta_group == 1 ? " single-CTA" : "");
+         (c.cta_group == 1 ? " single-CTA" : "") + (c.cta_rows != 128 ? " 64-row" : "");
 }
 
 // tcgemm::gemm with the configuration forced, then a wait for the kernel
@@ -105,6 +111,7 @@ Plan run_watched(const GemmArgs& args, const Sm100Config& config, const std::str
   o.block_n = config.block_n;
   o.schedule = config.schedule;
   o.cluster_m = config.cta_group;  // the pair tiles even where M <= 128 would pick single-CTA ones
+  o.block_m = config.cta_rows * config.cta_group;  // and the height: M <= 64 would pick 64 rows
   cudaEvent_t done = nullptr;
   check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
   const Plan p = gemm(args, o);
@@ -146,7 +153,8 @@ void check_case(const GemmCase& gc, const Sm100Config& config, uint64_t c_seed =
   const Plan p = run_watched(prob.args(prob.c()), config, what);
   TCGEMM_ASSERT_OK(p, what);
   EXPECT_EQ(p.backend, Backend::sm100) << p.reason;
-  EXPECT_NE(p.kernel.find("," + std::to_string(128 * config.cta_group) + "x" + std::to_string(config.block_n) + "x"),
+  EXPECT_NE(p.kernel.find("," + std::to_string(config.cta_rows * config.cta_group) + "x" +
+                          std::to_string(config.block_n) + "x"),
             std::string::npos)
       << p.kernel;
   EXPECT_NE(p.kernel.find(config.schedule == Schedule::cluster_launch_control ? "cluster launch control"
@@ -269,24 +277,18 @@ TEST_F(Sm100FirstRun, BetaNonZeroReadsC) {
   for (const Sm100Config& config : kAllConfigs) check_case(numeric, config, seed + 7);
 }
 
-// 7. Single-CTA tiles (M <= 128, decoding): one 128 x block_n MMA per CTA.
-// M = 1, 7, 64 with A K-major load only M rounded up to 8 rows of A (the
-// rest of the stage's A is stale); A M-major loads whole 64-wide panels;
-// every width, both layouts of B, beta != 0, and the rows must equal the
-// pair tiles' (the decode and prefill paths of a layer agree bit for bit).
-TEST_F(Sm100FirstRun, SingleCtaSmallMTiles) {
-  constexpr Sm100Config kSingle[] = {{16, Schedule::persistent, 1},  {32, Schedule::persistent, 1},
-                                     {48, Schedule::persistent, 1},  {64, Schedule::persistent, 1},
-                                     {96, Schedule::persistent, 1},  {128, Schedule::persistent, 1},
-                                     {256, Schedule::persistent, 1}};
-  // 16, 32, 48 and 96 wide: B stored K-major only; 16-48 store C from registers.
+// Cases 7 and 8: single-CTA tiles `configs` at M = `ms`, every width, both
+// layouts of B (the widths below 64 and 96 for B stored K-major only), beta
+// != 0, then at 40 rows against the pair tiles: the rows must be theirs (the
+// decode and prefill paths of a layer agree bit for bit).
+template <size_t N>
+void check_single_cta_tiles(const Sm100Config (&configs)[N], std::initializer_list<int64_t> ms, uint64_t seed) {
   auto built_for = [](const Sm100Config& c, const Layout& l) {
     return sm100_tile_builds_mn_major_b(c.block_n, c.cta_group) || l.b == Op::T;
   };
-  uint64_t seed = 67000;
   for (const Layout& layout : kLayouts)
-    for (const Sm100Config& config : kSingle)
-      for (const int64_t m : {1, 7, 64, 128}) {
+    for (const Sm100Config& config : configs)
+      for (const int64_t m : ms) {
         if (!built_for(config, layout)) continue;
         check_case(make_case(DType::bf16, layout, m, 1000, 520, Fill::uniform_pm1, ++seed), config);
         GemmCase gc = make_case(DType::f16, layout, m, 203, 96, Fill::small_int, ++seed);
@@ -297,13 +299,12 @@ TEST_F(Sm100FirstRun, SingleCtaSmallMTiles) {
         // 13 columns, an odd N's last chunk element by element.
         check_case(make_case(DType::bf16, layout, m, 173, 64, Fill::small_int, ++seed), config);
       }
-  // The same rows as the pair tiles.
   for (const Layout& layout : kLayouts) {
     const GemmCase gc = make_case(DType::bf16, layout, 40, 4104, 1000, Fill::uniform_pm1, ++seed);
     Problem prob(gc);
     run_watched(prob.args(prob.c()), kAllConfigs[1], gc.describe() + " pair");
     const std::vector<uint16_t> pair = prob.download_c();
-    for (const Sm100Config& config : kSingle) {
+    for (const Sm100Config& config : configs) {
       if (!built_for(config, layout)) continue;
       prob.poison_c();
       run_watched(prob.args(prob.c()), config, gc.describe() + " " + label(config));
@@ -311,6 +312,31 @@ TEST_F(Sm100FirstRun, SingleCtaSmallMTiles) {
                                              << label(config);
     }
   }
+}
+
+// 7. Single-CTA tiles (M <= 128, decoding): one 128 x block_n MMA per CTA.
+// M = 1, 7, 64 with A K-major load only M rounded up to 8 rows of A (the
+// rest of the stage's A is stale); A M-major loads whole 64-wide panels;
+// 16-48 store C from registers.
+TEST_F(Sm100FirstRun, SingleCtaSmallMTiles) {
+  constexpr Sm100Config kSingle[] = {{16, Schedule::persistent, 1},  {32, Schedule::persistent, 1},
+                                     {48, Schedule::persistent, 1},  {64, Schedule::persistent, 1},
+                                     {96, Schedule::persistent, 1},  {128, Schedule::persistent, 1},
+                                     {256, Schedule::persistent, 1}};
+  check_single_cta_tiles(kSingle, {1, 7, 64, 128}, 67000);
+}
+
+// 8. The 64-row single-CTA tiles (M <= 64): one 64 x block_n MMA per CTA,
+// its rows in lanes 32w..32w+15 of tensor memory (layout F), each epilogue
+// warp storing 16 rows (a 16-row C map and panels; from registers below 64
+// columns). M = 1, 7, 16, 64, and 100 (two block-rows, the second cut to 40
+// rows of A).
+TEST_F(Sm100FirstRun, SixtyFourRowSingleCtaTiles) {
+  constexpr Sm100Config kRows64[] = {
+      {8, Schedule::persistent, 1, 64},  {16, Schedule::persistent, 1, 64}, {32, Schedule::persistent, 1, 64},
+      {40, Schedule::persistent, 1, 64}, {48, Schedule::persistent, 1, 64}, {64, Schedule::persistent, 1, 64},
+      {96, Schedule::persistent, 1, 64}, {128, Schedule::persistent, 1, 64}, {256, Schedule::persistent, 1, 64}};
+  check_single_cta_tiles(kRows64, {1, 7, 16, 64, 100}, 68000);
 }
 
 }  // namespace

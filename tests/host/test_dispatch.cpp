@@ -158,15 +158,34 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_EQ(sm90::check_options(forced(0, 0, false, Schedule::cluster_launch_control)),
             "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)");
   EXPECT_EQ(sm90::check_options(forced(100)), sm90::check_config_options(forced(100)));
-  EXPECT_EQ(sm100::check_options(forced(40)),
-            "Options::block_n must be 0, 16, 32, 48, 64, 96, 128 or 256 on sm_100, not 40");
+  EXPECT_EQ(sm100::check_options(forced(24)),
+            "Options::block_n must be 0, 8, 16, 32, 40, 48, 64, 96, 128 or 256 on sm_100, not 24");
   EXPECT_EQ(sm100::check_options(forced(128, 2)), "");
   EXPECT_EQ(sm100::check_options(forced(128, 1)), "");
   EXPECT_EQ(sm100::check_options(forced(64)), "");
   EXPECT_TRUE(contains(sm100::check_options(forced(128, 3)), "Options::cluster_m must be 0 (automatic), 1"));
-  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "pingpong, block_m and cluster_n select sm90"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, true)), "pingpong and cluster_n select sm90"));
   EXPECT_TRUE(contains(sm100::check_options(forced(64, 0, false, Schedule::automatic, 0, 2)), "cluster_n"));
-  EXPECT_TRUE(contains(sm100::check_options(forced(128, 0, false, Schedule::automatic, 64)), "block_m"));
+  // block_m: 256 (pairs), 128 or 64 (single-CTA tiles), agreeing with cluster_m and block_n.
+  EXPECT_EQ(sm100::check_options(forced(128, 0, false, Schedule::automatic, 64)), "");
+  EXPECT_EQ(sm100::check_options(forced(8, 1, false, Schedule::automatic, 64)), "");
+  EXPECT_EQ(sm100::check_options(forced(0, 0, false, Schedule::automatic, 64)), "");
+  EXPECT_EQ(sm100::check_options(forced(0, 0, false, Schedule::automatic, 128)), "");
+  EXPECT_EQ(sm100::check_options(forced(256, 2, false, Schedule::cluster_launch_control, 256)), "");
+  EXPECT_EQ(sm100::check_options(forced(128, 0, false, Schedule::automatic, 32)),
+            "Options::block_m must be 0 (automatic), 256 (pair tiles), 128 or 64 (single-CTA tiles) on sm_100, not 32");
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, false, Schedule::automatic, 256)), "disagree"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(128, 2, false, Schedule::automatic, 64)), "disagree"));
+  EXPECT_EQ(sm100::check_options(forced(8, 0, false, Schedule::automatic, 128)),
+            "Options::block_n = 8 is not built for 128-row single-CTA tiles on sm_100 (kSm100TileConfigs)");
+  EXPECT_TRUE(contains(sm100::check_options(forced(96, 0, false, Schedule::automatic, 256)),
+                       "not built for pair tiles"));
+  EXPECT_TRUE(contains(sm100::check_options(forced(0, 0, false, Schedule::cluster_launch_control, 64)),
+                       "persistent schedule only"));
+  // 8 and 40: 64-row single-CTA widths only.
+  EXPECT_EQ(sm100::check_options(forced(8)), "");
+  EXPECT_EQ(sm100::check_options(forced(40, 1)), "");
+  EXPECT_TRUE(contains(sm100::check_options(forced(40, 2)), "not built for pair tiles"));
   EXPECT_TRUE(contains(sm100::check_options(forced(64, 0, false, Schedule::cluster_launch_control)),
                        "persistent schedule only"));
   EXPECT_TRUE(contains(sm100::check_options(forced(128, 1, false, Schedule::cluster_launch_control)),
@@ -179,8 +198,10 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_TRUE(contains(sm100::check_options(forced(96, 2)), "not built for pair tiles"));
   EXPECT_TRUE(contains(sm100::check_options(forced(48, 0, false, Schedule::cluster_launch_control)),
                        "persistent schedule only"));
-  for (Sm100TileConfig tc : kSm100TileConfigs)
+  for (Sm100TileConfig tc : kSm100TileConfigs) {
     EXPECT_EQ(sm100::check_options(forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule)), "");
+    EXPECT_EQ(sm100::check_options(forced(tc.block_n, 0, false, tc.schedule, tc.cta_rows * tc.cta_group)), "");
+  }
 }
 
 TEST(Decide, KZeroScalesC) {
@@ -352,18 +373,19 @@ TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
   g.op_b = Op::T;
   g.ldb = g.k;
   for (Sm100TileConfig tc : kSm100TileConfigs) {
-    const Decision d = decide(g, forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule), kB200);
+    const int rows = tc.cta_rows * tc.cta_group;
+    const Decision d = decide(g, forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule, rows), kB200);
     ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
     EXPECT_EQ(d.plan.path, Path::kernel);
     EXPECT_EQ(d.plan.backend, Backend::sm100);
     ASSERT_TRUE(std::holds_alternative<sm100::Config>(d.config));
     const KernelConfig& k = d.plan.config;
-    EXPECT_EQ(k.block_m, 128 * tc.cta_group);
+    EXPECT_EQ(k.block_m, rows);
     EXPECT_EQ(k.block_n, tc.block_n);
     EXPECT_EQ(k.cluster_m, tc.cta_group);
     EXPECT_EQ(k.schedule, tc.schedule);
     const bool clc = tc.schedule == Schedule::cluster_launch_control;
-    EXPECT_EQ(d.plan.kernel, "sm100_gemm<bf16,NT," + std::to_string(128 * tc.cta_group) + "x" +
+    EXPECT_EQ(d.plan.kernel, "sm100_gemm<bf16,NT," + std::to_string(rows) + "x" +
                                  std::to_string(tc.block_n) + "x" + std::to_string(k.block_k) + ", " +
                                  std::to_string(k.stages) + " stages, " +
                                  (clc ? "cluster launch control" : "persistent") + ">");
@@ -419,12 +441,13 @@ TEST(Decide, TheDevicesFamilyChecksTheOptions) {
     EXPECT_EQ(d.plan.status, Status::invalid_argument);
     EXPECT_EQ(d.plan.reason, "tcgemm: " + sm90::check_options(clc));
   }
-  const Decision d = decide(g, forced(40), kB200);
+  const Decision d = decide(g, forced(24), kB200);
   EXPECT_EQ(d.plan.status, Status::invalid_argument);
-  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 16, 32, 48, 64, 96, 128 or 256 on sm_100, not 40");
+  EXPECT_EQ(d.plan.reason,
+            "tcgemm: Options::block_n must be 0, 8, 16, 32, 40, 48, 64, 96, 128 or 256 on sm_100, not 24");
   // The single-CTA widths whose CTA loads part of a 64-column panel of B
-  // (16, 32, 48, 96) with B stored MN-major (aligned_args: op_b = N): not built.
-  for (const int w : {16, 32, 48, 96}) {
+  // (8, 16, 32, 40, 48, 96) with B stored MN-major (aligned_args: op_b = N): not built.
+  for (const int w : {8, 16, 32, 40, 48, 96}) {
     EXPECT_TRUE(contains(sm100::check_layout(g, forced(w)), "built for B stored K-major only")) << w;
     GemmArgs t = g;
     t.op_b = Op::T;

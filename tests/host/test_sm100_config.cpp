@@ -27,14 +27,17 @@ uint32_t field(uint64_t v, int lo, int hi) { return static_cast<uint32_t>((v >> 
 
 TEST(Sm100Config, BudgetsFit) {
   for (Sm100TileConfig tc : kSm100TileConfigs) {
-    SCOPED_TRACE("block_n=" + std::to_string(tc.block_n) + " cta_group=" + std::to_string(tc.cta_group));
-    const int s = stages_for(tc.block_n, tc.cta_group);
-    EXPECT_LE(smem_bytes(tc.block_n, s, tc.cta_group) + kPtxasReservedSmem, kB200SmemOptIn);
-    EXPECT_GT(smem_bytes(tc.block_n, s + 1, tc.cta_group) + kPtxasReservedSmem, kB200SmemOptIn)
+    SCOPED_TRACE("block_n=" + std::to_string(tc.block_n) + " cta_group=" + std::to_string(tc.cta_group) +
+                 " cta_rows=" + std::to_string(tc.cta_rows));
+    const int s = stages_for(tc.block_n, tc.cta_group, tc.cta_rows);
+    EXPECT_LE(smem_bytes(tc.block_n, s, tc.cta_group, tc.cta_rows) + kPtxasReservedSmem, kB200SmemOptIn);
+    EXPECT_GT(smem_bytes(tc.block_n, s + 1, tc.cta_group, tc.cta_rows) + kPtxasReservedSmem, kB200SmemOptIn)
         << "the ring is as deep as fits";
-    // Every stage's A and B start on a 1024-byte swizzle pattern.
-    EXPECT_EQ(stage_bytes(tc.block_n, tc.cta_group) % 1024, 0);
+    // Every stage's A and B, and every epilogue panel, start on a 1024-byte swizzle pattern.
+    EXPECT_EQ(stage_bytes(tc.block_n, tc.cta_group, tc.cta_rows) % 1024, 0);
     EXPECT_EQ((tc.block_n / tc.cta_group) * kBlockK * 2 % 1024, 0);
+    EXPECT_EQ(panel_bytes(tc.cta_rows) % 1024, 0);
+    EXPECT_TRUE(tc.cta_rows == 128 || (tc.cta_rows == 64 && tc.cta_group == 1)) << "64-row tiles are single-CTA";
     EXPECT_LE(tmem_columns(tc.block_n), kB200TmemColumns);
     EXPECT_GE(tmem_columns(tc.block_n), 2 * tc.block_n) << "two accumulators of block_n fp32 columns";
     const int c = tmem_columns(tc.block_n);
@@ -43,7 +46,8 @@ TEST(Sm100Config, BudgetsFit) {
     // The second accumulator starts past the first and ends inside the allocation.
     EXPECT_GE(acc_columns(tc.block_n), tc.block_n);
     EXPECT_LE((kAccBuffers - 1) * acc_columns(tc.block_n) + tc.block_n, c);
-    EXPECT_TRUE(tc.cta_group == 2 ? valid_2sm_mma_shape(256, tc.block_n) : valid_1sm_mma_shape(128, tc.block_n));
+    EXPECT_TRUE(tc.cta_group == 2 ? valid_2sm_mma_shape(256, tc.block_n)
+                                  : valid_1sm_mma_shape(tc.cta_rows, tc.block_n));
   }
   EXPECT_EQ(stages_for(256), 6);
   EXPECT_EQ(stages_for(128), 8);
@@ -115,7 +119,7 @@ TEST(Sm100Config, MnMajorBNeedsWholePanels) {
     EXPECT_EQ(builds_for_b(tc.block_n, tc.cta_group, false), sm100_tile_builds_mn_major_b(tc.block_n, tc.cta_group));
     EXPECT_EQ(builds_for_b(tc.block_n, tc.cta_group, false), (tc.block_n / tc.cta_group) % 64 == 0);
   }
-  for (int w : {16, 32, 48, 96}) EXPECT_FALSE(builds_for_b(w, 1, false)) << w;
+  for (int w : {8, 16, 32, 40, 48, 96}) EXPECT_FALSE(builds_for_b(w, 1, false)) << w;
   for (int w : {64, 128, 256}) EXPECT_TRUE(builds_for_b(w, 1, false)) << w;
   EXPECT_TRUE(builds_for_b(128, 2, false)) << "a pair's 128-wide tile: 64 columns per CTA";
 }
@@ -222,11 +226,13 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
 // sm90-only ping-pong, and a schedule that is never automatic.
 TEST(Sm100SelectConfig, FillsThePublicFields) {
   for (Sm100TileConfig tc : kSm100TileConfigs) {
-    const Config c = select_config(4096, 4096, 4096, 148, tc.block_n, tc.schedule, tc.cta_group);
-    EXPECT_EQ(c.block_m, 128 * tc.cta_group);
+    const Config c =
+        select_config(4096, 4096, 4096, 148, tc.block_n, tc.schedule, tc.cta_group, true, 1, tc.cta_rows * tc.cta_group);
+    EXPECT_EQ(c.block_m, tc.cta_rows * tc.cta_group);
+    EXPECT_EQ(c.cta_rows(), tc.cta_rows);
     EXPECT_EQ(c.block_n, tc.block_n);
     EXPECT_EQ(c.block_k, kBlockK);
-    EXPECT_EQ(c.stages, stages_for(tc.block_n, tc.cta_group));
+    EXPECT_EQ(c.stages, stages_for(tc.block_n, tc.cta_group, tc.cta_rows));
     EXPECT_EQ(c.cluster_m, tc.cta_group);
     EXPECT_FALSE(c.pingpong);
     EXPECT_EQ(c.schedule, tc.schedule);
@@ -234,9 +240,9 @@ TEST(Sm100SelectConfig, FillsThePublicFields) {
   EXPECT_EQ(select_config(4096, 4096, 4096, 148).schedule, Schedule::cluster_launch_control);
 }
 
-// M <= 128 (decoding): single-CTA 128-row tiles, persistent, the fewest
-// waves over the SMs and the narrower among equals; not when Cluster Launch
-// Control or the pair tiles are asked for.
+// M <= 128 (decoding): single-CTA tiles (64 rows for M <= 64, 128 above),
+// persistent, the fewest waves over the SMs and the narrower among equals;
+// not when Cluster Launch Control or the pair tiles are asked for.
 TEST(Sm100SelectConfig, SmallMTakesSingleCtaTiles) {
   struct Pick {
     int64_t m, n;
@@ -248,10 +254,10 @@ TEST(Sm100SelectConfig, SmallMTakesSingleCtaTiles) {
   for (const Pick& p : {Pick{1, 4096, 32}, Pick{128, 4096, 32}, Pick{1, 14336, 128}, Pick{16, 57344, 256}}) {
     const Config c = select_config(p.m, p.n, 4096, 148);
     EXPECT_EQ(c.cluster_m, 1) << p.m << "x" << p.n;
-    EXPECT_EQ(c.block_m, 128);
+    EXPECT_EQ(c.block_m, p.m <= 64 ? 64 : 128);
     EXPECT_EQ(c.block_n, p.block_n) << p.m << "x" << p.n << " " << describe(c);
     EXPECT_EQ(c.schedule, Schedule::persistent);
-    EXPECT_EQ(c.stages, stages_for(c.block_n, 1));
+    EXPECT_EQ(c.stages, stages_for(c.block_n, 1, c.block_m));
     EXPECT_EQ(c.grid_clusters, std::min(c.num_tiles, 148));
   }
   // M = 129 with 74 or more pair tiles (N = 16384: 64 of 256 x 256):
@@ -288,7 +294,7 @@ TEST(Sm100SelectConfig, SingleCtaWidths48And96) {
     EXPECT_EQ(c.cluster_m, 1) << p.m << "x" << p.n;
     EXPECT_EQ(c.block_n, p.block_n) << p.m << "x" << p.n << " " << describe(c);
     EXPECT_EQ(c.num_tiles, static_cast<int>(ceil_div(p.n, p.block_n)));
-    EXPECT_EQ(c.stages, stages_for(c.block_n, 1));
+    EXPECT_EQ(c.stages, stages_for(c.block_n, 1, c.cta_rows()));
   }
   // B stored MN-major: 48 and 96 are not built for it; 6144 and 12288 go
   // to the narrowest width with one wave that is: 64 (96 tiles) and 128 (96).
@@ -307,6 +313,88 @@ TEST(Sm100SelectConfig, SingleCtaWidths48And96) {
   // A batch counts as more block-rows: 2 problems of 1 x 6144 make 256 tiles
   // of 48 (two waves), as 128 of 96 make one: 96.
   EXPECT_EQ(select_config(1, 6144, 4096, 148, 0, Schedule::automatic, 0, true, 2).block_n, 96);
+}
+
+// M <= 64: the 64-row single-CTA tiles (one tcgen05 MMA of M = 64), whose
+// stages hold half the rows of A of the 128-row ones, so a deeper ring of B,
+// and whose widths start at 8. The accumulator's rows sit in the first 16
+// lanes of each epilogue warp's quarter of tensor memory (PTX ISA, layout F).
+TEST(Sm100SelectConfig, SixtyFourRowTilesForMUpTo64) {
+  for (int64_t m : {1, 8, 33, 64}) {
+    const Config c = select_config(m, 4096, 4096, 148);
+    EXPECT_EQ(c.block_m, 64) << m;
+    EXPECT_EQ(c.cta_rows(), 64) << m;
+    EXPECT_EQ(c.cluster_m, 1) << m;
+    EXPECT_EQ(c.block_n, 32) << m << ": 128 tiles of 32, one wave (16: two)";
+    EXPECT_EQ(c.stages, stages_for(32, 1, 64)) << m;
+    EXPECT_EQ(c.num_tiles, 128) << m;
+  }
+  EXPECT_EQ(select_config(65, 4096, 4096, 148).block_m, 128) << "past 64 rows: the 128-row tiles";
+  EXPECT_EQ(select_config(128, 4096, 4096, 148).block_m, 128);
+  // The widths of the 64-row tiles: 8 spreads a small N over more SMs
+  // (N = 256: 32 tiles of 8, one wave and the narrowest); 40 makes one wave
+  // of N = 5120 (128 tiles) where 32 takes two (160).
+  EXPECT_EQ(select_config(1, 256, 4096, 148).block_n, 8);
+  EXPECT_EQ(select_config(16, 5120, 4096, 148).block_n, 40);
+  EXPECT_EQ(select_config(16, 5120, 4096, 148, 0, Schedule::automatic, 0, false).block_n, 64)
+      << "B MN-major: whole 64-column panels of B";
+  // Stages: a 64 x 8 stage is 72 rows of 128 bytes; the 64-row ring is deeper at every width.
+  EXPECT_EQ(stage_bytes(8, 1, 64), (64 + 8) * 64 * 2);
+  EXPECT_EQ(epilogue_bytes(64), 4 * 2 * 16 * 64 * 2) << "16 rows a warp, 2 panels of 64 columns";
+  EXPECT_EQ(epilogue_bytes(128), 4 * 2 * 32 * 64 * 2);
+  for (int w : {16, 32, 48, 64, 96, 128, 256}) EXPECT_GT(stages_for(w, 1, 64), stages_for(w, 1, 128)) << w;
+  EXPECT_GE(stages_for(8, 1, 64), 20);
+  // Forced: a height (block_m 64 over several block-rows, 128 at M <= 64,
+  // 256 = the pair tiles), a width built only 64 rows high (8 and 40: at any
+  // M), or the CTA group with M <= 64.
+  const Config tall = select_config(200, 4096, 4096, 148, 0, Schedule::automatic, 0, true, 1, 64);
+  EXPECT_EQ(tall.block_m, 64);
+  EXPECT_EQ(tall.num_tiles, 4 * static_cast<int>(ceil_div(4096, tall.block_n)));
+  EXPECT_EQ(select_config(1, 4096, 4096, 148, 0, Schedule::automatic, 0, true, 1, 128).block_m, 128);
+  EXPECT_EQ(select_config(1, 4096, 4096, 148, 0, Schedule::automatic, 0, true, 1, 256).cluster_m, 2);
+  const Config eight = select_config(300, 1024, 4096, 148, 8);
+  EXPECT_EQ(eight.block_m, 64);
+  EXPECT_EQ(eight.block_n, 8);
+  EXPECT_EQ(eight.num_tiles, 5 * 128);
+  EXPECT_EQ(select_config(300, 1024, 4096, 148, 40).block_m, 64);
+  EXPECT_EQ(select_config(300, 1024, 4096, 148, 16).block_m, 128) << "16 is built 128 rows high too";
+  EXPECT_EQ(select_config(32, 1024, 4096, 148, 16).block_m, 64);
+  EXPECT_EQ(select_config(32, 4096, 4096, 148, 0, Schedule::automatic, 1).block_m, 64);
+  EXPECT_EQ(describe(select_config(1, 256, 4096, 148)),
+            "64x8x64, " + std::to_string(stages_for(8, 1, 64)) + " stages, persistent");
+}
+
+// Layout F (M = 64, cta_group::1): row r of the accumulator in lane 32 (r /
+// 16) + r % 16, so that epilogue warp w (lanes 32w..32w+31, the only ones it
+// may read) holds rows 16w..16w+15 in its lanes 0..15; 128 rows: lane = row.
+TEST(Sm100Config, AccumulatorRowsInTheirEpilogueWarpsLanes) {
+  for (int rows : {64, 128}) {
+    SCOPED_TRACE("cta_rows=" + std::to_string(rows));
+    EXPECT_EQ(epilogue_rows(rows), rows / 4);
+    bool used[128] = {};
+    for (int r = 0; r < rows; ++r) {
+      const int lane = tmem_lane(r, rows);
+      ASSERT_GE(lane, 0);
+      ASSERT_LT(lane, 128);
+      EXPECT_FALSE(used[lane]) << "row " << r << ": one row a lane";
+      used[lane] = true;
+      EXPECT_EQ(lane / 32, r / epilogue_rows(rows)) << "row " << r << " is read by the warp that stores it";
+      EXPECT_EQ(lane % 32, r % epilogue_rows(rows)) << "row " << r << ": the warp's lane r % its rows";
+    }
+  }
+  EXPECT_EQ(tmem_lane(16, 64), 32);
+  EXPECT_EQ(tmem_lane(47, 64), 79);
+  // The MMA shapes: M = 64 takes N in steps of 8 from 8 (M = 128 in steps of 16).
+  EXPECT_TRUE(valid_1sm_mma_shape(64, 8));
+  EXPECT_TRUE(valid_1sm_mma_shape(64, 40));
+  EXPECT_TRUE(valid_1sm_mma_shape(64, 256));
+  EXPECT_FALSE(valid_1sm_mma_shape(64, 12));
+  EXPECT_FALSE(valid_1sm_mma_shape(64, 264));
+  EXPECT_FALSE(valid_1sm_mma_shape(32, 64));
+  const uint32_t d = instr_desc_f16(true, Major::K, Major::K, 64, 8);
+  EXPECT_EQ(field(d, 24, 28), 64u >> 4);
+  EXPECT_EQ(field(d, 17, 22), 1u);
+  EXPECT_EQ(d, 0x04020490u) << "bf16, M=64, N=8, K-major";
 }
 
 // Small problems: where the pair tiles chosen would occupy half the SMs or
