@@ -55,7 +55,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   *grid_ctas = clusters * CTA_GROUP;
   const uint32_t a_tail_bytes = a_tail_rows(args, config) * kBlockK * 2;  // (A's tail box of one k-block)
   const cudaError_t err =
-      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.a_tail, raster, num_k_blocks, epi, a_tail_bytes,
+      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.tail, raster, num_k_blocks, epi, a_tail_bytes,
                          detail::batch_steps(args), groups);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};

@@ -50,7 +50,8 @@ struct MainloopLoad {
   // shorter than the tile (the tiles of the last block-row, A K-major, load
   // only the rows up to M rounded up to 8 through a map of their own: the
   // rows past M are never stored, and zero-filling them costs time:
-  // sm90_gemm_launch.cuh, a_tail_rows).
+  // sm90_gemm_launch.cuh, tail_rows), or B's (the swapped kernel's last
+  // token tile).
   uint32_t k_block_bytes = Stage::kAKBlockBytes + Stage::kBKBlockBytes;
 
   // The k-blocks starting at k0 of the tile whose rows start at m0 (this

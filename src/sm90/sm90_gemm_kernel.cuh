@@ -38,7 +38,9 @@
 // gives it the call's B as A and A as B (detail::swapped_operands), so it
 // computes C^T tile by tile: its rows are C's columns, its columns C's rows.
 // Only the epilogue knows: it stores each panel transposed (stmatrix.trans)
-// into a panel of C's orientation, with C's own M, N and map.
+// into a panel of C's orientation, with C's own M, N and map; and the
+// producer, which loads the last token tile's B (the tokens past M cut off)
+// through the tail map where the other kernels load A's last block-row.
 //
 // A strided batch (GemmArgs::batch > 1): the raster's tile indices run over
 // batch x tiles (common/tile_order.hpp), so one persistent grid walks every
@@ -123,9 +125,9 @@ template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_
           bool PINGPONG, int BLOCK_M = kBlockM, bool FUSED = false, bool GROUPED = false, bool SWAP_AB = false>
 __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     sm90_gemm_persistent(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                         const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_a_tail,
+                         const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_tail,
                          const GroupedRaster raster, const int num_k_blocks, const EpilogueParams epi,
-                         const uint32_t a_tail_bytes,
+                         const uint32_t tail_bytes,
                          const detail::BatchSteps batch_steps, const detail::MGroups groups) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // CTAs per cluster: 2 along M or along N, or 1.
@@ -154,8 +156,9 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, (kSmallM ? BLOCK_M : kSmallBlockM)>,
                                           Epilogue<Element, BLOCK_N, Mma::kMmaRows, GROUPED, SWAP_AB,
                                                    epi_buffers(BLOCK_M, BLOCK_N)>>;
-  // The kernel's M: the rows of its A (C's columns for the swapped kernel).
+  // The kernel's M and N: the rows of its A and B (C's columns and rows for the swapped kernel).
   const int kernel_m = SWAP_AB ? epi.n : epi.m;
+  const int kernel_n = SWAP_AB ? epi.m : epi.n;
   // Ring stages per tile, and the k-blocks of a tile's stage ks (all but the last: kKBlocks).
   const int num_k_stages = kKBlocks == 1 ? num_k_blocks : (num_k_blocks + kKBlocks - 1) / kKBlocks;
   const auto stage_count = [num_k_blocks](int ks) {
@@ -179,8 +182,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   detail::PersistentSchedule schedule{static_cast<int>(blockIdx.x) / kClusterCtas,
                                       static_cast<int>(gridDim.x) / kClusterCtas, raster.num_tiles()};
   if (threadIdx.x == 0) {
-    if constexpr (kSmallM) detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_a_tail);  // (C: stored from registers)
-    else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_a_tail);
+    if constexpr (kSmallM) detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_tail);  // (C: stored from registers)
+    else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_tail);
     smem.init_barriers(detail::ring_full_arrivals(epi), Release::kArrivals, kClusterCtas > 1);
   }
   if constexpr (kClusterCtas > 1) detail::cluster_sync(); else __syncthreads();
@@ -212,12 +215,14 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         constexpr bool kBatched = decltype(batched)::value;
         using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N, BLOCK_M, kBatched>;
         // The tiles of the last block-row, whose rows run past M, load A
-        // through tmap_a_tail, whose box holds only the rows there are (a_tail_bytes of a
-        // k-block; the launcher's a_tail_rows): the rows past M, left as the
+        // through tmap_tail, whose box holds only the rows there are (tail_bytes of a
+        // k-block; the launcher's tail_rows): the rows past M, left as the
         // stage last held them, reach only accumulator rows that are never
-        // stored. (Not for clusters or groups: there tmap_a_tail is tmap_a.)
-        // The map and byte count are picked once a tile, as scalars: a Load
-        // picked by reference would put both in local memory.
+        // stored. (Not for clusters or groups: there tmap_tail is tmap_a.)
+        // The swapped kernel cuts B's box instead, for the tiles of the last
+        // token tile: the tokens past M reach only accumulator columns that
+        // are never stored. The map and byte count are picked once a tile, as
+        // scalars: a Load picked by reference would put both in local memory.
         constexpr bool kTailMap = kClusterCtas == 1 && !GROUPED;
         constexpr uint32_t kKBlockBytes = Load::Stage::kAKBlockBytes + Load::Stage::kBKBlockBytes;
         detail::PersistentTileWalk walk{schedule};
@@ -228,9 +233,11 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           // group's matrix of B (found once per tile, not per stage).
           const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
           const int m0 = GROUPED ? rows.row0 : tile_m0(t);
-          const bool tail = kTailMap && m0 + BLOCK_M > kernel_m;
-          const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b, cta_rank,
-                          tail ? a_tail_bytes + Load::Stage::kBKBlockBytes : kKBlockBytes};
+          const bool tail = kTailMap && (SWAP_AB ? tile_n0(t) + BLOCK_N > kernel_n : m0 + BLOCK_M > kernel_m);
+          const Load load{tail && !SWAP_AB ? &tmap_tail : &tmap_a, tail && SWAP_AB ? &tmap_tail : &tmap_b, cta_rank,
+                          !tail     ? kKBlockBytes
+                          : SWAP_AB ? Load::Stage::kAKBlockBytes + tail_bytes
+                                    : tail_bytes + Load::Stage::kBKBlockBytes};
           for (int ks = 0; ks < num_k_stages; ++ks) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");

@@ -25,12 +25,16 @@ inline int a_box_rows(const Config& config) {
   return config.cluster_n > 1 ? config.block_m / config.cluster_n : config.block_m;
 }
 
-// The rows of A's box for the tiles of the last block-row (whose rows run
-// past M): cut to M (detail::a_tail_box_rows) for tiles without a cluster or
-// groups; else a_box_rows. 136 x 14336 x 4096 took 82 us with A's last
-// 128-row box 8 rows inside M against 52 us with A padded to 256 rows
-// (docs/PERF.md).
-inline int a_tail_rows(const GemmArgs& args, const Config& config) {
+// The rows of the tail map's box (GemmTensorMaps::tail): A's for the tiles
+// of the last block-row (whose rows run past M), cut to M
+// (detail::a_tail_box_rows) for tiles without a cluster or groups, else
+// a_box_rows. 136 x 14336 x 4096 took 82 us with A's last 128-row box 8 rows
+// inside M against 52 us with A padded to 256 rows (docs/PERF.md). The
+// swapped kernel's is B's for its last token tile (`args` its operands:
+// detail::swapped_operands), cut to the tokens there are
+// (detail::b_tail_box_rows); its A's box is never cut.
+inline int tail_rows(const GemmArgs& args, const Config& config) {
+  if (config.swap_ab) return detail::b_tail_box_rows(args, config.block_n, config.block_n);
   const int rows = a_box_rows(config);
   if (config.cluster_m > 1 || config.cluster_n > 1 || args.grouped()) return rows;
   return detail::a_tail_box_rows(args, config.block_m, rows);
@@ -73,9 +77,9 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const cudaLaunchConfig_t cfg =
       launch_config(clusters * kClusterCtas, kCtaThreads, kClusterCtas, kSmem, args.stream, attrs, config.pdl);
   *grid_ctas = clusters * kClusterCtas;
-  const uint32_t a_tail_bytes = a_tail_rows(args, config) * kBlockK * 2;  // (A's tail box of one k-block)
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.a_tail, raster, num_k_blocks,
-                                             epi, a_tail_bytes, detail::batch_steps(args), groups);
+  const uint32_t tail_bytes = tail_rows(args, config) * kBlockK * 2;  // (the tail box of one k-block)
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.tail, raster, num_k_blocks,
+                                             epi, tail_bytes, detail::batch_steps(args), groups);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }
@@ -160,17 +164,22 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   std::optional<GemmArgs> swapped;
   if (config.swap_ab) swapped = swapped_operands(args);
   const GemmArgs& ops = swapped ? *swapped : args;
-  // A's map, and its tail map for the last block-row. With one block-row
-  // every tile is the last: A's map takes the cut box itself and the tail
-  // map is a copy (one encode on a decoding call's launch path, not two).
-  const int a_tail = a_tail_rows(ops, config);
-  const int a_rows = ops.m <= config.block_m ? a_tail : a_box_rows(config);
+  // A's map, and its tail map for the last block-row (the swapped kernel:
+  // B's, for the last token tile). With one block-row (token tile) every
+  // tile is the last: the operand's map takes the cut box itself and the
+  // tail map is a copy (one encode on a decoding call's launch path, not two).
+  const int tail = tail_rows(ops, config);
+  const int a_rows = !config.swap_ab && ops.m <= config.block_m ? tail : a_box_rows(config);
+  const int b_rows = config.swap_ab && ops.n <= config.block_n ? tail : config.block_n;
   if (std::string why = encode_gemm_maps(ops, tma_operand_a(ops, a_rows, kBlockK),
-                                         tma_operand_b(ops, config.block_n, kBlockK, config.cluster_m),
+                                         tma_operand_b(ops, b_rows, kBlockK, config.cluster_m),
                                          stores_from_registers(config.block_m) ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
-  if (std::string why = encode_a_tail(ops, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
+  if (std::string why = config.swap_ab ? encode_b_tail(ops, b_rows, tail, kBlockK, &maps)
+                                       : encode_a_tail(ops, a_rows, tail, kBlockK, &maps);
+      !why.empty())
+    return why;
   if (config.swap_ab) {
     if (config.block_m == kBlockM && config.cluster_m == 1 && config.cluster_n == 1 && !config.pingpong) {
       static_assert(is_swap_width(144) && is_swap_width(152) && is_swap_width(160) && is_swap_width(176) &&

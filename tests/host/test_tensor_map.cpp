@@ -143,6 +143,32 @@ TEST(TensorMap, SwappedOperands) {
   EXPECT_EQ(back.stride_a, g.stride_a);
 }
 
+// The boxes of the tiles whose rows run past an operand's end: A's last
+// block-row (rows of M) and, for the swapped kernel, B's last block of N
+// (its tokens), cut to what is there rounded up to 8; K-major operands only.
+TEST(TensorMap, TailBoxesCutToTheRowsThereAre) {
+  GemmArgs g = args_for(Op::N, Op::T);
+  g.m = 520;
+  g.n = 300;
+  EXPECT_EQ(a_tail_box_rows(g, 128, 128), 8) << "520 = 4 x 128 + 8";
+  EXPECT_EQ(b_tail_box_rows(g, 152, 152), 152) << "300 = 152 + 148: 148 rounded up to 8";
+  g.n = 290;
+  EXPECT_EQ(b_tail_box_rows(g, 152, 152), 144) << "290 = 152 + 138";
+  // The swapped kernel's B is the call's A: 520 tokens in tiles of 144 leave 88 in the last.
+  GemmArgs call = args_for(Op::N, Op::T);
+  call.m = 520;
+  call.n = 4096;
+  const GemmArgs s = swapped_operands(call);
+  EXPECT_EQ(b_tail_box_rows(s, 144, 144), 88);
+  EXPECT_EQ(b_tail_box_rows(s, 176, 176), 168) << "3 x 176 = 528: 168 of the last tile's";
+  EXPECT_EQ(b_tail_box_rows(s, 104, 104), 104) << "520 = 5 x 104: nothing to cut";
+  call.m = 3;
+  EXPECT_EQ(b_tail_box_rows(swapped_operands(call), 144, 144), 8) << "one token tile: 3 rows, 8 in the box";
+  // MN-major: not cut (its box is a panel of K lines).
+  EXPECT_EQ(b_tail_box_rows(args_for(Op::N, Op::N), 144, 144), 144);
+  EXPECT_EQ(a_tail_box_rows(args_for(Op::T, Op::T), 128, 128), 128);
+}
+
 TEST(TensorMap, OutputC) {
   for (Op oa : {Op::N, Op::T})
     for (Op ob : {Op::N, Op::T}) {

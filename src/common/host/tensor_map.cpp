@@ -150,19 +150,44 @@ GemmArgs swapped_operands(const GemmArgs& args) {
   return s;
 }
 
-int a_tail_box_rows(const GemmArgs& args, int block_m, int rows) {
-  if (args.op_a != Op::N || args.m <= 0) return rows;
-  const int64_t last = args.m - (ceil_div(args.m, block_m) - 1) * block_m;
+namespace {
+// The rows of the last block of `extent` (blocks `block` long), rounded up
+// to 8, at most `rows`.
+int last_block_rows(int64_t extent, int block, int rows) {
+  if (extent <= 0) return rows;
+  const int64_t last = extent - (ceil_div(extent, block) - 1) * block;
   return static_cast<int>(std::min<int64_t>(rows, ceil_div(last, 8) * 8));
 }
 
-std::string encode_a_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out) {
-  out->a_tail = out->a;
-  if (tail_rows == rows) return {};
-  const CUresult r = encode_tma_2d(&out->a_tail, args.dtype, args.a, tma_operand_a(args, tail_rows, block_k));
+// out->tail: `whole` where the box is not cut, else `map` encoded; `what`
+// names it in the error.
+std::string encode_tail(const GemmArgs& args, const CUtensorMap& whole, bool cut, const void* base, const Tma2D& map,
+                        const char* what, GemmTensorMaps* out) {
+  out->tail = whole;
+  if (!cut) return {};
+  const CUresult r = encode_tma_2d(&out->tail, args.dtype, base, map);
   if (r != CUDA_SUCCESS)
-    return "cuTensorMapEncodeTiled failed for A's last block-row (CUresult " + std::to_string(r) + ")";
+    return std::string("cuTensorMapEncodeTiled failed for ") + what + " (CUresult " + std::to_string(r) + ")";
   return {};
+}
+}  // namespace
+
+int a_tail_box_rows(const GemmArgs& args, int block_m, int rows) {
+  return args.op_a == Op::N ? last_block_rows(args.m, block_m, rows) : rows;
+}
+
+int b_tail_box_rows(const GemmArgs& args, int block_n, int rows) {
+  return args.op_b == Op::T ? last_block_rows(args.n, block_n, rows) : rows;
+}
+
+std::string encode_a_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out) {
+  return encode_tail(args, out->a, tail_rows != rows, args.a, tma_operand_a(args, tail_rows, block_k),
+                     "A's last block-row", out);
+}
+
+std::string encode_b_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out) {
+  return encode_tail(args, out->b, tail_rows != rows, args.b, tma_operand_b(args, tail_rows, block_k),
+                     "B's last block of N", out);
 }
 
 std::string gemm_maps_unsupported_reason(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c) {

@@ -68,10 +68,13 @@ BatchSteps batch_steps(const GemmArgs& args);
 // The three maps of a GEMM call (A, B, C with the given boxes), encoded.
 struct GemmTensorMaps {
   CUtensorMap a, b, c;
-  // A's map for the tiles of the last block-row, whose rows run past M, with
-  // a box cut to the rows there are (a copy of `a` where the box is not
-  // cut): encode_a_tail, not encode_gemm_maps, sets it.
-  CUtensorMap a_tail;
+  // The map for the tiles whose box would run past an operand's end, with
+  // the box cut to the rows there are (a copy of the operand's map where the
+  // box is not cut): A's for the tiles of the last block-row, whose rows run
+  // past M (encode_a_tail), or B's for those of the last block of N
+  // (encode_b_tail: sm90's swapped kernel, whose B is the call's tokens).
+  // encode_gemm_maps does not set it.
+  CUtensorMap tail;
 };
 // Empty on success, else which map failed and the driver's result. A null
 // `c` (a kernel that stores C from registers) leaves out->c zeroed.
@@ -92,9 +95,15 @@ GemmArgs swapped_operands(const GemmArgs& args);
 // TMA zero-fills (docs/PERF.md). For A K-major (op_a = N); the families
 // decide which tiles take it.
 int a_tail_box_rows(const GemmArgs& args, int block_m, int rows);
-// out->a_tail: A's map with a box of `tail_rows` rows (of `block_k`), or a
+// The same for B stored K-major (op_b = T) and the tiles of the last block
+// of N, `block_n` wide: the columns of N there, rounded up to 8.
+int b_tail_box_rows(const GemmArgs& args, int block_n, int rows);
+// out->tail: A's map with a box of `tail_rows` rows (of `block_k`), or a
 // copy of out->a where that is its box (`rows`). Empty on success, as
 // encode_gemm_maps.
 std::string encode_a_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out);
+// out->tail: B's map (op_b = T) with a box of `tail_rows` rows of N, or a
+// copy of out->b where that is its box (`rows`).
+std::string encode_b_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out);
 
 }  // namespace tcgemm::detail
