@@ -366,10 +366,10 @@ struct SwapFit {
 constexpr int64_t kTallSwapTimePct = 190;
 // The most token tiles of the 128-row swapped kernel (the tall one's are
 // not capped): four tiles of 144 ran 4-10% slower than the 128-row tiles at
-// 520 x 4096 x 4096 and 540 x 12288 x 4096 (and 7-11% faster at 540-560 x
-// 28672 x 4096), three of 176 and 200 faster wherever measured
-// (docs/PERF.md, "Swap-AB, more token tiles").
-constexpr int64_t kMaxSwapTokenTiles = 3;
+// 520 x 4096 x 4096 and 540 x 12288 x 4096 while the last token tile's box
+// ran 36-56 rows past M, and 3-7% faster once it was cut to the tokens
+// there are (docs/PERF.md, "Swap-AB: the last token tile's box cut").
+constexpr int64_t kMaxSwapTokenTiles = 4;
 // Whether `tiles` of the swapped kernel fill the SMs: 80% of them in every
 // wave (N = 14336 makes 112 tiles a token tile, 57344 448; tall, 56 and 224).
 bool swap_fills(int64_t tiles, int num_sms) {
@@ -647,7 +647,10 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // 23 of 25 shapes (1-20%), even on one, 5% slower on one (450 x 18944 x
   // 4096). With less to save it lost 2-6% (530-544 x 14336: 600 rows
   // against 640; 600, 620 and 700 x 14336), and two of 176 at 352 x 14336
-  // x 4096 1% (352 against 384).
+  // x 4096 1% (352 against 384). Four tiles of the 128-row 144 (513-576
+  // rows of N = 3584-28672), once the last one's box of the tokens was cut:
+  // 3-11% faster on 20 of 24 cases, -2% to +1% at N = 3584 (docs/PERF.md,
+  // "Swap-AB: the last token tile's box cut").
   constexpr int64_t kTwoSwapTilesMax = 2 * 160;
   constexpr int64_t kSwapRowsMax = 4 * 160;
   if (automatic && best >= 0.0 && m > kWidestSwapWidth && m <= kSwapRowsMax) {

@@ -700,8 +700,11 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
                         Pick{300, 57344, 8192, 128, 152, 132}, Pick{257, 28672, 4096, 256, 144, 132},
                         Pick{300, 22016, 4096, 128, 152, 132}, Pick{296, 28672, 4096, 256, 152, 132},
                         // three or four token tiles (321-640 rows) where the 128-row tiles compute 10% more
-                        // rows; the 128-row swapped kernel at most three
+                        // rows; the 128-row swapped kernel at most four (four of 144: the last tile's box of
+                        // the tokens cut to those there are)
                         Pick{520, 14336, 4096, 128, 176, 132}, Pick{516, 22016, 4096, 128, 176, 132},
+                        Pick{520, 4096, 4096, 128, 144, 128}, Pick{540, 12288, 4096, 128, 144, 132},
+                        Pick{544, 28672, 4096, 128, 144, 132}, Pick{576, 12288, 8192, 128, 144, 132},
                         Pick{520, 8192, 8192, 256, 144, 128}, Pick{530, 8192, 4096, 256, 144, 128},
                         Pick{432, 8192, 8192, 128, 224, 128}, Pick{400, 8192, 4096, 128, 200, 128},
                         Pick{450, 57344, 8192, 128, 152, 132}, Pick{400, 18944, 4096, 256, 144, 132},
@@ -728,12 +731,10 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   // (4096 / 128 = 32 tiles; 12288: 96), anything forced.
   for (const int64_t m : {64, 128, 177, 192, 225, 256, 321, 352, 384, 400, 448, 512})
     EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
-  // Past two token tiles: less than 10% fewer rows (600 and 620 against 640, 704 against 768), or only four of the
-  // 128-row 144 (520 x 4096, 540 x 12288: 4-10% slower, measured) would do.
+  // Past two token tiles: less than 10% fewer rows (600 and 620 against 640, 704 against 768), or five token tiles
+  // of the 128-row kernel (577-640 rows of 144).
   for (const int64_t m : {600, 620, 700}) EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
-  EXPECT_FALSE(select_config(520, 4096, 4096, 132).swap_ab);
-  EXPECT_FALSE(select_config(540, 12288, 4096, 132).swap_ab);
-  EXPECT_FALSE(select_config(544, 28672, 4096, 132).swap_ab);
+  EXPECT_FALSE(select_config(600, 4096, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(152, 4096, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(136, 12288, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(136, 14336, 4096, 132, 112).swap_ab);
