@@ -165,7 +165,9 @@ std::string run_bf16(const GemmArgs& g, const Config& c, int* grid_ctas) { retur
 namespace tcgemm::sm100 {
 std::string run_f16(const GemmArgs& g, const Config& c, int* grid_ctas) {
   check_kernel_args("sm100", g);
-  if (!is_tile_config(c.block_n, c.schedule, c.cluster_m) || c.grid_clusters < 1 || c.num_tiles < c.grid_clusters)
+  if (!is_tile_config(c.block_n, c.schedule, c.cluster_m, c.cta_rows()) ||
+      c.stages != (g.grouped() ? grouped_stages_for(c.block_n) : stages_for(c.block_n, c.cluster_m, c.cta_rows())) ||
+      c.grid_clusters < 1 || c.num_tiles < c.grid_clusters)
     fail("sm100", "bad config " + describe(c));
   if (g.grouped() && (c.cluster_m != 1 || c.schedule != Schedule::persistent ||
                       (c.block_n != 128 && c.block_n != 256) || c.stages != grouped_stages_for(c.block_n)))
