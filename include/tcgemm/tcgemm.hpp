@@ -170,8 +170,9 @@ inline constexpr int kMaxGroups = 256;
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
 // 8-48 only with 64- and 8-row tiles, 112, 144 and 160 only with 128-row tiles,
-// 152, 176, 200, 208 and 224 only swapped (kTileConfigs).
-inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 152, 160, 176, 192, 200, 208, 224, 256};
+// 136, 152, 176, 200, 208 and 224 only swapped (kTileConfigs).
+inline constexpr int kTileWidths[] = {8,   16,  32,  40,  48,  64,  96,  112, 128, 136,
+                                      144, 152, 160, 176, 192, 200, 208, 224, 256};
 
 // The sm90 kernel configurations built in: a tile width, the number of CTAs
 // (1 or 2, stacked along M) in a cluster that shares B by TMA multicast, the
@@ -204,8 +205,8 @@ inline constexpr int kTileWidths[] = {8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 
 // stored transposed. For 129-320 rows of C against a wide B (one or two
 // tiles of tokens), where the 64- and 128-row steps of the other tiles
 // compute up to 384 rows (docs/PERF.md, "Swap-AB"); its widths cut those
-// token counts finely (300 tokens in two tiles of 152, 200 in one of 200).
-// 128 rows (two consumers), or 256 (144, 152 and 160 wide: two m64
+// token counts finely (300 tokens in two tiles of 152, 200 in one of 200,
+// 520 in four of 136). 128 rows (two consumers), or 256 (136-160 wide: two m64
 // accumulators a consumer, 4 stages with one panel buffer a consumer),
 // where 256 rows of N halve the waves of 128-row tiles (docs/PERF.md,
 // "Swap-AB, tall"); no cluster, no ping-pong, for A and B stored K-major
@@ -229,10 +230,11 @@ inline constexpr TileConfig kTileConfigs[] = {
     {256, 1, false, 64}, {96, 1},         {112, 1},          {144, 1},          {160, 1},
     {8, 1, false, 8},  {16, 1, false, 8}, {32, 1, false, 8}, {40, 1, false, 8}, {48, 1, false, 8},
     {64, 1, false, 8},  {64, 1, false, 128, 2}, {96, 1, false, 128, 2}, {64, 1, false, 256},
-    {96, 1, false, 256}, {112, 1, false, 256}, {128, 1, false, 256}, {144, 1, false, 128, 1, true},
-    {152, 1, false, 128, 1, true}, {160, 1, false, 128, 1, true}, {176, 1, false, 128, 1, true},
-    {200, 1, false, 128, 1, true}, {208, 1, false, 128, 1, true}, {224, 1, false, 128, 1, true},
-    {144, 1, false, 256, 1, true}, {152, 1, false, 256, 1, true}, {160, 1, false, 256, 1, true}};
+    {96, 1, false, 256}, {112, 1, false, 256}, {128, 1, false, 256}, {136, 1, false, 128, 1, true},
+    {144, 1, false, 128, 1, true}, {152, 1, false, 128, 1, true}, {160, 1, false, 128, 1, true},
+    {176, 1, false, 128, 1, true}, {200, 1, false, 128, 1, true}, {208, 1, false, 128, 1, true},
+    {224, 1, false, 128, 1, true}, {136, 1, false, 256, 1, true}, {144, 1, false, 256, 1, true},
+    {152, 1, false, 256, 1, true}, {160, 1, false, 256, 1, true}};
 
 // The sm90 configurations built for M-grouped calls (GemmArgs::groups):
 // ping-pong 128 x 128 (chosen for many rows a group), 128 x 256 (33 to 128
@@ -298,7 +300,7 @@ struct Options {
   // Configuration override for the sm90 kernel: 0 chooses automatically; a
   // non-zero (block_n, cluster_m, pingpong, block_m, cluster_n, swap_ab) must
   // be one of kTileConfigs (block_n alone picks that width, the rest chosen
-  // automatically; a width built only swapped, 152, 176, 200, 208 or 224,
+  // automatically; a width built only swapped, 136, 152, 176, 200, 208 or 224,
   // with swap_ab). Results are bit-identical for every choice (tests rely
   // on it).
   int block_n = 0;

@@ -77,7 +77,7 @@ def test_rows_do_not_depend_on_the_batch() -> None:
 
 def test_rows_do_not_depend_on_the_batch_across_kernels() -> None:
     # 129-176, 193-224 and 257-320 tokens of a wide layer run the swapped kernel (C^T = W x^T, its
-    # width fitted to the tokens: 144 at 136, 152 at 145-152, 200 at 193-200, two tiles of 152 at
+    # width fitted to the tokens: 136 at 129-136, 152 at 145-152, 200 at 193-200, two tiles of 152 at
     # 300, those of 257-320 tokens 256 rows of W high), 177-192 the 256-row tile, 321-352 the
     # 128-row tiles, a few tokens the decode tiles: every row is the same bits whichever ran it.
     x, w, b = tensors((320, 512), 14336, torch.bfloat16, "f32", seed=11)

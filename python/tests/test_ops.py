@@ -19,7 +19,7 @@ import tcgemm  # noqa: E402  (install it: pip install --no-build-isolation .)
 DTYPES = [torch.float16, torch.bfloat16]
 LAYOUTS = ["NN", "NT", "TN", "TT"]
 # The widths the sm90 kernels are built with (kTileWidths in tcgemm.hpp).
-SM90_WIDTHS = (8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 152, 160, 176, 192, 200, 208, 224, 256)
+SM90_WIDTHS = (8, 16, 32, 40, 48, 64, 96, 112, 128, 136, 144, 152, 160, 176, 192, 200, 208, 224, 256)
 # (m, n, k): single rows/columns, odd sizes (cuBLAS fallback), tile edges, several waves.
 SHAPES = [(1, 1, 1), (1, 96, 64), (96, 1, 64), (64, 64, 1), (7, 13, 9), (64, 64, 64), (128, 256, 64),
           (257, 129, 200), (264, 520, 1000), (1024, 1024, 1024), (2048, 4096, 512)]

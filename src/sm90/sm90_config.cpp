@@ -149,7 +149,7 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
 }
 
 // Whether block_n has no unswapped 128-row tile: it exists only as a 64-row
-// tile, or only swapped (152, 176, 200, 208, 224).
+// tile, or only swapped (136, 152, 176, 200, 208, 224).
 bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
 
 // Tiles block_m x block_n without a cluster or ping-pong (the 64-, 8- and
@@ -404,11 +404,11 @@ Config swap_config(int64_t m, int64_t n, int num_sms, const SwapFit& fit, int64_
 // of 128, where its tiles (swap_fit's, whose grid fills the SMs) compute
 // fewer rows of C than the tiles chosen otherwise (`other_rows`: M rounded
 // up to 64 for the tall tile, whose accumulators past M are left out; to
-// 128 for the 128-row tiles). One token tile: 129-176 rows (144, 152, 160
-// or 176 against the tall tile's 192) and 193-224 (200, 208 or 224 against
+// 128 for the 128-row tiles). One token tile: 129-176 rows (136, 144, 152,
+// 160 or 176 against the tall tile's 192) and 193-224 (200, 208 or 224 against
 // 256), not 177-192 (200 against 192: 2-4% slower than the tall tile at
 // 180-192 x 14336-57344). Two, where the 128-row tiles are
-// chosen: 257-320 rows (2 x 144, 152 or 160 against 384). Measured against
+// chosen: 257-320 rows (2 x 136, 144, 152 or 160 against 384). Measured against
 // the tile chosen before (bf16 NT, docs/PERF.md, "Swap-AB"): 4-7% faster at
 // 136-176 x 14336 x 4096 and 136 x 28672 x 4096, 2-6% at 160 and 200 x
 // 57344 x 8192, 200-208 x 14336 x 4096 and 200 x 28672 x 4096, 0-1.5% at
@@ -650,7 +650,9 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // x 4096 1% (352 against 384). Four tiles of the 128-row 144 (513-576
   // rows of N = 3584-28672), once the last one's box of the tokens was cut:
   // 3-11% faster on 20 of 24 cases, -2% to +1% at N = 3584 (docs/PERF.md,
-  // "Swap-AB: the last token tile's box cut").
+  // "Swap-AB: the last token tile's box cut"). The width of 136 (cuBLAS's
+  // at 520 and 257-264 tokens) then 0-8% more on 13 shapes of 129-136,
+  // 257-272, 385-408 and 513-544 tokens.
   constexpr int64_t kTwoSwapTilesMax = 2 * 160;
   constexpr int64_t kSwapRowsMax = 4 * 160;
   if (automatic && best >= 0.0 && m > kWidestSwapWidth && m <= kSwapRowsMax) {

@@ -27,7 +27,7 @@ inline constexpr int kBlockM = 128;             // the default tile height
 // The tall tile's height: each of B's columns is read once per 256 rows of
 // C, not once per 128 (one block-row for 129-256 rows, two for 257-512:
 // docs/PERF.md, "The tall tile"). Up to 128 wide (two m64 accumulators of
-// BLOCK_N / 2 registers each per consumer thread); swapped, 144 to 160
+// BLOCK_N / 2 registers each per consumer thread); swapped, 136 to 160
 // (256 rows of N by that many tokens: TileConfig::swap_ab).
 inline constexpr int kTallBlockM = 256;
 inline constexpr int kSmallBlockM = 64;         // the small-M tile height

@@ -31,7 +31,7 @@ std::string check_config_options(const Options& o) {
            ", not " + std::to_string(o.block_m);
   // The swapped kernel: 128 rows (or 256: the tall swapped tile), no cluster
   // or ping-pong, a swapped width of that height or none; a width built only
-  // swapped (152, 176, 200, 208, 224) needs it.
+  // swapped (136, 152, 176, 200, 208, 224) needs it.
   if (o.swap_ab) {
     const int height = o.block_m == 0 ? kBlockM : o.block_m;
     if ((height != kBlockM && height != kTallBlockM) ||

@@ -78,7 +78,7 @@
 // rows of C against a wide B): the 128-row tile's kernel with each consumer
 // holding 128 rows in two m64 accumulators, A's box 256 rows (cut at M like
 // the others'), so that B's columns are read once per block-row of 256 rows
-// instead of once per block-row of 128. Swapped (SWAP_AB), 144 to 160 wide:
+// instead of once per block-row of 128. Swapped (SWAP_AB), 136 to 160 wide:
 // 256 rows of W by the tokens, where they halve the 128-row tiles' waves.
 //
 // PINGPONG: instead of splitting each tile's rows, the two consumers take

@@ -182,10 +182,11 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
     return why;
   if (config.swap_ab) {
     if (config.block_m == kBlockM && config.cluster_m == 1 && config.cluster_n == 1 && !config.pingpong) {
-      static_assert(is_swap_width(144) && is_swap_width(152) && is_swap_width(160) && is_swap_width(176) &&
-                        is_swap_width(200) && is_swap_width(208) && is_swap_width(224),
+      static_assert(is_swap_width(136) && is_swap_width(144) && is_swap_width(152) && is_swap_width(160) &&
+                        is_swap_width(176) && is_swap_width(200) && is_swap_width(208) && is_swap_width(224),
                     "a launch below for each");
       switch (config.block_n) {
+        case 136: return launch_swapped<Element, 136>(maps, ops, config, grid_ctas, args);
         case 144: return launch_swapped<Element, 144>(maps, ops, config, grid_ctas, args);
         case 152: return launch_swapped<Element, 152>(maps, ops, config, grid_ctas, args);
         case 160: return launch_swapped<Element, 160>(maps, ops, config, grid_ctas, args);
@@ -197,6 +198,7 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
     }
     if (config.block_m == kTallBlockM && config.cluster_m == 1 && config.cluster_n == 1 && !config.pingpong) {
       switch (config.block_n) {
+        case 136: return launch_swapped<Element, 136, kTallBlockM>(maps, ops, config, grid_ctas, args);
         case 144: return launch_swapped<Element, 144, kTallBlockM>(maps, ops, config, grid_ctas, args);
         case 152: return launch_swapped<Element, 152, kTallBlockM>(maps, ops, config, grid_ctas, args);
         case 160: return launch_swapped<Element, 160, kTallBlockM>(maps, ops, config, grid_ctas, args);

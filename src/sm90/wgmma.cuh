@@ -51,8 +51,8 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_REGS_C3 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 // The widths that are not whole chunks: 4, 8, 16, 20, 24, 48, 56, 72, 76, 80,
 // 88, 100, 104 and 112 accumulators (N = 8 .. 48 and 96, the small-M tiles;
-// 96 .. 160, the 128-row tiles that cut N into more even waves; 152, 176,
-// 200, 208 and 224, the swapped kernel's).
+// 96 .. 160, the 128-row tiles that cut N into more even waves; 136, 152,
+// 176, 200, 208 and 224, the swapped kernel's).
 #define TCGEMM_WGMMA_ACC_8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 #define TCGEMM_WGMMA_REGS_8 "{%0, %1, %2, %3}"
 #define TCGEMM_WGMMA_PRED_8 "setp.ne.b32 p, %6, 0;\n"
@@ -98,6 +98,11 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_REGS_128 "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 "}"
 #define TCGEMM_WGMMA_PRED_128 "setp.ne.b32 p, %66, 0;\n"
 #define TCGEMM_WGMMA_TAIL_128 ", %64, %65, p, 1, 1, %67, %68;\n}\n"
+#define TCGEMM_WGMMA_ACC_136 \
+  TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67])
+#define TCGEMM_WGMMA_REGS_136 "{" TCGEMM_WGMMA_REGS_C0 ", " TCGEMM_WGMMA_REGS_C1 ", %64, %65, %66, %67}"
+#define TCGEMM_WGMMA_PRED_136 "setp.ne.b32 p, %70, 0;\n"
+#define TCGEMM_WGMMA_TAIL_136 ", %68, %69, p, 1, 1, %71, %72;\n}\n"
 #define TCGEMM_WGMMA_ACC_144 \
   TCGEMM_WGMMA_ACC_C0, TCGEMM_WGMMA_ACC_C1, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
 #define TCGEMM_WGMMA_REGS_144 \
@@ -177,14 +182,14 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
   static_assert(std::is_same_v<Element, __half> || std::is_same_v<Element, __nv_bfloat16>,
                 "wgmma here takes fp16 or bf16 operands");
   static_assert(N == 8 || N == 16 || N == 32 || N == 40 || N == 48 || N == 64 || N == 96 || N == 112 || N == 128 ||
-                    N == 144 || N == 152 || N == 160 || N == 176 || N == 192 || N == 200 || N == 208 || N == 224 ||
-                    N == 256,
-                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 152, 160, 176, 192, 200, 208, 224, "
-                "256");
+                    N == 136 || N == 144 || N == 152 || N == 160 || N == 176 || N == 192 || N == 200 || N == 208 ||
+                    N == 224 || N == 256,
+                "instantiated widths: 8, 16, 32, 40, 48, 64, 96, 112, 128, 136, 144, 152, 160, 176, 192, 200, 208, "
+                "224, 256");
   constexpr bool kF16 = std::is_same_v<Element, __half>;
   TCGEMM_WGMMA_IF_WIDTH(8) else TCGEMM_WGMMA_IF_WIDTH(16) else TCGEMM_WGMMA_IF_WIDTH(32) else TCGEMM_WGMMA_IF_WIDTH(40)
   else TCGEMM_WGMMA_IF_WIDTH(48) else TCGEMM_WGMMA_IF_WIDTH(64) else TCGEMM_WGMMA_IF_WIDTH(96)
-  else TCGEMM_WGMMA_IF_WIDTH(112) else TCGEMM_WGMMA_IF_WIDTH(128)
+  else TCGEMM_WGMMA_IF_WIDTH(112) else TCGEMM_WGMMA_IF_WIDTH(128) else TCGEMM_WGMMA_IF_WIDTH(136)
   else TCGEMM_WGMMA_IF_WIDTH(144) else TCGEMM_WGMMA_IF_WIDTH(152) else TCGEMM_WGMMA_IF_WIDTH(160)
   else TCGEMM_WGMMA_IF_WIDTH(176) else TCGEMM_WGMMA_IF_WIDTH(192) else TCGEMM_WGMMA_IF_WIDTH(200)
   else TCGEMM_WGMMA_IF_WIDTH(208) else TCGEMM_WGMMA_IF_WIDTH(224) else TCGEMM_WGMMA_IF_WIDTH(256)

@@ -131,7 +131,7 @@ TEST(PublicApi, EmptyProductPlansNothing) {
   bad.block_n = 100;
   const Plan p = plan(g, bad);
   EXPECT_EQ(p.status, Status::invalid_argument);
-  EXPECT_EQ(p.reason, "tcgemm: Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 152, 160, 176, 192, 200, 208, 224, 256, not 100");
+  EXPECT_EQ(p.reason, "tcgemm: Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 136, 144, 152, 160, 176, 192, 200, 208, 224, 256, not 100");
 }
 
 TEST(PublicApi, NoDeviceGivesAStatusAndAReason) {

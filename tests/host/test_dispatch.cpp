@@ -77,10 +77,10 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   o.schedule = static_cast<Schedule>(-1);
   EXPECT_EQ(check_options(o), "unknown Options::schedule -1");
   EXPECT_EQ(check_options(forced(100)),
-            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 144, 152, 160, 176, 192, "
-            "200, 208, 224, 256, not 100");
-  // The swapped kernel: 128 rows (or 256: 144, 152, 160), no cluster or ping-pong, its own widths; 152, 176, 200,
-  // 208 and 224 only swapped.
+            "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 136, 144, 152, 160, 176, "
+            "192, 200, 208, 224, 256, not 100");
+  // The swapped kernel: 128 rows (or 256: 136, 144, 152, 160), no cluster or ping-pong, its own widths; 136, 152,
+  // 176, 200, 208 and 224 only swapped.
   Options swap = forced(144);
   swap.swap_ab = true;
   EXPECT_EQ(check_options(swap), "");
@@ -89,8 +89,8 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   swap.block_n = 128;
   EXPECT_EQ(check_options(swap),
             "Options::swap_ab runs tiles without a cluster or ping-pong, block_m 0 or 128 with block_n 0 (automatic) or "
-            "one of 144, 152, 160, 176, 200, 208, 224, or block_m 256 with block_n 0 or one of 144, 152, 160; asked for "
-            "block_n=128 block_m=0 cluster_m=0 cluster_n=0 pingpong=false");
+            "one of 136, 144, 152, 160, 176, 200, 208, 224, or block_m 256 with block_n 0 or one of 136, 144, 152, 160; "
+            "asked for block_n=128 block_m=0 cluster_m=0 cluster_n=0 pingpong=false");
   swap.block_m = 256;
   EXPECT_TRUE(contains(check_options(swap), "asked for block_n=128 block_m=256")) << check_options(swap);
   for (const int width : {0, 144, 152, 160}) {

@@ -685,8 +685,9 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
     int64_t m, n, k;
     int block_m, block_n, ctas;
   };
-  for (const Pick& p : {Pick{136, 14336, 4096, 128, 144, 112}, Pick{160, 14336, 4096, 128, 160, 112},
-                        Pick{129, 14336, 4096, 128, 144, 112}, Pick{136, 28672, 4096, 256, 144, 112},
+  for (const Pick& p : {Pick{136, 14336, 4096, 128, 136, 112}, Pick{160, 14336, 4096, 128, 160, 112},
+                        Pick{129, 14336, 4096, 128, 136, 112}, Pick{140, 14336, 4096, 128, 144, 112},
+                        Pick{136, 28672, 4096, 256, 136, 112}, Pick{144, 28672, 4096, 256, 144, 112},
                         Pick{150, 14336, 4096, 128, 152, 112}, Pick{160, 57344, 8192, 256, 160, 132},
                         Pick{150, 57344, 8192, 256, 152, 132}, Pick{160, 28672, 4096, 256, 160, 112},
                         Pick{200, 14336, 4096, 128, 200, 112}, Pick{193, 28672, 4096, 128, 200, 132},
@@ -697,17 +698,19 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
                         // halves the waves (14336: 112 tiles, one wave, against 224), else 128
                         Pick{288, 14336, 4096, 256, 144, 112}, Pick{300, 14336, 4096, 256, 152, 112},
                         Pick{320, 14336, 4096, 256, 160, 112}, Pick{320, 57344, 8192, 128, 160, 132},
-                        Pick{300, 57344, 8192, 128, 152, 132}, Pick{257, 28672, 4096, 256, 144, 132},
+                        Pick{300, 57344, 8192, 128, 152, 132}, Pick{257, 28672, 4096, 256, 136, 132},
+                        Pick{273, 28672, 4096, 256, 144, 132},
                         Pick{300, 22016, 4096, 128, 152, 132}, Pick{296, 28672, 4096, 256, 152, 132},
                         // three or four token tiles (321-640 rows) where the 128-row tiles compute 10% more
                         // rows; the 128-row swapped kernel at most four (four of 144: the last tile's box of
                         // the tokens cut to those there are)
                         Pick{520, 14336, 4096, 128, 176, 132}, Pick{516, 22016, 4096, 128, 176, 132},
-                        Pick{520, 4096, 4096, 128, 144, 128}, Pick{540, 12288, 4096, 128, 144, 132},
-                        Pick{544, 28672, 4096, 128, 144, 132}, Pick{576, 12288, 8192, 128, 144, 132},
-                        Pick{520, 8192, 8192, 256, 144, 128}, Pick{530, 8192, 4096, 256, 144, 128},
+                        Pick{520, 4096, 4096, 128, 136, 128}, Pick{540, 12288, 4096, 128, 136, 132},
+                        Pick{544, 28672, 4096, 128, 136, 132}, Pick{576, 12288, 8192, 128, 144, 132},
+                        Pick{520, 8192, 8192, 256, 136, 128}, Pick{530, 8192, 4096, 256, 136, 128},
+                        Pick{530, 57344, 4096, 256, 136, 132},
                         Pick{432, 8192, 8192, 128, 224, 128}, Pick{400, 8192, 4096, 128, 200, 128},
-                        Pick{450, 57344, 8192, 128, 152, 132}, Pick{400, 18944, 4096, 256, 144, 132},
+                        Pick{450, 57344, 8192, 128, 152, 132}, Pick{400, 18944, 4096, 256, 136, 132},
                         Pick{420, 37888, 3584, 128, 224, 132}, Pick{440, 10240, 8192, 256, 152, 120}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_TRUE(c.swap_ab) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
@@ -739,7 +742,7 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   EXPECT_FALSE(select_config(136, 12288, 4096, 132).swap_ab);
   EXPECT_FALSE(select_config(136, 14336, 4096, 132, 112).swap_ab);
   // Asked for: the narrowest swapped width that holds M, else the widest; a width asked for, that width.
-  EXPECT_EQ(select_config(100, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 144);
+  EXPECT_EQ(select_config(100, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 136);
   EXPECT_EQ(select_config(140, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 144);
   EXPECT_EQ(select_config(150, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 152);
   EXPECT_EQ(select_config(160, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 160);
@@ -747,8 +750,8 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   EXPECT_EQ(select_config(200, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 200);
   EXPECT_EQ(select_config(204, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 208);
   EXPECT_EQ(select_config(210, 4096, 4096, 132, 0, 0, false, 0, 0, true).block_n, 224);
-  // The same at 256 rows: its widths 144, 152 and 160.
-  for (const auto& [m, width] : {std::pair<int64_t, int>{100, 144}, {150, 152}, {160, 160}, {1000, 160}}) {
+  // The same at 256 rows: its widths 136, 144, 152 and 160.
+  for (const auto& [m, width] : {std::pair<int64_t, int>{100, 136}, {140, 144}, {150, 152}, {160, 160}, {1000, 160}}) {
     const Config tall = select_config(m, 4096, 4096, 132, 0, 0, false, 256, 0, true);
     EXPECT_TRUE(tall.swap_ab) << m;
     EXPECT_EQ(tall.block_m, 256) << m;
