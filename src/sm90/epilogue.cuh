@@ -49,15 +49,15 @@ struct Epilogue {
   static_assert(!(GROUP_ROWS && SWAP_AB), "an M-grouped call runs unswapped");
   static constexpr int kConsumerRows = kBlockM / kNumConsumers;  // 64: one m64 accumulator
   static constexpr int kAccRegs = BLOCK_N / 2;
-  // 64-column panels; a width that is not whole panels (96, 112, 144, 152,
-  // 160, 176, 200, 208, 224) ends with a narrower one of kLastPanelCols,
+  // 64-column panels; a width that is not whole panels (96, 112, 136, 144,
+  // 152, 160, 176, 200, 208, 224) ends with a narrower one of kLastPanelCols,
   // staged in a panel buffer like the others but stored by the threads
   // (detail::store_panel_narrow): the tensor map's box is 64 columns, which
   // would write into the next tile.
   static constexpr int kPanelsPerTile = (BLOCK_N + kEpiPanel - 1) / kEpiPanel;
   static constexpr int kLastPanelCols = BLOCK_N - (kPanelsPerTile - 1) * kEpiPanel;
   // Panels are written 16 columns at a time (stmatrix x4); the swapped
-  // kernel's widths 8 past a multiple of 16 (152, 200) end with 8 (x2).
+  // kernel's widths 8 past a multiple of 16 (136, 152, 200) end with 8 (x2).
   static_assert(kLastPanelCols % 16 == 0 || (SWAP_AB && kLastPanelCols % 8 == 0),
                 "whole 16-column groups (swapped: 8-column groups)");
   static_assert(kConsumerRows == 64, "one wgmma m64 per consumer warpgroup");
@@ -211,8 +211,8 @@ struct Epilogue {
           if (r + 1 < MMA_ROWS || p + 1 < kPanelsPerTile)
             load_staged(epi, n0, p + 1 < kPanelsPerTile && col0 + kEpiPanel < epi.n ? p + 1 : 0);
         }
-        // This panel's share of the tile's columns (a multiple of 16, or of 8 for the swapped widths 152
-        // and 200; known once the loop is unrolled).
+        // This panel's share of the tile's columns (a multiple of 16, or of 8 for the swapped widths 136,
+        // 152 and 200; known once the loop is unrolled).
         const int panel_cols = p + 1 < kPanelsPerTile ? kEpiPanel : kLastPanelCols;
         uint8_t* buf_ptr = panels + (consumer * BUFFERS + buf) * kPanelBytes;
         // (The c_loaded barriers keep kEpiBuffers slots a consumer whatever BUFFERS is: barrier_bytes.)

@@ -49,8 +49,8 @@ namespace tcgemm::sm90 {
 #define TCGEMM_WGMMA_REGS_C1 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define TCGEMM_WGMMA_REGS_C2 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 #define TCGEMM_WGMMA_REGS_C3 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-// The widths that are not whole chunks: 4, 8, 16, 20, 24, 48, 56, 72, 76, 80,
-// 88, 100, 104 and 112 accumulators (N = 8 .. 48 and 96, the small-M tiles;
+// The widths that are not whole chunks: 4, 8, 16, 20, 24, 48, 56, 68, 72, 76,
+// 80, 88, 100, 104 and 112 accumulators (N = 8 .. 48 and 96, the small-M tiles;
 // 96 .. 160, the 128-row tiles that cut N into more even waves; 136, 152,
 // 176, 200, 208 and 224, the swapped kernel's).
 #define TCGEMM_WGMMA_ACC_8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -256,7 +256,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t smem_addr, uint32_t& 
 
 // The .x2 forms of the two: matrices 0 and 1 only, addressed by lanes 0-15
 // (the swapped kernel's last 8 rows of C in a tile 8 rows past whole 16s:
-// 152 and 200).
+// 136, 152 and 200).
 __device__ __forceinline__ void stmatrix_x2_trans(uint32_t smem_addr, uint32_t r0, uint32_t r1) {
   asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(smem_addr), "r"(r0), "r"(r1)
                : "memory");
