@@ -7,6 +7,8 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include <cuda_runtime.h>
 
@@ -109,19 +111,6 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
   });
 }
 
-// The tiles BLOCK_M rows high without a cluster or ping-pong (64, the 8-row
-// decode tile, the 256-row tall tile) built WIDTHS wide: the launch of
-// config.block_n's, or nothing if it is not one of them.
-template <typename Element, int BLOCK_M, int... WIDTHS>
-std::optional<std::string> launch_width(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config,
-                                        int* grid_ctas) {
-  std::optional<std::string> run;
-  ((config.block_n == WIDTHS && (run = launch_layout<Element, WIDTHS, 1, false, BLOCK_M>(maps, args, config, grid_ctas),
-                                 true)) ||
-   ...);
-  return run;
-}
-
 // The swapped kernel BLOCK_M x BLOCK_N (its tiles BLOCK_M of C's columns by
 // BLOCK_N of its rows) for `call`, whose operands it takes as `ops`
 // (detail::swapped_operands(call)); built for A and B K-major only (op_a =
@@ -152,6 +141,30 @@ std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& a
                             : run(std::integral_constant<Major, Major::MN>{});
 }
 
+// The kernel of kTileConfigs that `config` names (its width, rows, cluster,
+// ping-pong and swap), launched for `call`, whose operands the kernel takes
+// as `ops` (detail::swapped_operands(call) for a swapped configuration,
+// else `call`); nothing if none.
+template <typename Element, size_t... I>
+std::optional<std::string> launch_built(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
+                                        const Config& config, int* grid_ctas, std::index_sequence<I...>) {
+  std::optional<std::string> run;
+  const auto names = [&config](const TileConfig& tc) {
+    return config.block_n == tc.block_n && config.block_m == tc.block_m && config.cluster_m == tc.cluster_m &&
+           config.cluster_n == tc.cluster_n && config.pingpong == tc.pingpong && config.swap_ab == tc.swap_ab;
+  };
+  const auto launch_config = [&](auto index) -> std::string {
+    constexpr TileConfig tc = kTileConfigs[decltype(index)::value];
+    if constexpr (tc.swap_ab)
+      return launch_swapped<Element, tc.block_n, tc.block_m>(maps, ops, config, grid_ctas, call);
+    else
+      return launch_layout<Element, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m, tc.cluster_n>(maps, call, config,
+                                                                                                     grid_ctas);
+  };
+  ((names(kTileConfigs[I]) && (run = launch_config(std::integral_constant<size_t, I>{}), true)) || ...);
+  return run;
+}
+
 template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
   using namespace tcgemm::detail;
@@ -180,33 +193,7 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
                                        : encode_a_tail(ops, a_rows, tail, kBlockK, &maps);
       !why.empty())
     return why;
-  if (config.swap_ab) {
-    if (config.block_m == kBlockM && config.cluster_m == 1 && config.cluster_n == 1 && !config.pingpong) {
-      static_assert(is_swap_width(136) && is_swap_width(144) && is_swap_width(152) && is_swap_width(160) &&
-                        is_swap_width(176) && is_swap_width(200) && is_swap_width(208) && is_swap_width(224),
-                    "a launch below for each");
-      switch (config.block_n) {
-        case 136: return launch_swapped<Element, 136>(maps, ops, config, grid_ctas, args);
-        case 144: return launch_swapped<Element, 144>(maps, ops, config, grid_ctas, args);
-        case 152: return launch_swapped<Element, 152>(maps, ops, config, grid_ctas, args);
-        case 160: return launch_swapped<Element, 160>(maps, ops, config, grid_ctas, args);
-        case 176: return launch_swapped<Element, 176>(maps, ops, config, grid_ctas, args);
-        case 200: return launch_swapped<Element, 200>(maps, ops, config, grid_ctas, args);
-        case 208: return launch_swapped<Element, 208>(maps, ops, config, grid_ctas, args);
-        case 224: return launch_swapped<Element, 224>(maps, ops, config, grid_ctas, args);
-      }
-    }
-    if (config.block_m == kTallBlockM && config.cluster_m == 1 && config.cluster_n == 1 && !config.pingpong) {
-      switch (config.block_n) {
-        case 136: return launch_swapped<Element, 136, kTallBlockM>(maps, ops, config, grid_ctas, args);
-        case 144: return launch_swapped<Element, 144, kTallBlockM>(maps, ops, config, grid_ctas, args);
-        case 152: return launch_swapped<Element, 152, kTallBlockM>(maps, ops, config, grid_ctas, args);
-        case 160: return launch_swapped<Element, 160, kTallBlockM>(maps, ops, config, grid_ctas, args);
-      }
-    }
-    return "no sm90 kernel for " + describe(config);
-  }
-  // The instantiated configurations: kGroupedTileConfigs for an M-grouped call, else kTileConfigs.
+  // The configurations built: kGroupedTileConfigs for an M-grouped call, else kTileConfigs.
   if (args.grouped()) {
     static_assert(std::size(kGroupedTileConfigs) == 3, "a launch below for each built configuration");
     if (config.block_m == kBlockM && config.block_n == 128 && config.pingpong)
@@ -217,37 +204,9 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       return launch_grouped<Element, 128, false, kSmallBlockM>(maps, args, config, grid_ctas);
     return "no M-grouped sm90 kernel for " + describe(config);
   }
-  if (config.block_m == kSmallBlockM && config.cluster_m == 1 && !config.pingpong) {
-    if (auto run = launch_width<Element, kSmallBlockM, 8, 16, 32, 40, 48, 64, 96, 128, 256>(maps, args, config,
-                                                                                           grid_ctas))
-      return *run;
-  } else if (config.block_m == kDecodeBlockM && config.cluster_m == 1 && !config.pingpong) {
-    if (auto run = launch_width<Element, kDecodeBlockM, 8, 16, 32, 40, 48, 64>(maps, args, config, grid_ctas))
-      return *run;
-  } else if (config.block_m == kTallBlockM && config.cluster_m == 1 && !config.pingpong) {
-    if (auto run = launch_width<Element, kTallBlockM, 64, 96, 112, 128>(maps, args, config, grid_ctas))
-      return *run;
-  } else if (config.block_m == kBlockM && config.cluster_n == 2) {
-    switch (config.block_n) {
-      case 64: return launch_layout<Element, 64, 1, false, kBlockM, 2>(maps, args, config, grid_ctas);
-      case 96: return launch_layout<Element, 96, 1, false, kBlockM, 2>(maps, args, config, grid_ctas);
-    }
-  } else if (config.block_m == kBlockM) {
-    const int key = config.block_n * 100 + config.cluster_m * 10 + (config.pingpong ? 1 : 0);
-    switch (key) {
-      case 6410: return launch_layout<Element, 64, 1>(maps, args, config, grid_ctas);
-      case 9610: return launch_layout<Element, 96, 1>(maps, args, config, grid_ctas);
-      case 11210: return launch_layout<Element, 112, 1>(maps, args, config, grid_ctas);
-      case 14410: return launch_layout<Element, 144, 1>(maps, args, config, grid_ctas);
-      case 16010: return launch_layout<Element, 160, 1>(maps, args, config, grid_ctas);
-      case 12810: return launch_layout<Element, 128, 1>(maps, args, config, grid_ctas);
-      case 12811: return launch_layout<Element, 128, 1, true>(maps, args, config, grid_ctas);
-      case 12820: return launch_layout<Element, 128, 2>(maps, args, config, grid_ctas);
-      case 19210: return launch_layout<Element, 192, 1>(maps, args, config, grid_ctas);
-      case 25610: return launch_layout<Element, 256, 1>(maps, args, config, grid_ctas);
-      case 25620: return launch_layout<Element, 256, 2>(maps, args, config, grid_ctas);
-    }
-  }
+  if (auto run = launch_built<Element>(maps, ops, args, config, grid_ctas,
+                                       std::make_index_sequence<std::size(kTileConfigs)>{}))
+    return *run;
   return "no sm90 kernel for " + describe(config);
 }
 
