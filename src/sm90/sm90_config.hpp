@@ -79,10 +79,16 @@ inline constexpr int kBiasStageBytes = kEpiPanel * 4;
 // 128-row swapped tile per unit of work, with four 5% faster (docs/PERF.md,
 // "Swap-AB, tall"); and one for the swapped 128 x 200, for a fifth stage
 // (0.2-5.5% faster at 193-200 rows; the 128 x 192 tile, which gets one the
-// same way, 0-0.7%: not taken). Each panel then waits for the store of the
-// one before.
+// same way, 0-0.7%: not taken); and one for the 128-row tiles 136 and 144
+// wide (swapped, and 144 unswapped), for a sixth stage: 2-4% faster at one
+// tile a CTA (520 and 560 x 4096 x 4096 swapped, 600 x 3584 x 4096 and 512
+// x 4608 x 3584), within 2% either way at two to five (docs/PERF.md,
+// "Mid-size products"); 128 x 96 with a seventh stage the same way ran up
+// to 5% slower at several tiles a CTA: not taken. Each panel then waits for
+// the store of the one before.
 constexpr int epi_buffers(int block_m, int block_n) {
-  return (block_m == kTallBlockM && block_n > 128) || (block_m == kBlockM && block_n == 200) ? 1 : kEpiBuffers;
+  const bool one = block_m == kTallBlockM ? block_n > 128 : block_n == 136 || block_n == 144 || block_n == 200;
+  return block_m >= kBlockM && one ? 1 : kEpiBuffers;
 }
 constexpr int epilogue_bytes(int block_m = kBlockM, int block_n = 0) {
   return stores_from_registers(block_m)
