@@ -34,16 +34,26 @@ constexpr int kRasterGroupM = 8;
 // underrated them, so that the ping-pong 128x128 in 5.2 waves was picked
 // over 128x112 in 6 full ones (512x22016x4096: 0.91x cuBLAS against 0.97x).
 // Set a little under those means.
-double tile_width_factor(int block_n) {
+double tile_width_factor(int block_n, bool b_k_major = true) {
+  // An MN-major B narrower than whole 64-column panels is loaded and read
+  // in panels of the widest of 32 or 16 columns that divides the tile (64-
+  // or 32-byte swizzle: common/smem_layout.hpp, mn_panel_cols): 144 and 112
+  // wide in nine and seven 16-column panels. Measured (bf16 NN against NT,
+  // the same shapes, `bench --configs all`, docs/PERF.md, "Mid-size
+  // products"): 0.55x the K-major B's speed in 16-column panels, in
+  // 32-column ones 0.78x at 96 wide and 0.93x at 160 (at 512 x 10240 x 8192,
+  // 0.95x: 160 stays ahead of ping-pong 128 x 128 there, 119 against 133 us).
+  const int panel = detail::mn_panel_cols(block_n);
+  const double mn = b_k_major ? 1.0 : panel == 16 ? 0.55 : block_n == 96 ? 0.8 : panel == 32 ? 0.93 : 1.0;
   switch (block_n) {
     case 256: return 1.0;
     case 192: return 0.97;
-    case 160: return 0.96;
-    case 144: return 0.95;
+    case 160: return 0.96 * mn;
+    case 144: return 0.95 * mn;
     case 128: return 0.9;
-    case 112: return 0.93;
-    case 96: return 0.90;
-    default: return 0.75;
+    case 112: return 0.93 * mn;
+    case 96: return 0.90 * mn;
+    default: return 0.75 * mn;
   }
 }
 
@@ -426,6 +436,111 @@ SwapFit swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, i
   return fit.block_n != 0 && fit.rows < other_rows ? fit : SwapFit{};
 }
 
+// Mid-size products: more than 640 rows (past the swapped kernel's and the
+// tall tile's rules above), K of 3584 or more, a plain call, and at most six
+// waves of 128 x 128 tiles (up to about 3000 x 4096). There every CTA takes
+// one to six tiles, and the 128-row widths between whole panels (96, 112,
+// 144), which the widths' rule picks to fill the last wave, ran 0.62-0.87x
+// cuBLAS (2900 x 1024, 2100 x 2048, 2200 x 2048 x 4096, bf16 NT) where one
+// wave of larger tiles, tall (256 x 96) or swapped (256 x 136-144, 128 x
+// 200-224), ran 0.93-1.01x. Every configuration without a cluster is a
+// candidate: the 128-row tiles and ping-pong 128 x 128, the tall tiles, the
+// 64-row tile 256 wide, and (A and B K-major) the swapped ones at any
+// number of token tiles; each scores as the widths' rule does (its wave
+// efficiency times the share of its rows and columns inside M and N) times
+// its speed over a full wave,
+// fitted to `bench --configs all` on nine shapes of 512-3000 rows at K =
+// 3584-4096 in both layouts of B (docs/PERF.md, "Mid-size products"), as a
+// fraction of the 128 x 256 tile's. 0: not a candidate. (Shorter K, where
+// the epilogue weighs more and ping-pong gains, was not measured: the
+// widths' rule keeps it.)
+double mid_size_factor(const TileConfig& tc, bool b_k_major) {
+  if (tc.cluster_m != 1 || tc.cluster_n != 1) return 0.0;
+  if (tc.swap_ab) {
+    if (!b_k_major) return 0.0;
+    if (tc.block_m == kTallBlockM) {
+      switch (tc.block_n) {
+        case 136: return 0.99;
+        case 144: return 0.92;
+        case 152: return 0.955;
+        case 160: return 0.98;
+        default: return 0.0;
+      }
+    }
+    switch (tc.block_n) {
+      case 136: return 0.94;
+      case 144: return 0.91;
+      case 152: return 0.92;
+      case 160: return 0.93;
+      case 176: return 0.96;
+      case 200: return 0.935;
+      case 208: return 0.95;
+      case 224: return 0.98;
+      default: return 0.0;
+    }
+  }
+  if (tc.block_m == kTallBlockM) {
+    switch (tc.block_n) {
+      case 128: return 1.0;
+      case 112: return b_k_major ? 0.95 : 0.83;
+      case 96: return b_k_major ? 0.91 : 0.89;
+      case 64: return b_k_major ? 0.84 : 0.78;
+      default: return 0.0;
+    }
+  }
+  // (The 64-row tile 256 wide: two waves of it at 2100 x 2048 and 700 x
+  // 6144 ran 0.84-0.88x cuBLAS with B MN-major, the best there.)
+  if (tc.block_m == kSmallBlockM) return tc.block_n == 256 ? (b_k_major ? 0.81 : 0.83) : 0.0;
+  if (tc.block_m != kBlockM) return 0.0;
+  if (tc.pingpong) return tc.block_n == 128 ? 0.97 : 0.0;
+  switch (tc.block_n) {
+    case 256: return 1.0;
+    case 192: return 0.97;
+    case 160: return b_k_major ? 0.94 : 0.88;
+    case 144: return b_k_major ? 0.905 : 0.51;
+    case 128: return 0.955;
+    case 112: return b_k_major ? 0.87 : 0.48;
+    case 96: return b_k_major ? 0.81 : 0.63;
+    case 64: return b_k_major ? 0.62 : 0.65;
+    default: return 0.0;
+  }
+}
+// Whether M x N x K is a mid-size product (above): also N of 1024 or more
+// (the narrowest measured) and at least a wave of 128 x 128 tiles (fewer go
+// to the small-problem rule's 64-row tiles).
+bool is_mid_size(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& r) {
+  constexpr int64_t kMidSizeMinRows = 4 * 160, kMidSizeMinN = 1024, kMidSizeMinK = 3584, kMidSizeMaxWaves = 6;
+  const int64_t tiles_128 = ceil_div(m, kBlockM) * ceil_div(n, kBlockM);
+  return is_automatic(r) && r.batch == 1 && m > kMidSizeMinRows && n >= kMidSizeMinN && k >= kMidSizeMinK &&
+         tiles_128 >= num_sms && tiles_128 <= kMidSizeMaxWaves * num_sms;
+}
+// The best configuration for a mid-size product by mid_size_factor's scores.
+Config mid_size_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r) {
+  TileConfig best{};
+  double best_score = -1.0;
+  for (const TileConfig tc : kTileConfigs) {
+    const double factor = mid_size_factor(tc, r.b_k_major);
+    if (factor == 0.0 || (tc.swap_ab && !r.a_k_major) || (!tc.swap_ab && !builds_for_b(tc.block_n, r.b_k_major)))
+      continue;
+    // (The swapped kernel's tiles run along N by block_m, along M by block_n.)
+    const int64_t rows = tc.swap_ab ? n : m, cols = tc.swap_ab ? m : n;
+    if (!detail::tile_count_fits_int32(rows, cols, tc.block_m, tc.block_n)) continue;
+    const int64_t tiles = ceil_div(rows, tc.block_m) * ceil_div(cols, tc.block_n);
+    if (tc.pingpong && tiles < 2 * static_cast<int64_t>(num_sms)) continue;  // (one consumer would idle)
+    const double score = detail::wave_efficiency(tiles, num_sms) * detail::column_share(rows, tc.block_m) *
+                         detail::column_share(cols, tc.block_n) * factor;
+    if (score > best_score) {
+      best = tc;
+      best_score = score;
+    }
+  }
+  if (best.swap_ab) return swap_config(m, n, num_sms, SwapFit{best.block_n, best.block_m}, 1);
+  if (best.block_m == kTallBlockM) return tall_config(m, n, num_sms, best.block_n, 1);
+  Config c = single_cta_config(m, n, num_sms, best.block_m, best.block_n, 1);
+  c.pingpong = best.pingpong;
+  return c;
+}
+
 }  // namespace
 
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request) {
@@ -514,7 +629,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
       // 10240 on 128x256 tiles measured 2.6x slower than on 128x64 (H200,
       // docs/PERF.md), where every width made the same single column of tiles.
       const double used = detail::column_share(n, w);
-      const double score = detail::wave_efficiency(tiles, num_sms) * tile_width_factor(w) * used;
+      const double score = detail::wave_efficiency(tiles, num_sms) * tile_width_factor(w, request.b_k_major) * used;
       if (score > best) {
         best = score;
         block_n = w;
@@ -554,6 +669,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // all`, docs/PERF.md). Not when the call asked for a height, width,
   // cluster or ping-pong.
   const bool automatic = is_automatic(request);
+  // Mid-size products: every configuration by its fitted speed (is_mid_size).
+  if (is_mid_size(m, n, k, num_sms, request)) return mid_size_choice(m, n, num_sms, request);
   // One token tile of the swapped kernel, against the tall tile's rows.
   if (automatic && m <= kWidestSwapWidth) {
     if (const SwapFit fit = swap_choice(m, n, num_sms, request, ceil_div(m, kSmallBlockM) * kSmallBlockM);

@@ -243,6 +243,7 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
   // tokens than its width (1-129, 520 in three of 176, 513 and 540 in four of 144) its box of the tokens is
   // cut to them, rounded up to 8. Height 256: the tall swapped tiles, whose
   // second consumer holds no rows of C at N = 300 (its first consumer one accumulator's worth).
+  // 2100-2900 tokens: 12-16 token tiles, as mid-size products take them (select_config).
   struct Tokens {
     int64_t m;
     int width;
@@ -254,7 +255,8 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
                          Tokens{224, 0}, Tokens{300, 0}, Tokens{300, 152}, Tokens{1, 0, 256}, Tokens{136, 0, 256},
                          Tokens{144, 144, 256}, Tokens{150, 0, 256}, Tokens{160, 160, 256}, Tokens{300, 152, 256},
                          Tokens{320, 160, 256}, Tokens{520, 176}, Tokens{560, 144, 256}, Tokens{513, 144},
-                         Tokens{540, 144}, Tokens{136, 136}, Tokens{260, 136, 256}, Tokens{530, 136}})
+                         Tokens{540, 144}, Tokens{136, 136}, Tokens{260, 136, 256}, Tokens{530, 136},
+                         Tokens{2100, 136, 256}, Tokens{2200, 144, 256}, Tokens{2900, 200}, Tokens{2400, 224}})
     for (const int64_t n : {200, 300, 1000}) {
       const int64_t m = t.m;
       GemmCase gc = make_case(m % 2 ? DType::bf16 : DType::f16, kLayouts[1], m, n, 136, Fill::uniform_pm1, ++seed);

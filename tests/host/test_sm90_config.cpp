@@ -270,10 +270,11 @@ TEST(Sm90Config, SmallMTakesSixtyFourRowTilesOverEverySm) {
   // is not two tiles of 128x112.
   EXPECT_EQ(select_config(128, 128, 128, 132).block_m, 64);
   // Where they fill the last wave: M = 512 (four block-rows) and N = 4608,
-  // 3584, 10240; 1024 x 1536 (B MN-major: three 32-wide panels).
+  // 3584, 10240 (B K-major; B MN-major: MnMajorBAvoidsSixteenColumnPanels);
+  // 1024 x 1536 (B MN-major: three 32-wide panels).
   for (const Pick& p : {Pick{512, 4608, 3584, 144}, Pick{512, 3584, 3584, 112}, Pick{512, 10240, 8192, 160},
                         Pick{512, 3584, 18944, 112}, Pick{1024, 1536, 1024, 96}}) {
-    const Config c = select_config(p.m, p.n, p.k, 132, nn);
+    const Config c = select_config(p.m, p.n, p.k, 132, p.block_n == 96 ? nn : ConfigRequest{});
     EXPECT_EQ(c.block_m, 128) << shape(p.m, p.n, p.k, 132);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
   }
@@ -598,6 +599,67 @@ TEST(Sm90Config, ForcedDecodeTile) {
   EXPECT_NE(t.block_m, 8);
 }
 
+// An MN-major B narrower than whole 64-column panels is loaded in panels of
+// 32 or 16 columns: 144 and 112 wide (16-column panels) ran at 0.55x their
+// K-major speed as 128-row tiles (docs/PERF.md, "Mid-size products"), so
+// the widths' rule takes them for a K-major B only; 160 (32-column panels)
+// stays.
+TEST(Sm90Config, MnMajorBAvoidsSixteenColumnPanels) {
+  ConfigRequest nn;
+  nn.b_k_major = false;
+  for (const Pick& p : {Pick{512, 4608, 3584, 160}, Pick{512, 3584, 3584, 128}, Pick{512, 10240, 8192, 160},
+                        Pick{288, 14336, 4096, 128}, Pick{100, 14336, 4096, 128}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132, nn);
+    EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
+    EXPECT_FALSE(c.swap_ab) << describe(c);
+  }
+  for (int64_t m : {100, 300, 512, 1000, 2100})
+    for (int64_t n : {3584, 4608, 14336, 37888}) {
+      // (The tall tile 112 wide ran at 0.87x its K-major speed: the rule for it is best_tall's.)
+      const Config c = select_config(m, n, 4096, 132, nn);
+      if (c.block_m == kBlockM)
+        EXPECT_NE(detail::mn_panel_cols(c.block_n), 16u) << shape(m, n, 4096, 132) << " " << describe(c);
+    }
+}
+
+// Mid-size products (more than 640 rows, K >= 3584, up to six waves of
+// 128 x 128 tiles): one wave of large tiles where the widths' rule took two
+// of narrow ones. Measured (bf16, docs/PERF.md, "Mid-size products"):
+// 2900 x 1024 x 4096 0.76x -> 0.92x cuBLAS on 256 x 96, 2200 x 2048 x 4096
+// NT 0.77x -> 0.98x on 16 token tiles of the tall swapped 144, 2400 x 4608 x
+// 4096 NT 0.84x -> 0.99x on 128 x 224 swapped.
+TEST(Sm90Config, MidSizeProductsTakeOneWaveOfLargeTiles) {
+  struct Mid {
+    int64_t m, n;
+    bool b_k_major;
+    int block_m, block_n;
+    bool swap_ab;
+  };
+  for (const Mid& p : {Mid{2900, 1024, true, 256, 96, false}, Mid{2900, 1024, false, 256, 96, false},
+                       Mid{2200, 2048, true, 256, 144, true}, Mid{2100, 2048, true, 256, 136, true},
+                       Mid{2400, 4608, true, 128, 224, true}, Mid{2400, 4608, false, 128, 256, false},
+                       Mid{2100, 2048, false, 64, 256, false}, Mid{1100, 4096, false, 128, 160, false}}) {
+    ConfigRequest r;
+    r.b_k_major = p.b_k_major;
+    const Config c = select_config(p.m, p.n, 4096, 132, r);
+    const std::string what = shape(p.m, p.n, 4096, 132) + (p.b_k_major ? " NT " : " NN ") + describe(c);
+    EXPECT_EQ(c.block_m, p.block_m) << what;
+    EXPECT_EQ(c.block_n, p.block_n) << what;
+    EXPECT_EQ(c.swap_ab, p.swap_ab) << what;
+  }
+  // Not where K is short (unmeasured: 2048^3 keeps the widths' rule), nor a
+  // batch (the swapped kernel is for plain calls), nor past six waves
+  // (4096^3: ping-pong 128 x 128), nor with a configuration asked for.
+  ConfigRequest batched;
+  batched.batch = 2;
+  EXPECT_FALSE(select_config(2200, 2048, 4096, 132, batched).swap_ab);
+  EXPECT_TRUE(select_config(4096, 4096, 4096, 132).pingpong);
+  EXPECT_EQ(select_config(2048, 2048, 2048, 132).block_m, 128);
+  ConfigRequest forced;
+  forced.block_n = 96;
+  EXPECT_EQ(select_config(2900, 1024, 4096, 132, forced).block_m, 128);
+}
+
 }  // namespace
 
 // Where the tall tile's last block-row leaves accumulators out (its tiles
@@ -778,3 +840,4 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
 }
 
 }  // namespace tcgemm::sm90
+
