@@ -202,10 +202,12 @@ inline constexpr int kTileWidths[] = {8,   16,  32,  40,  48,  64,  96,  112, 12
 // swap_ab: the kernel computes C^T = op(B)^T op(A)^T, so B's rows (a weight's
 // N) fill wgmma's 64-row M side and A's rows (the tokens) its N side, which
 // comes in steps of 8: a tile is 128 of C's columns by block_n of its rows,
-// stored transposed. For 129-320 rows of C against a wide B (one or two
+// stored transposed. For 129-640 rows of C against a wide B (one to four
 // tiles of tokens), where the 64- and 128-row steps of the other tiles
-// compute up to 384 rows (docs/PERF.md, "Swap-AB"); its widths cut those
-// token counts finely (300 tokens in two tiles of 152, 200 in one of 200,
+// compute up to 384 rows (docs/PERF.md, "Swap-AB"), and for mid-size
+// products of more rows, where one wave of its tiles fits better than the
+// other tiles' waves (docs/PERF.md, "Mid-size products"); its widths cut
+// those token counts finely (300 tokens in two tiles of 152, 200 in one of 200,
 // 520 in four of 136). 128 rows (two consumers), or 256 (136-160 wide: two m64
 // accumulators a consumer, 4 stages with one panel buffer a consumer),
 // where 256 rows of N halve the waves of 128-row tiles (docs/PERF.md,

@@ -34,7 +34,7 @@ constexpr int kRasterGroupM = 8;
 // underrated them, so that the ping-pong 128x128 in 5.2 waves was picked
 // over 128x112 in 6 full ones (512x22016x4096: 0.91x cuBLAS against 0.97x).
 // Set a little under those means.
-double tile_width_factor(int block_n, bool b_k_major = true) {
+double tile_width_factor(int block_n, bool b_k_major) {
   // An MN-major B narrower than whole 64-column panels is loaded and read
   // in panels of the widest of 32 or 16 columns that divides the tile (64-
   // or 32-byte swizzle: common/smem_layout.hpp, mn_panel_cols): 144 and 112
@@ -448,10 +448,9 @@ SwapFit swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, i
 // 64-row tile 256 wide, and (A and B K-major) the swapped ones at any
 // number of token tiles; each scores as the widths' rule does (its wave
 // efficiency times the share of its rows and columns inside M and N) times
-// its speed over a full wave,
-// fitted to `bench --configs all` on nine shapes of 512-3000 rows at K =
-// 3584-4096 in both layouts of B (docs/PERF.md, "Mid-size products"), as a
-// fraction of the 128 x 256 tile's. 0: not a candidate. (Shorter K, where
+// its speed over a full wave, fitted to `bench --configs all` on nine
+// shapes of 512-3000 rows at K = 3584-4096 in both layouts of B
+// (docs/PERF.md, "Mid-size products"), as a fraction of the 128 x 256 tile's. 0: not a candidate. (Shorter K, where
 // the epilogue weighs more and ping-pong gains, was not measured: the
 // widths' rule keeps it.)
 double mid_size_factor(const TileConfig& tc, bool b_k_major) {
