@@ -455,8 +455,7 @@ SwapFit swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, i
 // widths' rule keeps it.)
 double mid_size_factor(const TileConfig& tc, bool b_k_major) {
   if (tc.cluster_m != 1 || tc.cluster_n != 1) return 0.0;
-  if (tc.swap_ab) {
-    if (!b_k_major) return 0.0;
+  if (tc.swap_ab) {  // (for A and B K-major: builds_for_layout)
     if (tc.block_m == kTallBlockM) {
       switch (tc.block_n) {
         case 136: return 0.99;
@@ -519,8 +518,7 @@ Config mid_size_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r
   double best_score = -1.0;
   for (const TileConfig tc : kTileConfigs) {
     const double factor = mid_size_factor(tc, r.b_k_major);
-    if (factor == 0.0 || (tc.swap_ab && !r.a_k_major) || (!tc.swap_ab && !builds_for_b(tc.block_n, r.b_k_major)))
-      continue;
+    if (factor == 0.0 || !builds_for_layout(tc.block_m, tc.block_n, r.a_k_major, r.b_k_major, tc.swap_ab)) continue;
     // (The swapped kernel's tiles run along N by block_m, along M by block_n.)
     const int64_t rows = tc.swap_ab ? n : m, cols = tc.swap_ab ? m : n;
     if (!detail::tile_count_fits_int32(rows, cols, tc.block_m, tc.block_n)) continue;
