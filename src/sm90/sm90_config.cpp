@@ -437,23 +437,28 @@ SwapFit swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, i
 }
 
 // Mid-size products: more than 640 rows (past the swapped kernel's and the
-// tall tile's rules above), K of 3584 or more, a plain call, and at most six
-// waves of 128 x 128 tiles (up to about 3000 x 4096). There every CTA takes
-// one to six tiles, and the 128-row widths between whole panels (96, 112,
-// 144), which the widths' rule picks to fill the last wave, ran 0.62-0.87x
-// cuBLAS (2900 x 1024, 2100 x 2048, 2200 x 2048 x 4096, bf16 NT) where one
-// wave of larger tiles, tall (256 x 96) or swapped (256 x 136-144, 128 x
-// 200-224), ran 0.93-1.01x. Every configuration without a cluster is a
-// candidate: the 128-row tiles and ping-pong 128 x 128, the tall tiles, the
-// 64-row tile 256 wide, and (A and B K-major) the swapped ones at any
-// number of token tiles; each scores as the widths' rule does (its wave
-// efficiency times the share of its rows and columns inside M and N) times
-// its speed over a full wave, fitted to `bench --configs all` on nine
-// shapes of 512-3000 rows at K = 3584-4096 in both layouts of B
-// (docs/PERF.md, "Mid-size products"), as a fraction of the 128 x 256 tile's. 0: not a candidate. (Shorter K, where
-// the epilogue weighs more and ping-pong gains, was not measured: the
-// widths' rule keeps it.)
-double mid_size_factor(const TileConfig& tc, bool b_k_major) {
+// tall tile's rules above), N and K of 1024 or more, a plain call, and one
+// to six waves of 128 x 128 tiles (up to about 3000 x 4096). There every
+// CTA takes one to six tiles, and the 128-row widths between whole panels
+// (96, 112, 144), which the widths' rule picks to fill the last wave, ran
+// 0.62-0.87x cuBLAS (2900 x 1024, 2100 x 2048, 2200 x 2048 x 4096, bf16
+// NT) where one wave of larger tiles, tall (256 x 96) or swapped (256 x
+// 136-144, 128 x 200-224), ran 0.93-1.01x. Every configuration without a
+// cluster is a candidate: the 128-row tiles and ping-pong 128 x 128, the
+// tall tiles, the 64-row tile 256 wide, and (A and B K-major) the swapped
+// ones at any number of token tiles; each scores as the widths' rule does
+// (its wave efficiency times the share of its rows and columns inside M and
+// N) times its speed over a full wave, fitted to `bench --configs all` on
+// nine shapes of 512-3000 rows at K = 3584-4096 in both layouts of B
+// (docs/PERF.md, "Mid-size products"), as a fraction of the 128 x 256
+// tile's. 0: not a candidate.
+double mid_size_factor(const TileConfig& tc, bool b_k_major, int64_t k) {
+  // The factors' K: fitted at 3584-4096 (and taken past it); below, at
+  // 1024-3072, the same but for two measured on 24 shapes (docs/PERF.md,
+  // "Mid-size products"): ping-pong 128 x 128 ran 1-3% faster than 128 x
+  // 256 in as many waves (its epilogues hidden weigh more), and the 64-row
+  // tile 2-14% slower than the tile chosen before.
+  constexpr int64_t kLongK = 3584;
   if (tc.cluster_m != 1 || tc.cluster_n != 1) return 0.0;
   if (tc.swap_ab) {  // (for A and B K-major: builds_for_layout)
     if (tc.block_m == kTallBlockM) {
@@ -487,10 +492,11 @@ double mid_size_factor(const TileConfig& tc, bool b_k_major) {
     }
   }
   // (The 64-row tile 256 wide: two waves of it at 2100 x 2048 and 700 x
-  // 6144 ran 0.84-0.88x cuBLAS with B MN-major, the best there.)
-  if (tc.block_m == kSmallBlockM) return tc.block_n == 256 ? (b_k_major ? 0.81 : 0.83) : 0.0;
+  // 6144 ran 0.84-0.88x cuBLAS with B MN-major, the best there; at K of
+  // 1024-2048, 2-14% slower than the other tiles.)
+  if (tc.block_m == kSmallBlockM) return tc.block_n == 256 && k >= kLongK ? (b_k_major ? 0.81 : 0.83) : 0.0;
   if (tc.block_m != kBlockM) return 0.0;
-  if (tc.pingpong) return tc.block_n == 128 ? 0.97 : 0.0;
+  if (tc.pingpong) return tc.block_n == 128 ? (k >= kLongK ? 0.97 : 1.02) : 0.0;
   switch (tc.block_n) {
     case 256: return 1.0;
     case 192: return 0.97;
@@ -503,21 +509,21 @@ double mid_size_factor(const TileConfig& tc, bool b_k_major) {
     default: return 0.0;
   }
 }
-// Whether M x N x K is a mid-size product (above): also N of 1024 or more
-// (the narrowest measured) and at least a wave of 128 x 128 tiles (fewer go
-// to the small-problem rule's 64-row tiles).
+// Whether M x N x K is a mid-size product (above). N and K of 1024 or more:
+// the narrowest and shortest measured. At least a wave of 128 x 128 tiles:
+// fewer go to the small-problem rule's 64-row tiles.
 bool is_mid_size(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& r) {
-  constexpr int64_t kMidSizeMinRows = 4 * 160, kMidSizeMinN = 1024, kMidSizeMinK = 3584, kMidSizeMaxWaves = 6;
+  constexpr int64_t kMidSizeMinRows = 4 * 160, kMidSizeMinN = 1024, kMidSizeMinK = 1024, kMidSizeMaxWaves = 6;
   const int64_t tiles_128 = ceil_div(m, kBlockM) * ceil_div(n, kBlockM);
   return is_automatic(r) && r.batch == 1 && m > kMidSizeMinRows && n >= kMidSizeMinN && k >= kMidSizeMinK &&
          tiles_128 >= num_sms && tiles_128 <= kMidSizeMaxWaves * num_sms;
 }
 // The best configuration for a mid-size product by mid_size_factor's scores.
-Config mid_size_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r) {
+Config mid_size_choice(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& r) {
   TileConfig best{};
   double best_score = -1.0;
   for (const TileConfig tc : kTileConfigs) {
-    const double factor = mid_size_factor(tc, r.b_k_major);
+    const double factor = mid_size_factor(tc, r.b_k_major, k);
     if (factor == 0.0 || !builds_for_layout(tc.block_m, tc.block_n, r.a_k_major, r.b_k_major, tc.swap_ab)) continue;
     // (The swapped kernel's tiles run along N by block_m, along M by block_n.)
     const int64_t rows = tc.swap_ab ? n : m, cols = tc.swap_ab ? m : n;
@@ -667,7 +673,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // cluster or ping-pong.
   const bool automatic = is_automatic(request);
   // Mid-size products: every configuration by its fitted speed (is_mid_size).
-  if (is_mid_size(m, n, k, num_sms, request)) return mid_size_choice(m, n, num_sms, request);
+  if (is_mid_size(m, n, k, num_sms, request)) return mid_size_choice(m, n, k, num_sms, request);
   // One token tile of the swapped kernel, against the tall tile's rows.
   if (automatic && m <= kWidestSwapWidth) {
     if (const SwapFit fit = swap_choice(m, n, num_sms, request, ceil_div(m, kSmallBlockM) * kSmallBlockM);

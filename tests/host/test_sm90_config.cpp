@@ -622,12 +622,14 @@ TEST(Sm90Config, MnMajorBAvoidsSixteenColumnPanels) {
     }
 }
 
-// Mid-size products (more than 640 rows, K >= 3584, up to six waves of
-// 128 x 128 tiles): one wave of large tiles where the widths' rule took two
-// of narrow ones. Measured (bf16, docs/PERF.md, "Mid-size products"):
+// Mid-size products (more than 640 rows, N and K >= 1024, one to six waves
+// of 128 x 128 tiles): one wave of large tiles where the widths' rule took
+// two of narrow ones. Measured (bf16, docs/PERF.md, "Mid-size products"):
 // 2900 x 1024 x 4096 0.76x -> 0.92x cuBLAS on 256 x 96, 2200 x 2048 x 4096
 // NT 0.77x -> 0.98x on 16 token tiles of the tall swapped 144, 2400 x 4608 x
-// 4096 NT 0.84x -> 0.99x on 128 x 224 swapped.
+// 4096 NT 0.84x -> 0.99x on 128 x 224 swapped; at K = 2048, 3500 x 2048 NT
+// 0.91x -> 0.98x on 128 x 224 swapped, while ping-pong 128 x 128 keeps 1000 x
+// 8192 (2% faster there than 128 x 256).
 TEST(Sm90Config, MidSizeProductsTakeOneWaveOfLargeTiles) {
   struct Mid {
     int64_t m, n;
@@ -647,14 +649,19 @@ TEST(Sm90Config, MidSizeProductsTakeOneWaveOfLargeTiles) {
     EXPECT_EQ(c.block_n, p.block_n) << what;
     EXPECT_EQ(c.swap_ab, p.swap_ab) << what;
   }
-  // Not where K is short (unmeasured: 2048^3 keeps the widths' rule), nor a
-  // batch (the swapped kernel is for plain calls), nor past six waves
+  // Shorter K: the same but for ping-pong (ahead of 128 x 256 in as many
+  // waves) and the 64-row tile (left out).
+  const Config short_k = select_config(3500, 2048, 2048, 132);
+  EXPECT_TRUE(short_k.swap_ab && short_k.block_n == 224) << describe(short_k);
+  EXPECT_TRUE(select_config(1000, 8192, 2048, 132).pingpong);
+  EXPECT_EQ(select_config(2900, 1024, 2048, 132).block_m, 256);
+  EXPECT_NE(select_config(700, 3072, 1024, 132).block_m, 64);
+  // Not a batch (the swapped kernel is for plain calls), nor past six waves
   // (4096^3: ping-pong 128 x 128), nor with a configuration asked for.
   ConfigRequest batched;
   batched.batch = 2;
   EXPECT_FALSE(select_config(2200, 2048, 4096, 132, batched).swap_ab);
   EXPECT_TRUE(select_config(4096, 4096, 4096, 132).pingpong);
-  EXPECT_EQ(select_config(2048, 2048, 2048, 132).block_m, 128);
   ConfigRequest forced;
   forced.block_n = 96;
   EXPECT_EQ(select_config(2900, 1024, 4096, 132, forced).block_m, 128);
