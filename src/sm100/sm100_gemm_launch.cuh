@@ -53,9 +53,8 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const cudaLaunchConfig_t cfg = detail::launch_config(clusters * CTA_GROUP, kThreads, CTA_GROUP, kSmem,
                                                        args.stream, attrs, config.pdl);
   *grid_ctas = clusters * CTA_GROUP;
-  const uint32_t a_tail_bytes = a_tail_rows(args, config) * kBlockK * 2;  // (A's tail box of one k-block)
   const cudaError_t err =
-      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.tail, raster, num_k_blocks, epi, a_tail_bytes,
+      cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.tail, raster, num_k_blocks, epi, maps.tail_bytes,
                          detail::batch_steps(args), groups);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};

@@ -79,9 +79,8 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const cudaLaunchConfig_t cfg =
       launch_config(clusters * kClusterCtas, kCtaThreads, kClusterCtas, kSmem, args.stream, attrs, config.pdl);
   *grid_ctas = clusters * kClusterCtas;
-  const uint32_t tail_bytes = tail_rows(args, config) * kBlockK * 2;  // (the tail box of one k-block)
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.tail, raster, num_k_blocks,
-                                             epi, tail_bytes, detail::batch_steps(args), groups);
+                                             epi, maps.tail_bytes, detail::batch_steps(args), groups);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }

@@ -169,6 +169,18 @@ TEST(TensorMap, TailBoxesCutToTheRowsThereAre) {
   EXPECT_EQ(a_tail_box_rows(args_for(Op::T, Op::T), 128, 128), 128);
 }
 
+// The tail map's bytes of one k-block are set with it, for the launchers
+// to pass to the kernel (what each k-block's copy through it brings): here
+// a box that is not cut, so the map is a copy and no driver call is made.
+TEST(TensorMap, TailBytesSetWithTheTailMap) {
+  const GemmArgs g = args_for(Op::N, Op::T);
+  GemmTensorMaps maps;
+  EXPECT_EQ(encode_a_tail(g, 128, 128, 64, &maps), "");
+  EXPECT_EQ(maps.tail_bytes, 128u * 64u * 2u);
+  EXPECT_EQ(encode_b_tail(g, 152, 152, 64, &maps), "");
+  EXPECT_EQ(maps.tail_bytes, 152u * 64u * 2u);
+}
+
 TEST(TensorMap, OutputC) {
   for (Op oa : {Op::N, Op::T})
     for (Op ob : {Op::N, Op::T}) {

@@ -160,10 +160,12 @@ int last_block_rows(int64_t extent, int block, int rows) {
 }
 
 // out->tail: `whole` where the box is not cut, else `map` encoded; `what`
-// names it in the error.
+// names it in the error. out->tail_bytes: `tail_rows` rows of `block_k`
+// fp16/bf16 elements.
 std::string encode_tail(const GemmArgs& args, const CUtensorMap& whole, bool cut, const void* base, const Tma2D& map,
-                        const char* what, GemmTensorMaps* out) {
+                        int tail_rows, int block_k, const char* what, GemmTensorMaps* out) {
   out->tail = whole;
+  out->tail_bytes = static_cast<uint32_t>(tail_rows) * static_cast<uint32_t>(block_k) * 2;
   if (!cut) return {};
   const CUresult r = encode_tma_2d(&out->tail, args.dtype, base, map);
   if (r != CUDA_SUCCESS)
@@ -181,13 +183,13 @@ int b_tail_box_rows(const GemmArgs& args, int block_n, int rows) {
 }
 
 std::string encode_a_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out) {
-  return encode_tail(args, out->a, tail_rows != rows, args.a, tma_operand_a(args, tail_rows, block_k),
-                     "A's last block-row", out);
+  return encode_tail(args, out->a, tail_rows != rows, args.a, tma_operand_a(args, tail_rows, block_k), tail_rows,
+                     block_k, "A's last block-row", out);
 }
 
 std::string encode_b_tail(const GemmArgs& args, int rows, int tail_rows, int block_k, GemmTensorMaps* out) {
-  return encode_tail(args, out->b, tail_rows != rows, args.b, tma_operand_b(args, tail_rows, block_k),
-                     "B's last block of N", out);
+  return encode_tail(args, out->b, tail_rows != rows, args.b, tma_operand_b(args, tail_rows, block_k), tail_rows,
+                     block_k, "B's last block of N", out);
 }
 
 std::string gemm_maps_unsupported_reason(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D& c) {

@@ -75,6 +75,9 @@ struct GemmTensorMaps {
   // (encode_b_tail: sm90's swapped kernel, whose B is the call's tokens).
   // encode_gemm_maps does not set it.
   CUtensorMap tail;
+  // The bytes of one k-block of the tail map's box: what a tile that loads
+  // through it expects of each k-block's copy (set with `tail`).
+  uint32_t tail_bytes = 0;
 };
 // Empty on success, else which map failed and the driver's result. A null
 // `c` (a kernel that stores C from registers) leaves out->c zeroed.
