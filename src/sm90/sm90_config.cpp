@@ -525,9 +525,9 @@ Config mid_size_choice(int64_t m, int64_t n, int64_t k, int num_sms, const Confi
   for (const TileConfig tc : kTileConfigs) {
     const double factor = mid_size_factor(tc, r.b_k_major, k);
     if (factor == 0.0 || !builds_for_layout(tc.block_m, tc.block_n, r.a_k_major, r.b_k_major, tc.swap_ab)) continue;
-    // (The swapped kernel's tiles run along N by block_m, along M by block_n.)
+    // (The swapped kernel's tiles run along N by block_m, along M by block_n.
+    // At most six waves of 128 x 128 tiles: every tile count fits 32 bits.)
     const int64_t rows = tc.swap_ab ? n : m, cols = tc.swap_ab ? m : n;
-    if (!detail::tile_count_fits_int32(rows, cols, tc.block_m, tc.block_n)) continue;
     const int64_t tiles = ceil_div(rows, tc.block_m) * ceil_div(cols, tc.block_n);
     if (tc.pingpong && tiles < 2 * static_cast<int64_t>(num_sms)) continue;  // (one consumer would idle)
     const double score = detail::wave_efficiency(tiles, num_sms) * detail::column_share(rows, tc.block_m) *
@@ -607,6 +607,10 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
     if (detail::tile_count_fits_int32(m, n, c.block_m, c.block_n, request.batch)) return c;
   }
 
+  // Mid-size products: every configuration by its fitted speed (is_mid_size),
+  // ahead of the widths' rule, whose choice they do not use.
+  if (is_mid_size(m, n, k, num_sms, request)) return mid_size_choice(m, n, k, num_sms, request);
+
   // Block-rows over the whole batch: every wave count below counts batch x tiles.
   const int64_t m_blocks = ceil_div(m, kBlockM) * request.batch;
   int block_n = small_m_only(request.block_n) ? 0 : request.block_n;
@@ -672,8 +676,6 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // all`, docs/PERF.md). Not when the call asked for a height, width,
   // cluster or ping-pong.
   const bool automatic = is_automatic(request);
-  // Mid-size products: every configuration by its fitted speed (is_mid_size).
-  if (is_mid_size(m, n, k, num_sms, request)) return mid_size_choice(m, n, k, num_sms, request);
   // One token tile of the swapped kernel, against the tall tile's rows.
   if (automatic && m <= kWidestSwapWidth) {
     if (const SwapFit fit = swap_choice(m, n, num_sms, request, ceil_div(m, kSmallBlockM) * kSmallBlockM);
