@@ -3,10 +3,11 @@
 # `tcgemm` package offline against the installed torch, run every Python test
 # (GPU ones included: operators, opcheck, torch.compile, errors, streams, the
 # matmul_v2 check, the generated one-file submission), then the per-call
-# overhead benchmark. Results land in $OUT, 3 files:
+# overhead benchmark. Results land in $OUT:
 #   python_build.log   environment, then `pip install` (its tail is printed on failure)
 #   python_tests.log   pytest -v, with skip reasons and the slowest tests
 #   python_bench.md    bench_overhead.py: leaderboard-style timings vs torch.matmul
+#   tp.md              bench_tp.py (two GPUs or more): tensor-parallel layers, TP_ARGS adds arguments
 #   torch_SUITE.md     bench_torch.py: kernel time against torch.matmul, per suite
 #                      of TORCH_SUITES (default "matmul_v2 decode large"; "" skips)
 # The build folder (build-python/) and the compiled submission
@@ -65,6 +66,13 @@ tail -20 "$OUT/python_tests.log"
 timeout 240 "$PYTHON" python/bench/bench_overhead.py --submission build-python/submission.py ${BENCH_ARGS:-} \
   > "$OUT/python_bench.md" 2>&1 || status=1
 cat "$OUT/python_bench.md"
+
+# Two GPUs or more: the tensor-parallel layers against NCCL + torch (tp.md).
+if (( $(nvidia-smi -L | wc -l) >= 2 )); then
+  timeout 480 torchrun --standalone --nproc-per-node 2 python/bench/bench_tp.py --out "$OUT/tp.md" ${TP_ARGS:-} \
+    > "$OUT/tp.log" 2>&1 || { status=1; tail -30 "$OUT/tp.log"; }
+  cat "$OUT/tp.md" 2>/dev/null
+fi
 
 for suite in ${TORCH_SUITES-matmul_v2 decode large}; do
   timeout 300 "$PYTHON" python/bench/bench_torch.py --suite "$suite" --dtype both > "$OUT/torch_$suite.md" 2>&1 || status=1

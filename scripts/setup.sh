@@ -3,8 +3,10 @@
 # Debian/Ubuntu machine that already has the CUDA 13 toolkit (nvcc):
 #   setup.sh bench   CMake, Ninja and a C++20 compiler (g++)
 #   setup.sh test    the same, GoogleTest, python3 and pytest; then, best
-#                    effort, clang with libFuzzer (the API fuzz test) and, when
-#                    the toolkit has none, cuobjdump/nvdisasm (the SASS check)
+#                    effort, clang with libFuzzer (the API fuzz test), torch
+#                    (the tensor-parallel schedules' tests, which run on CPU)
+#                    and, when the toolkit has none, cuobjdump/nvdisasm (the
+#                    SASS check)
 # (no argument: test). Only what is missing is installed: with nothing
 # missing, no package manager runs. A required tool that cannot be installed
 # (no network, say) stops setup with one line naming it and what needs it; an
@@ -129,6 +131,13 @@ if [[ $mode == test ]]; then
         optional_missing "libFuzzer runtime for clang $version" "API fuzz test" "installed, but clang++ -fsanitize=fuzzer still does not link"
       fi
     fi
+  fi
+
+  # torch: python/tests/test_tp_schedules.py runs tcgemm.distributed's
+  # schedules in CPU processes over gloo (no GPU, no compiled package).
+  if ! python3 -c "import torch.distributed" 2>/dev/null; then
+    echo "setup: installing torch"
+    pip_install torch || optional_missing torch "tensor-parallel schedule tests" "$(reason)"
   fi
 
   # cuobjdump (and nvdisasm) read the shipped machine code for

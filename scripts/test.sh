@@ -3,7 +3,8 @@
 # needed), GPU tests (skipped with a message when no Hopper GPU is visible),
 # the SASS check (skipped without cuobjdump), the API fuzz test (skipped
 # without clang and libFuzzer), then the Python tests: the one-file submission
-# generator runs anywhere; where torch with CUDA and scikit-build-core are
+# generator runs anywhere, the tensor-parallel schedules wherever torch is
+# (CPU processes over gloo); where torch with CUDA and scikit-build-core are
 # installed, the `tcgemm` package is built against that torch and installed
 # (offline: pip install --no-build-isolation --no-deps --no-index .) so that the
 # torch tests run too; elsewhere they skip, saying why.

@@ -5,13 +5,14 @@
 //   tcgemm::mm_out(a, b, out, alpha=1, beta=0)    -> out = alpha * a @ b + beta * out
 //   tcgemm::plan(a, b, out=None, alpha=1, beta=0) -> what mm / mm_out would run
 //   tcgemm::linear(x, weight, bias=None, activation=0) -> act(x @ weight^T + bias), fused
+//   tcgemm::linear_out(x, weight, bias, activation, out) -> out = act(x @ weight^T + bias), 2-D x
 //   tcgemm::bmm(a, b)                             -> a @ b for [batch, M, K] @ [batch, K, N], one batched call
 //   tcgemm::grouped_mm(a, b, offs)                -> the M-grouped a @ b[g] (mixture of experts), forward only
 //   tcgemm::info()                                -> version and build
 //
-// mm_out returns nothing (the Python wrapper returns `out`): a custom op that
-// returned an alias of its input could not be functionalized by
-// torch.compile. The fake (meta) implementations are registered in Python
+// mm_out and linear_out return nothing (the Python wrappers return `out`): a
+// custom op that returned an alias of its input could not be functionalized
+// by torch.compile. The fake (meta) implementations are registered in Python
 // (tcgemm/_ops.py); the autograd formulas of mm, linear and bmm are here, as
 // C++ autograd Functions on the Autograd key: a formula registered from
 // Python (torch.library.register_autograd) runs Python on every call, with
@@ -42,6 +43,7 @@ namespace {
 using tcgemm::torch_glue::bmm;
 using tcgemm::torch_glue::grouped_mm;
 using tcgemm::torch_glue::linear;
+using tcgemm::torch_glue::linear_out;
 using tcgemm::torch_glue::mm;
 using tcgemm::torch_glue::mm_out;
 
@@ -242,6 +244,7 @@ TORCH_LIBRARY(tcgemm, m) {
   m.def("mm_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0, float beta=0.0) -> ()");
   m.def("plan(Tensor a, Tensor b, Tensor? out=None, float alpha=1.0, float beta=0.0) -> str[]");
   m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, int activation=0) -> Tensor");
+  m.def("linear_out(Tensor x, Tensor weight, Tensor? bias, int activation, Tensor(a!) out) -> ()");
   m.def("bmm(Tensor a, Tensor b) -> Tensor");
   m.def("grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor");
   m.def("info() -> str[]", &info);
@@ -251,6 +254,7 @@ TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) {
   m.impl("bmm", &bmm);
   m.impl("grouped_mm", &grouped_mm);
   m.impl("linear", &linear);
+  m.impl("linear_out", &linear_out);
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);
   m.impl("plan", &plan);
@@ -260,6 +264,7 @@ TORCH_LIBRARY_IMPL(tcgemm, CPU, m) {
   m.impl("bmm", &bmm);
   m.impl("grouped_mm", &grouped_mm);
   m.impl("linear", &linear);
+  m.impl("linear_out", &linear_out);
   m.impl("mm", &mm);
   m.impl("mm_out", &mm_out);
   m.impl("plan", &plan);

@@ -389,54 +389,28 @@ inline at::Tensor contiguous_aligned(const at::Tensor& t) {
   return reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 == 0 ? c : c.clone();
 }
 
-// y = act(x @ weight^T + bias): nn.Linear with the fused epilogue. x is
-// [..., K] (any leading dimensions, viewed as M x K without a copy when its
-// rows are evenly spaced), weight [N, K] (passed transposed, op T, no copy),
-// bias [N] of x's dtype or float32, or undefined; activation a
-// tcgemm::Activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu). The
-// result is a new [..., N] tensor.
-inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                         int64_t activation) {
-  auto call = [&] {
-    std::string s = " (x: " + describe(x) + ", weight: " + describe(weight);
-    if (bias.has_value()) s += ", bias: " + describe(*bias);
-    return s + ")";
-  };
-  TCGEMM_REFUSE(ValueError, x.dim() >= 1, "tcgemm.linear: x must have at least 1 dimension" + call());
-  TCGEMM_REFUSE(ValueError, weight.dim() == 2, "tcgemm.linear: weight must be [out_features, in_features]" + call());
-  TCGEMM_REFUSE(ValueError, x.size(-1) == weight.size(1),
-                "tcgemm.linear: x's last dimension " + std::to_string(x.size(-1)) + " must equal weight's in_features " +
-                    std::to_string(weight.size(1)) + call());
+// act(x2 @ weight^T + bias) into out2, both [M, .] with rows contiguous: the
+// fused call of linear and linear_out, checked and run. `call` describes the
+// caller's tensors for messages.
+template <class Describe>
+void run_linear(const at::Tensor& x2, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                int64_t activation, const at::Tensor& out2, const Describe& call) {
   TCGEMM_REFUSE(ValueError, activation >= 0 && activation <= 4,
                 "tcgemm.linear: unknown activation " + std::to_string(activation) +
                     " (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu)" + call());
   const int64_t n = weight.size(0), k = weight.size(1);
-  // x as M x K: a view when its rows are evenly spaced (reshape copies otherwise).
-  // M from the leading dimensions, not -1: with K = 0 (C = act(bias)) -1 is ambiguous.
-  const int64_t m = c10::multiply_integers(x.sizes().begin(), x.sizes().end() - 1);
-  const at::Tensor x2 = x.reshape({m, k});
-  const at::Tensor w_t = weight.t();
-  check_tensors(x2, w_t, nullptr);
-  std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
-  out_shape.back() = n;
-  // The kernels store rows of C 16 bytes apart (ldc a multiple of 8), and no
-  // cuBLAS fallback can fuse a bias or activation: a fused call with N not a
-  // multiple of 8 (and more than one row) computes into rows padded to one
-  // and returns them copied contiguous, as F.linear's result is.
-  const bool pad_out = (bias.has_value() || activation != 0) && n % 8 != 0 && m > 1;
-  at::Tensor out = at::empty({m, pad_out ? round_up_8(n) : n}, x.options());
-  if (pad_out) out = out.narrow(1, 0, n);
-  Call c = make_call(x2, w_t, out, 1.0, 0.0);
+  check_tensors(x2, weight.t(), &out2);
+  Call c = make_call(x2, weight.t(), out2, 1.0, 0.0);
   at::Tensor b;
   if (bias.has_value()) {
     b = *bias;
     TCGEMM_REFUSE(ValueError, b.dim() == 1 && b.size(0) == n,
                   "tcgemm.linear: bias must be [" + std::to_string(n) + "], got " + dims(b.sizes()) + call());
-    TCGEMM_REFUSE(TypeError, b.scalar_type() == x.scalar_type() || b.scalar_type() == at::kFloat,
-                  std::string("tcgemm.linear: bias must be ") + dtype_name(x.scalar_type()) + " or float32, got " +
+    TCGEMM_REFUSE(TypeError, b.scalar_type() == x2.scalar_type() || b.scalar_type() == at::kFloat,
+                  std::string("tcgemm.linear: bias must be ") + dtype_name(x2.scalar_type()) + " or float32, got " +
                       dtype_name(b.scalar_type()) + call());
-    TCGEMM_REFUSE(ValueError, b.is_cuda() && b.device() == x.device(),
-                  "tcgemm.linear: bias must be on x's device (" + x.device().str() + ")" + call());
+    TCGEMM_REFUSE(ValueError, b.is_cuda() && b.device() == x2.device(),
+                  "tcgemm.linear: bias must be on x's device (" + x2.device().str() + ")" + call());
     if (b.stride(0) != 1) b = b.contiguous();
   }
   // The fused epilogue, set on whichever operands the call runs with.
@@ -458,11 +432,68 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
     const int64_t pad = (8 - k % 8) % 8;
     const at::Tensor xp = pad > 0 ? at::constant_pad_nd(x2, {0, pad}) : contiguous_aligned(x2);
     const at::Tensor wp = pad > 0 ? at::constant_pad_nd(weight, {0, pad}) : contiguous_aligned(weight);
-    c = make_call(xp, wp.t(), out, 1.0, 0.0);
+    c = make_call(xp, wp.t(), out2, 1.0, 0.0);
     fuse(c);
   }
   run(c);
+}
+
+// " (x: ..., weight: ..., bias: ..., out: ...)": a linear call as messages show it.
+inline std::string describe_linear(const at::Tensor& x, const at::Tensor& weight,
+                                   const std::optional<at::Tensor>& bias, const at::Tensor* out) {
+  std::string s = " (x: " + describe(x) + ", weight: " + describe(weight);
+  if (bias.has_value()) s += ", bias: " + describe(*bias);
+  if (out != nullptr) s += ", out: " + describe(*out);
+  return s + ")";
+}
+
+// y = act(x @ weight^T + bias): nn.Linear with the fused epilogue. x is
+// [..., K] (any leading dimensions, viewed as M x K without a copy when its
+// rows are evenly spaced), weight [N, K] (passed transposed, op T, no copy),
+// bias [N] of x's dtype or float32, or undefined; activation a
+// tcgemm::Activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu). The
+// result is a new [..., N] tensor.
+inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                         int64_t activation) {
+  auto call = [&] { return describe_linear(x, weight, bias, nullptr); };
+  TCGEMM_REFUSE(ValueError, x.dim() >= 1, "tcgemm.linear: x must have at least 1 dimension" + call());
+  TCGEMM_REFUSE(ValueError, weight.dim() == 2, "tcgemm.linear: weight must be [out_features, in_features]" + call());
+  TCGEMM_REFUSE(ValueError, x.size(-1) == weight.size(1),
+                "tcgemm.linear: x's last dimension " + std::to_string(x.size(-1)) + " must equal weight's in_features " +
+                    std::to_string(weight.size(1)) + call());
+  const int64_t n = weight.size(0), k = weight.size(1);
+  // x as M x K: a view when its rows are evenly spaced (reshape copies otherwise).
+  // M from the leading dimensions, not -1: with K = 0 (C = act(bias)) -1 is ambiguous.
+  const int64_t m = c10::multiply_integers(x.sizes().begin(), x.sizes().end() - 1);
+  const at::Tensor x2 = x.reshape({m, k});
+  check_tensors(x2, weight.t(), nullptr);  // dtypes and devices before anything is allocated
+  std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
+  out_shape.back() = n;
+  // The kernels store rows of C 16 bytes apart (ldc a multiple of 8), and no
+  // cuBLAS fallback can fuse a bias or activation: a fused call with N not a
+  // multiple of 8 (and more than one row) computes into rows padded to one
+  // and returns them copied contiguous, as F.linear's result is.
+  const bool pad_out = (bias.has_value() || activation != 0) && n % 8 != 0 && m > 1;
+  at::Tensor out = at::empty({m, pad_out ? round_up_8(n) : n}, x.options());
+  if (pad_out) out = out.narrow(1, 0, n);
+  run_linear(x2, weight, bias, activation, out, call);
   return (pad_out ? out.contiguous() : out).view(out_shape);
+}
+
+// out = act(x @ weight^T + bias) for a 2-D x [M, K] and an existing out
+// [M, N] whose rows are contiguous (out.stride(1) == 1): linear without
+// allocating, as mm_out is mm. A fused call (bias or activation) needs out's
+// rows 16 bytes apart (out.stride(0) a multiple of 8 elements), as the
+// kernels store them; it is refused otherwise, with nothing written.
+inline void linear_out(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                       int64_t activation, const at::Tensor& out) {
+  auto call = [&] { return describe_linear(x, weight, bias, &out); };
+  TCGEMM_REFUSE(ValueError, x.dim() == 2, "tcgemm.linear_out: x must be 2-D [M, in_features]" + call());
+  TCGEMM_REFUSE(ValueError, weight.dim() == 2, "tcgemm.linear: weight must be [out_features, in_features]" + call());
+  TCGEMM_REFUSE(ValueError, x.size(1) == weight.size(1),
+                "tcgemm.linear: x's last dimension " + std::to_string(x.size(1)) + " must equal weight's in_features " +
+                    std::to_string(weight.size(1)) + call());
+  run_linear(x, weight, bias, activation, out, call);
 }
 
 // plan_of() for mm (out undefined: a new tensor, as mm would allocate) or mm_out.

@@ -6,6 +6,7 @@ operators. (Their autograd formulas are in the library, csrc/ops.cpp.)
     torch.ops.tcgemm.mm_out(a, b, out, alpha=1.0, beta=0.0) -> None   (writes out)
     torch.ops.tcgemm.plan(a, b, out=None, alpha=1.0, beta=0.0) -> list[str]   (name, value, name, value, ...)
     torch.ops.tcgemm.linear(x, weight, bias=None, activation=0) -> Tensor   (act(x @ weight^T + bias), fused)
+    torch.ops.tcgemm.linear_out(x, weight, bias, activation, out) -> None   (the same into out, 2-D x)
     torch.ops.tcgemm.bmm(a, b) -> Tensor   ([batch, M, K] @ [batch, K, N], one strided batched call)
     torch.ops.tcgemm.grouped_mm(a, b, offs) -> Tensor   ([M, K] rows in groups @ [groups, K, N]; forward only)
     torch.ops.tcgemm.info() -> list[str]
@@ -81,6 +82,16 @@ def _linear_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
 
+@torch.library.register_fake("tcgemm::linear_out")
+def _linear_out_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: int,
+                     out: torch.Tensor) -> None:
+    torch._check_value(x.dim() == 2, lambda: "tcgemm.linear_out: x must be 2-D [M, in_features]")
+    _linear_fake(x, weight, bias, activation)
+    torch._check_value(out.dim() == 2 and out.shape[0] == x.shape[0] and out.shape[1] == weight.shape[0],
+                       lambda: f"tcgemm: out must be [{x.shape[0]}, {weight.shape[0]}] for a @ b, got {list(out.shape)}")
+    torch._check_type(out.dtype == x.dtype, lambda: f"tcgemm: out must have the dtype of a and b ({x.dtype}), got {out.dtype}")
+
+
 @torch.library.register_fake("tcgemm::grouped_mm")
 def _grouped_mm_fake(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
     torch._check_value(a.dim() == 2 and b.dim() == 3,
@@ -118,6 +129,7 @@ mm = torch.ops.tcgemm.mm.default
 bmm_op = torch.ops.tcgemm.bmm.default
 grouped_mm_op = torch.ops.tcgemm.grouped_mm.default
 mm_out = torch.ops.tcgemm.mm_out.default
+linear_out = torch.ops.tcgemm.linear_out.default
 plan_op = torch.ops.tcgemm.plan.default
 linear_op = torch.ops.tcgemm.linear.default
 info_op = torch.ops.tcgemm.info.default

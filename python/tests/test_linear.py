@@ -319,3 +319,38 @@ def test_fused_output_width_not_a_multiple_of_8(n, activation) -> None:
     assert torch.equal(y[1, 3], tcgemm.linear(x[1, 3:4], w, b, activation)[0])
     layer = tcgemm.nn.Linear(256, n, activation=activation, device="cuda", dtype=torch.bfloat16)
     assert_close(layer(x), unfused(x, layer.weight, layer.bias, activation), torch.bfloat16)
+
+
+@pytest.mark.parametrize("activation", ["silu", None])
+def test_linear_out_writes_linears_bits_into_row_blocks(activation) -> None:
+    # torch.ops.tcgemm.linear_out: the same call as linear, into an existing output (row blocks of one
+    # tensor, as tcgemm.distributed writes them).
+    x, w, b = tensors((300, 256), 200, torch.bfloat16, "f32", seed=14)
+    want = tcgemm.linear(x, w, b, activation)
+    out = torch.full((300, 200), float("nan"), device="cuda", dtype=torch.bfloat16)
+    act = tcgemm._ops.ACTIVATIONS[activation]
+    for lo, hi in ((0, 128), (128, 256), (256, 300)):
+        torch.ops.tcgemm.linear_out(x[lo:hi], w, b, act, out[lo:hi])
+    assert torch.equal(out, want)
+    # Rows 16 bytes apart in a wider buffer (what a fused call with N % 8 != 0 needs).
+    padded = torch.full((300, 208), float("nan"), device="cuda", dtype=torch.bfloat16)
+    torch.ops.tcgemm.linear_out(x, w[:199], b[:199], act, padded[:, :199])
+    assert torch.equal(padded[:, :199], tcgemm.linear(x, w[:199], b[:199], activation))
+    assert padded[:, 199:].isnan().all()
+
+
+def test_linear_out_refusals_leave_out_untouched() -> None:
+    x, w, b = tensors((64, 128), 96, torch.float16, "same", seed=15)
+    out = torch.full((64, 96), 7.0, device="cuda", dtype=torch.float16)
+    with pytest.raises(ValueError, match="out must be"):
+        torch.ops.tcgemm.linear_out(x, w, b, 0, out[:, :80])
+    with pytest.raises(ValueError, match="x must be 2-D"):
+        torch.ops.tcgemm.linear_out(x.view(2, 32, 128), w, b, 0, out)
+    with pytest.raises(ValueError, match="bias must be"):
+        torch.ops.tcgemm.linear_out(x, w, b[:10], 0, out)
+    with pytest.raises(ValueError, match="unknown activation"):
+        torch.ops.tcgemm.linear_out(x, w, b, 9, out)
+    with pytest.raises(ValueError, match="overlaps"):
+        torch.ops.tcgemm.linear_out(out[:, :64], w[:, :64], None, 0, out)  # x is a view of out
+    assert (out == 7.0).all()
+    torch.library.opcheck(torch.ops.tcgemm.linear_out.default, (x, w, b, 4, out))
