@@ -28,4 +28,6 @@ expect_usage_error "--shape wants MxNxK with positive sizes" bench --shape 0x16x
 expect_usage_error "--chain times its own fixed chain" bench --chain --shape 16x16x16
 expect_usage_error "--repeats wants a positive integer" bench --repeats 0
 expect_usage_error "unknown suite 'huge'" bench --suite huge
+expect_usage_error "--sm-count wants a number of SMs" bench --sm-count lots
+expect_usage_error "--chain times its own fixed chain: it takes no --sm-count" bench --chain --sm-count 8
 exit $status

@@ -318,6 +318,7 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
           row.c.dtype = dtype;
           row.c.layout = layout;
           row.c.options = o;
+          row.c.options.sm_count = s.sm_count;
           row.c.batch = s.batch;
           row.heuristic = o.block_n == 0;  // the automatic choice's own row
           row.group = group;

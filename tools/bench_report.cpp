@@ -169,6 +169,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
   for (const std::string& s : settings.shape_args) j.value(s);
   j.end_array();
   j.member("repeats", settings.repeats).member("rounds", settings.rounds).member("batch", settings.batch);
+  j.member("sm_count", settings.sm_count);
   j.member("l2_flush", support::to_string(settings.flush)).member("l2_flush_bytes", static_cast<uint64_t>(flush_bytes));
   j.member("seed", settings.seed).member("statistic", "median");
   j.member("activation", to_string(settings.fused.activation));

@@ -21,6 +21,9 @@ void add_bench_options(ArgParser& parser) {
                     "time every shape as a strided batch of N problems in one call (tcgemm's batched kernel "
                     "against cublasGemmStridedBatchedEx; default 1: plain calls)");
   parser.add_option("rounds", "N", "rounds per case, each with fresh inputs, verified, then timed (default 1)");
+  parser.add_option("sm-count", "S",
+                    "ours on at most S SMs (Options::sm_count: the grid and the choice as on a device of S SMs, "
+                    "the rest left to other work; default 0: all)");
   parser.add_option("flush", "write|read|none",
                     "how L2 is emptied before each timed call: write (default) a 256 MiB memset, which leaves L2 "
                     "full of dirty lines that a memory-bound call writes back as it reads (the leaderboard's and "
@@ -120,6 +123,10 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   if (!batch) return "--batch wants a number of problems from 1 to 65536";
   if (s.chain && *batch > 1) return "--chain times its own fixed chain: it takes no --batch";
   s.batch = *batch;
+  const auto sm_count = parse_int(parser.get("sm-count", "0"), 0, 1 << 20);
+  if (!sm_count) return "--sm-count wants a number of SMs (0: all)";
+  if (s.chain && *sm_count > 0) return "--chain times its own fixed chain: it takes no --sm-count";
+  s.sm_count = static_cast<int>(*sm_count);
   const std::string configs = parser.get("configs", "auto");
   if (configs != "auto" && configs != "all") return "--configs must be auto or all";
   s.repeats = static_cast<int>(*repeats);

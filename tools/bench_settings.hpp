@@ -42,6 +42,7 @@ struct BenchSettings {
   support::L2Flush flush = support::L2Flush::write;  // how L2 is flushed before each timed call
   bool measure_peak = true;  // measure the tensor-core ceiling for %peak
   int64_t batch = 1;         // --batch N: every case a strided batch of N problems
+  int sm_count = 0;          // --sm-count S: ours on at most S SMs (Options::sm_count; 0 all)
   bool all_configs = false;  // --configs all: every built-in configuration of the family
   std::string only;          // --only: of those, the ones whose label contains this (empty: all)
   bool chain = false;        // --chain: the dependent-GEMM chain instead of the cases

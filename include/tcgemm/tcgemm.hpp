@@ -335,6 +335,15 @@ struct Options {
   // height; for op_a = N, op_b = T only. false: automatic where nothing else is forced.
   // false on sm100.
   bool swap_ab = false;
+  // The SMs a call of tcgemm's kernels may take: its persistent grid has at
+  // most this many CTAs, and the configuration is chosen for that many SMs
+  // (as cuBLASLt's SM count target). For a GEMM that runs while other
+  // kernels, communication ones say, need SMs of their own: a persistent
+  // kernel on every SM would keep them waiting until it ends. 0 (or more
+  // than the device has): all of them. With it set, sm100's automatic
+  // schedule is persistent; Cluster Launch Control (a CTA a tile) cannot be
+  // bounded and is refused with it. The cuBLAS fallback is not bounded by it.
+  int sm_count = 0;
 };
 
 // The configuration tcgemm's kernel runs a call with (Plan::config). Every

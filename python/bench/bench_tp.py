@@ -13,7 +13,8 @@ Rows of each table (per token count T):
     comm alone        the all-gather (or reduce-scatter) collective by itself
     (a) torch         all_gather_into_tensor, then torch's linear (or linear, then reduce_scatter_tensor)
     (b) tcgemm plain  tcgemm.distributed with overlap=False (the same bits as (c))
-    (c) tcgemm c=N    tcgemm.distributed overlapped, N chunks a peer's shard
+    (c) c=N sm=S      tcgemm.distributed overlapped, N chunks a peer's shard, the products beside
+                      transfers on S SMs (sm_count; 0 all)
     (d) torch fused   torch.ops.symm_mem.fused_all_gather_matmul / fused_matmul_reduce_scatter
 Times are the slowest rank's (CUDA events around one call after a barrier),
 the median of --rounds interleaved rounds (every row once a round). Columns:
@@ -61,7 +62,7 @@ def symm_mem_ops(group_name: str) -> tuple[Callable | None, Callable | None, str
         return None, None, f"{type(error).__name__}: {error}"
 
 
-def layer_calls(tokens: int, w_up: torch.Tensor, w_down: torch.Tensor, chunk_counts: list[int],
+def layer_calls(tokens: int, w_up: torch.Tensor, w_down: torch.Tensor, variants: list[tuple[int, int]],
                 rand: Callable[..., torch.Tensor], fused: tuple[Callable | None, Callable | None]
                 ) -> tuple[dict[str, Callable[[], object]], dict[str, Callable[[], object]]]:
     """The rows of the column-parallel and of the row-parallel table at T = tokens."""
@@ -91,9 +92,10 @@ def layer_calls(tokens: int, w_up: torch.Tensor, w_down: torch.Tensor, chunk_cou
         "(a) torch": mm_then_rs,
         "(b) tcgemm plain": lambda: tp.linear_reduce_scatter(x_k_shard, w_down, overlap=False),
     }
-    for c in chunk_counts:
-        column[f"(c) tcgemm c={c}"] = lambda c=c: tp.all_gather_linear(x_shard, w_up, chunks=c)
-        row[f"(c) tcgemm c={c}"] = lambda c=c: tp.linear_reduce_scatter(x_k_shard, w_down, chunks=c)
+    for c, sms in variants:
+        name = f"(c) c={c} sm={sms}"
+        column[name] = lambda c=c, sms=sms: tp.all_gather_linear(x_shard, w_up, chunks=c, sm_count=sms)
+        row[name] = lambda c=c, sms=sms: tp.linear_reduce_scatter(x_k_shard, w_down, chunks=c, sm_count=sms)
     fused_ag, fused_rs = fused
     if fused_ag is not None and fused_rs is not None:
         column["(d) torch fused"] = lambda: fused_ag(x_shard, [w_up.t()], 0, group.group_name)
@@ -102,8 +104,8 @@ def layer_calls(tokens: int, w_up: torch.Tensor, w_down: torch.Tensor, chunk_cou
     with torch.no_grad():
         for calls, compare in ((column, True), (row, False)):
             plain = calls["(b) tcgemm plain"]()
-            for c in chunk_counts:
-                assert torch.equal(calls[f"(c) tcgemm c={c}"](), plain), c
+            for c, sms in variants:
+                assert torch.equal(calls[f"(c) c={c} sm={sms}"](), plain), (c, sms)
             if compare:
                 torch.testing.assert_close(plain, calls["(a) torch"](), atol=0.05, rtol=0.02)
             if "(d) torch fused" in calls:
@@ -138,6 +140,8 @@ def main() -> int:
     parser.add_argument("--hidden", type=int, default=8192)
     parser.add_argument("--intermediate", type=int, default=28672)
     parser.add_argument("--chunks", default="1,2,4", help="chunk counts of the overlapped rows")
+    parser.add_argument("--sm-counts", default="0,124,116",
+                        help="SMs of the products beside transfers, each with every chunk count (0: all)")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--out", help="also write the table to this file (rank 0)")
     args = parser.parse_args()
@@ -161,17 +165,17 @@ def main() -> int:
              f"torch {torch.__version__}, NCCL {nccl}, tcgemm {tcgemm.__version__}; "
              f"median of {args.rounds} rounds, slowest rank", ""]
     w_up, w_down = rand(inter, hidden), rand(hidden, inter)
-    chunk_counts = [int(c) for c in args.chunks.split(",")]
+    variants = [(int(c), int(sms)) for c in args.chunks.split(",") for sms in args.sm_counts.split(",")]
     for tokens in [int(t) for t in args.tokens.split(",") if int(t) % world == 0]:
         try:
-            column, row = layer_calls(tokens, w_up, w_down, chunk_counts, rand, (fused_ag, fused_rs))
+            column, row = layer_calls(tokens, w_up, w_down, variants, rand, (fused_ag, fused_rs))
         except (RuntimeError, ValueError, NotImplementedError) as error:
             # torch's fused ops refused (every rank alike): time the rest
             if fused_ag is None:
                 raise
             fused_ag = fused_rs = None
             why_not = f"{type(error).__name__}: {str(error).splitlines()[0]}"
-            column, row = layer_calls(tokens, w_up, w_down, chunk_counts, rand, (None, None))
+            column, row = layer_calls(tokens, w_up, w_down, variants, rand, (None, None))
         lines += table(f"column-parallel {tokens} x {hidden} -> {inter} a rank", column, args.rounds)
         lines += table(f"row-parallel {tokens} x {inter} -> {hidden}, {tokens // world} rows a rank", row,
                        args.rounds)

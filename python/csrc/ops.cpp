@@ -2,10 +2,13 @@
 // loaded with torch.ops.load_library):
 //
 //   tcgemm::mm(a, b, alpha=1)                     -> alpha * a @ b, a new tensor
-//   tcgemm::mm_out(a, b, out, alpha=1, beta=0)    -> out = alpha * a @ b + beta * out
+//   tcgemm::mm_out(a, b, out, alpha=1, beta=0, sm_count=0) -> out = alpha * a @ b + beta * out
 //   tcgemm::plan(a, b, out=None, alpha=1, beta=0) -> what mm / mm_out would run
 //   tcgemm::linear(x, weight, bias=None, activation=0) -> act(x @ weight^T + bias), fused
-//   tcgemm::linear_out(x, weight, bias, activation, out) -> out = act(x @ weight^T + bias), 2-D x
+//   tcgemm::linear_out(x, weight, bias, activation, out, sm_count=0) -> out = act(x @ weight^T + bias), 2-D x
+//
+// sm_count (the in-place operators): the SMs tcgemm's kernel may take, 0 all
+// (tcgemm::Options::sm_count), for products that run beside communication.
 //   tcgemm::bmm(a, b)                             -> a @ b for [batch, M, K] @ [batch, K, N], one batched call
 //   tcgemm::grouped_mm(a, b, offs)                -> the M-grouped a @ b[g] (mixture of experts), forward only
 //   tcgemm::info()                                -> version and build
@@ -241,10 +244,10 @@ at::Tensor bmm_autocast(const at::Tensor& a, const at::Tensor& b) {
 
 TORCH_LIBRARY(tcgemm, m) {
   m.def("mm(Tensor a, Tensor b, float alpha=1.0) -> Tensor");
-  m.def("mm_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0, float beta=0.0) -> ()");
+  m.def("mm_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0, float beta=0.0, int sm_count=0) -> ()");
   m.def("plan(Tensor a, Tensor b, Tensor? out=None, float alpha=1.0, float beta=0.0) -> str[]");
   m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, int activation=0) -> Tensor");
-  m.def("linear_out(Tensor x, Tensor weight, Tensor? bias, int activation, Tensor(a!) out) -> ()");
+  m.def("linear_out(Tensor x, Tensor weight, Tensor? bias, int activation, Tensor(a!) out, int sm_count=0) -> ()");
   m.def("bmm(Tensor a, Tensor b) -> Tensor");
   m.def("grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor");
   m.def("info() -> str[]", &info);

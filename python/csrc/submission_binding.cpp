@@ -19,7 +19,8 @@ std::vector<std::string> plan(const at::Tensor& a, const at::Tensor& b, const at
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   namespace py = pybind11;
   m.def("mm_out", torch::wrap_pybind_function(tcgemm::torch_glue::mm_out), "out = alpha * a @ b + beta * out",
-        py::arg("a"), py::arg("b"), py::arg("out"), py::arg("alpha") = 1.0, py::arg("beta") = 0.0);
+        py::arg("a"), py::arg("b"), py::arg("out"), py::arg("alpha") = 1.0, py::arg("beta") = 0.0,
+        py::arg("sm_count") = 0);
   m.def("plan", torch::wrap_pybind_function(plan),
         "the plan of mm_out(a, b, out): name, value, name, value, ... (tcgemm.Plan's fields)", py::arg("a"),
         py::arg("b"), py::arg("out"));

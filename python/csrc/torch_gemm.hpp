@@ -212,11 +212,11 @@ inline Call make_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor
 }
 
 // Runs the call on the current stream of the tensors' device.
-inline void run(const Call& c) {
+inline void run(const Call& c, const Options& options = {}) {
   const c10::cuda::CUDAGuard guard(c.out.device());
   GemmArgs g = c.args;
   g.stream = c10::cuda::getCurrentCUDAStream(c.out.device().index()).stream();
-  const Plan p = gemm(g);
+  const Plan p = gemm(g, options);
   if (p.status != Status::ok) throw_error(p);
 }
 
@@ -246,10 +246,21 @@ inline std::vector<std::string> plan_of(const Call& c) {
           "swap_ab",   k.swap_ab ? "true" : "false"};
 }
 
-// out = alpha * a @ b + beta * out.
-inline void mm_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta) {
+// Options::sm_count: the SMs a call of tcgemm's kernels may take (0: all).
+inline Options sm_bound(int64_t sm_count) {
+  TCGEMM_REFUSE(ValueError, sm_count >= 0 && sm_count <= INT32_MAX,
+                "tcgemm: sm_count must be 0 (every SM) or a number of SMs, not " + std::to_string(sm_count));
+  Options o;
+  o.sm_count = static_cast<int>(sm_count);
+  return o;
+}
+
+// out = alpha * a @ b + beta * out, on at most sm_count SMs (0: all).
+inline void mm_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta,
+                   int64_t sm_count = 0) {
+  const Options options = sm_bound(sm_count);
   check_tensors(a, b, &out);
-  run(make_call(a, b, out, alpha, beta));
+  run(make_call(a, b, out, alpha, beta), options);
 }
 
 // alpha * a @ b into a new row-major tensor.
@@ -394,7 +405,7 @@ inline at::Tensor contiguous_aligned(const at::Tensor& t) {
 // caller's tensors for messages.
 template <class Describe>
 void run_linear(const at::Tensor& x2, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                int64_t activation, const at::Tensor& out2, const Describe& call) {
+                int64_t activation, const at::Tensor& out2, const Describe& call, const Options& options = {}) {
   TCGEMM_REFUSE(ValueError, activation >= 0 && activation <= 4,
                 "tcgemm.linear: unknown activation " + std::to_string(activation) +
                     " (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu)" + call());
@@ -435,7 +446,7 @@ void run_linear(const at::Tensor& x2, const at::Tensor& weight, const std::optio
     c = make_call(xp, wp.t(), out2, 1.0, 0.0);
     fuse(c);
   }
-  run(c);
+  run(c, options);
 }
 
 // " (x: ..., weight: ..., bias: ..., out: ...)": a linear call as messages show it.
@@ -482,18 +493,20 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
 
 // out = act(x @ weight^T + bias) for a 2-D x [M, K] and an existing out
 // [M, N] whose rows are contiguous (out.stride(1) == 1): linear without
-// allocating, as mm_out is mm. A fused call (bias or activation) needs out's
-// rows 16 bytes apart (out.stride(0) a multiple of 8 elements), as the
-// kernels store them; it is refused otherwise, with nothing written.
+// allocating, as mm_out is mm, on at most sm_count SMs (0: all). A fused
+// call (bias or activation) needs out's rows 16 bytes apart (out.stride(0)
+// a multiple of 8 elements), as the kernels store them; it is refused
+// otherwise, with nothing written.
 inline void linear_out(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                       int64_t activation, const at::Tensor& out) {
+                       int64_t activation, const at::Tensor& out, int64_t sm_count = 0) {
+  const Options options = sm_bound(sm_count);
   auto call = [&] { return describe_linear(x, weight, bias, &out); };
   TCGEMM_REFUSE(ValueError, x.dim() == 2, "tcgemm.linear_out: x must be 2-D [M, in_features]" + call());
   TCGEMM_REFUSE(ValueError, weight.dim() == 2, "tcgemm.linear: weight must be [out_features, in_features]" + call());
   TCGEMM_REFUSE(ValueError, x.size(1) == weight.size(1),
                 "tcgemm.linear: x's last dimension " + std::to_string(x.size(1)) + " must equal weight's in_features " +
                     std::to_string(weight.size(1)) + call());
-  run_linear(x, weight, bias, activation, out, call);
+  run_linear(x, weight, bias, activation, out, call, options);
 }
 
 // plan_of() for mm (out undefined: a new tensor, as mm would allocate) or mm_out.

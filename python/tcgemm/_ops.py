@@ -3,13 +3,16 @@ needs beyond them: fake (meta) implementations, so torch.compile can trace the
 operators. (Their autograd formulas are in the library, csrc/ops.cpp.)
 
     torch.ops.tcgemm.mm(a, b, alpha=1.0) -> Tensor
-    torch.ops.tcgemm.mm_out(a, b, out, alpha=1.0, beta=0.0) -> None   (writes out)
+    torch.ops.tcgemm.mm_out(a, b, out, alpha=1.0, beta=0.0, sm_count=0) -> None   (writes out)
     torch.ops.tcgemm.plan(a, b, out=None, alpha=1.0, beta=0.0) -> list[str]   (name, value, name, value, ...)
     torch.ops.tcgemm.linear(x, weight, bias=None, activation=0) -> Tensor   (act(x @ weight^T + bias), fused)
-    torch.ops.tcgemm.linear_out(x, weight, bias, activation, out) -> None   (the same into out, 2-D x)
+    torch.ops.tcgemm.linear_out(x, weight, bias, activation, out, sm_count=0) -> None   (the same into out, 2-D x)
     torch.ops.tcgemm.bmm(a, b) -> Tensor   ([batch, M, K] @ [batch, K, N], one strided batched call)
     torch.ops.tcgemm.grouped_mm(a, b, offs) -> Tensor   ([M, K] rows in groups @ [groups, K, N]; forward only)
     torch.ops.tcgemm.info() -> list[str]
+
+sm_count (the in-place operators): the SMs tcgemm's kernel may take, 0 all
+(tcgemm::Options::sm_count), for products that run beside communication.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ def _mm_fake(a: torch.Tensor, b: torch.Tensor, alpha: float = 1.0) -> torch.Tens
 
 
 @torch.library.register_fake("tcgemm::mm_out")
-def _mm_out_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha: float = 1.0, beta: float = 0.0) -> None:
+def _mm_out_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha: float = 1.0, beta: float = 0.0,
+                 sm_count: int = 0) -> None:
     _check_fake_operands(a, b)
     torch._check_value(out.dim() == 2 and out.shape[0] == a.shape[0] and out.shape[1] == b.shape[1],
                        lambda: f"tcgemm: out must be [{a.shape[0]}, {b.shape[1]}] for a @ b, got {list(out.shape)}")
@@ -84,7 +88,7 @@ def _linear_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
 
 @torch.library.register_fake("tcgemm::linear_out")
 def _linear_out_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: int,
-                     out: torch.Tensor) -> None:
+                     out: torch.Tensor, sm_count: int = 0) -> None:
     torch._check_value(x.dim() == 2, lambda: "tcgemm.linear_out: x must be 2-D [M, in_features]")
     _linear_fake(x, weight, bias, activation)
     torch._check_value(out.dim() == 2 and out.shape[0] == x.shape[0] and out.shape[1] == weight.shape[0],

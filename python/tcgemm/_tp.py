@@ -46,8 +46,9 @@ from torch import Tensor
 
 
 class LocalProducts(Protocol):
-    def mm_into(self, a: Tensor, b: Tensor, bias: Tensor | None, out: Tensor) -> None:
-        """out = a @ b (+ bias), out an existing [rows, N] view whose rows are contiguous."""
+    def mm_into(self, a: Tensor, b: Tensor, bias: Tensor | None, out: Tensor, sm_count: int) -> None:
+        """out = a @ b (+ bias), out an existing [rows, N] view whose rows are
+        contiguous, on at most sm_count SMs (0: all)."""
 
     def mm(self, a: Tensor, b: Tensor) -> Tensor:
         """a @ b, a new tensor (the gradients of b)."""
@@ -127,10 +128,12 @@ def _output(x: Tensor, rows: int, n: int, bias: Tensor | None) -> Tensor:
 
 def gather_mm(x_shard: Tensor, b: Tensor, bias: Tensor | None, group: dist.ProcessGroup,
               products: LocalProducts, chunks: int = 1, overlap: bool = True,
-              keep_gathered: bool = False) -> tuple[Tensor, Tensor]:
+              keep_gathered: bool = False, sm_count: int = 0) -> tuple[Tensor, Tensor]:
     """(all_gather(x_shard) @ b + bias, the gathered x) on every rank of
     `group`; the gathered x is [W * S_l, K] with keep_gathered, else [0, K].
-    Every rank passes the same S_l, K, N and dtype."""
+    Every rank passes the same S_l, K, N and dtype. Overlapped, the products
+    that run while a transfer may still be under way (all but the last) take
+    at most sm_count SMs (0: all), leaving the rest to the transfers."""
     _check_operands("gather_mm", x_shard, b, bias)
     ring = _Ring.of(group)
     rows, k = x_shard.shape
@@ -147,11 +150,12 @@ def gather_mm(x_shard: Tensor, b: Tensor, bias: Tensor | None, group: dist.Proce
     if not overlap:
         # One all-gather collective, then one product over all the rows.
         dist.all_gather_into_tensor(gathered, x_shard.contiguous(), group=group)
-        products.mm_into(gathered, b, bias, y)
+        products.mm_into(gathered, b, bias, y, 0)
     else:
         # The local rows first: they need no transfer, and a call the local
         # product refuses is refused before anything is sent.
-        products.mm_into(x_shard, b, bias, shard(y, ring.rank))
+        transfers = ring.size > 1 and rows > 0
+        products.mm_into(x_shard, b, bias, shard(y, ring.rank), sm_count if transfers else 0)
         x_send = x_shard.contiguous()
         arrivals = []  # (works, source rank, block), in the order they complete
         for step in range(1, ring.size):
@@ -159,9 +163,10 @@ def gather_mm(x_shard: Tensor, b: Tensor, bias: Tensor | None, group: dist.Proce
             for lo, hi in blocks:
                 works = ring.exchange(x_send[lo:hi], to, shard(gathered, frm)[lo:hi], frm)
                 arrivals.append((works, frm, lo, hi))
-        for works, frm, lo, hi in arrivals:
+        for i, (works, frm, lo, hi) in enumerate(arrivals):
             _wait(works)
-            products.mm_into(shard(gathered, frm)[lo:hi], b, bias, shard(y, frm)[lo:hi])
+            last = i == len(arrivals) - 1
+            products.mm_into(shard(gathered, frm)[lo:hi], b, bias, shard(y, frm)[lo:hi], 0 if last else sm_count)
         if keep_gathered:
             shard(gathered, ring.rank).copy_(x_shard)
     if not y.is_contiguous():
@@ -182,10 +187,12 @@ def sum_in_rank_order(partials: list[Tensor], bias: Tensor | None, dtype: torch.
 
 
 def mm_scatter(x: Tensor, b: Tensor, bias: Tensor | None, group: dist.ProcessGroup,
-               products: LocalProducts, chunks: int = 1, overlap: bool = True) -> Tensor:
+               products: LocalProducts, chunks: int = 1, overlap: bool = True, sm_count: int = 0) -> Tensor:
     """This rank's rows of sum over ranks of (x @ b), plus bias: [S / W, N],
     the sum in float32 in rank order, rounded once. Every rank passes the same
-    S, N and dtype; S must be a multiple of the group's size."""
+    S, N and dtype; S must be a multiple of the group's size. Overlapped,
+    the products after the first transfer has started take at most sm_count
+    SMs (0: all), leaving the rest to the transfers."""
     _check_operands("mm_scatter", x, b, bias)
     ring = _Ring.of(group)
     total_rows, n = x.shape[0], b.shape[1]
@@ -205,7 +212,7 @@ def mm_scatter(x: Tensor, b: Tensor, bias: Tensor | None, group: dist.ProcessGro
     # refuses is refused before anything is sent.
     works: list[dist.Work] = []
     if not overlap:
-        products.mm_into(x, b, None, partial)
+        products.mm_into(x, b, None, partial, 0)
         for step in range(1, ring.size):
             to, frm = (ring.rank + step) % ring.size, (ring.rank - step) % ring.size
             works += ring.exchange(shard(partial, to), to, shard(received, frm), frm)
@@ -213,9 +220,10 @@ def mm_scatter(x: Tensor, b: Tensor, bias: Tensor | None, group: dist.ProcessGro
         for step in range(1, ring.size):
             to, frm = (ring.rank + step) % ring.size, (ring.rank - step) % ring.size
             for lo, hi in row_blocks(rows, chunks):
-                products.mm_into(shard(x, to)[lo:hi], b, None, shard(partial, to)[lo:hi])
+                # (the first product runs before any transfer: on every SM)
+                products.mm_into(shard(x, to)[lo:hi], b, None, shard(partial, to)[lo:hi], sm_count if works else 0)
                 works += ring.exchange(shard(partial, to)[lo:hi], to, shard(received, frm)[lo:hi], frm)
-        products.mm_into(shard(x, ring.rank), b, None, shard(partial, ring.rank))
+        products.mm_into(shard(x, ring.rank), b, None, shard(partial, ring.rank), sm_count if works else 0)
     _wait(works)
     parts = [shard(partial if r == ring.rank else received, r) for r in range(ring.size)]
     return sum_in_rank_order(parts, bias, x.dtype)
@@ -240,9 +248,9 @@ def define_ops(namespace: str, products: LocalProducts) -> tuple[object, object]
     process-group name (what torch.compile can trace), with fake
     implementations and gradients, each product's backward the other one:
 
-      all_gather_mm(x, b, bias, group_name, chunks, overlap, keep_gathered) -> (y, gathered)
+      all_gather_mm(x, b, bias, group_name, chunks, overlap, keep_gathered, sm_count) -> (y, gathered)
         dx = mm_reduce_scatter(dy, b^T), db = gathered^T @ dy, dbias = dy summed over rows
-      mm_reduce_scatter(x, b, bias, group_name, chunks, overlap) -> y
+      mm_reduce_scatter(x, b, bias, group_name, chunks, overlap, sm_count) -> y
         (dx, gathered dy) = all_gather_mm(dy, b^T), db = x^T @ gathered dy, dbias = dy summed over rows
 
     A gradient of x needs all ranks' dy, so every rank of the group must run
@@ -256,22 +264,23 @@ def define_ops(namespace: str, products: LocalProducts) -> tuple[object, object]
     # their schemas from these annotations.)
     @torch.library.custom_op(f"{namespace}::all_gather_mm", mutates_args=())
     def all_gather_mm(x: Tensor, b: Tensor, bias: Optional[Tensor], group_name: str, chunks: int, overlap: bool,
-                      keep_gathered: bool) -> tuple[Tensor, Tensor]:
-        return gather_mm(x, b, bias, _resolve_process_group(group_name), products, chunks, overlap, keep_gathered)
+                      keep_gathered: bool, sm_count: int) -> tuple[Tensor, Tensor]:
+        return gather_mm(x, b, bias, _resolve_process_group(group_name), products, chunks, overlap, keep_gathered,
+                         sm_count)
 
     @all_gather_mm.register_fake
-    def _(x, b, bias, group_name, chunks, overlap, keep_gathered):
+    def _(x, b, bias, group_name, chunks, overlap, keep_gathered, sm_count):
         _check_operands("gather_mm", x, b, bias)
         total = size_of(group_name) * x.shape[0]
         return x.new_empty((total, b.shape[1])), x.new_empty((total if keep_gathered else 0, x.shape[1]))
 
     @torch.library.custom_op(f"{namespace}::mm_reduce_scatter", mutates_args=())
     def mm_reduce_scatter(x: Tensor, b: Tensor, bias: Optional[Tensor], group_name: str, chunks: int,
-                          overlap: bool) -> Tensor:
-        return mm_scatter(x, b, bias, _resolve_process_group(group_name), products, chunks, overlap)
+                          overlap: bool, sm_count: int) -> Tensor:
+        return mm_scatter(x, b, bias, _resolve_process_group(group_name), products, chunks, overlap, sm_count)
 
     @mm_reduce_scatter.register_fake
-    def _(x, b, bias, group_name, chunks, overlap):
+    def _(x, b, bias, group_name, chunks, overlap, sm_count):
         _check_operands("mm_scatter", x, b, bias)
         size = size_of(group_name)
         torch._check(x.shape[0] % size == 0,
@@ -280,16 +289,16 @@ def define_ops(namespace: str, products: LocalProducts) -> tuple[object, object]
         return x.new_empty((x.shape[0] // size, b.shape[1]))
 
     def gather_setup(ctx, inputs, output):
-        _, b, bias, group_name, chunks, overlap, keep_gathered = inputs
+        _, b, bias, group_name, chunks, overlap, keep_gathered, sm_count = inputs
         ctx.save_for_backward(b, output[1])
-        ctx.args = (group_name, chunks, overlap, keep_gathered, None if bias is None else bias.dtype)
+        ctx.args = (group_name, chunks, overlap, keep_gathered, sm_count, None if bias is None else bias.dtype)
 
     def gather_backward(ctx, grad_y, _grad_gathered):
         b, gathered = ctx.saved_tensors
-        group_name, chunks, overlap, keep_gathered, bias_dtype = ctx.args
+        group_name, chunks, overlap, keep_gathered, sm_count, bias_dtype = ctx.args
         dx = db = dbias = None
         if ctx.needs_input_grad[0]:
-            dx = mm_reduce_scatter(grad_y, b.t(), None, group_name, chunks, overlap)
+            dx = mm_reduce_scatter(grad_y, b.t(), None, group_name, chunks, overlap, sm_count)
         if ctx.needs_input_grad[1]:
             if not keep_gathered:
                 raise RuntimeError("tcgemm.distributed: b's gradient needs the gathered x; call all_gather_mm "
@@ -297,28 +306,28 @@ def define_ops(namespace: str, products: LocalProducts) -> tuple[object, object]
             db = _grad_like(b, products, gathered, grad_y)
         if bias_dtype is not None and ctx.needs_input_grad[2]:
             dbias = _bias_grad(grad_y, bias_dtype)
-        return dx, db, dbias, None, None, None, None
+        return dx, db, dbias, None, None, None, None, None
 
     def scatter_setup(ctx, inputs, output):
-        x, b, bias, group_name, chunks, overlap = inputs
+        x, b, bias, group_name, chunks, overlap, sm_count = inputs
         ctx.save_for_backward(x, b)
-        ctx.args = (group_name, chunks, overlap, None if bias is None else bias.dtype)
+        ctx.args = (group_name, chunks, overlap, sm_count, None if bias is None else bias.dtype)
 
     def scatter_backward(ctx, grad_y):
         x, b = ctx.saved_tensors
-        group_name, chunks, overlap, bias_dtype = ctx.args
+        group_name, chunks, overlap, sm_count, bias_dtype = ctx.args
         dx = db = dbias = None
         need_b = ctx.needs_input_grad[1]
         if ctx.needs_input_grad[0] or need_b:
             # x's gradient comes with the gathered dy that b's needs.
-            dx, gathered = all_gather_mm(grad_y, b.t(), None, group_name, chunks, overlap, need_b)
+            dx, gathered = all_gather_mm(grad_y, b.t(), None, group_name, chunks, overlap, need_b, sm_count)
             if need_b:
                 db = _grad_like(b, products, x, gathered)
             if not ctx.needs_input_grad[0]:
                 dx = None
         if bias_dtype is not None and ctx.needs_input_grad[2]:
             dbias = _bias_grad(grad_y, bias_dtype)
-        return dx, db, dbias, None, None, None
+        return dx, db, dbias, None, None, None, None
 
     all_gather_mm.register_autograd(gather_backward, setup_context=gather_setup)
     mm_reduce_scatter.register_autograd(scatter_backward, setup_context=scatter_setup)
@@ -333,7 +342,7 @@ def group_name(group: dist.ProcessGroup | None, what: str) -> str:
     return (group if group is not None else dist.group.WORLD).group_name
 
 
-def _check_layer(what: str, x: Tensor, weight: Tensor, bias: Tensor | None, chunks: int) -> None:
+def _check_layer(what: str, x: Tensor, weight: Tensor, bias: Tensor | None, chunks: int, sm_count: int) -> None:
     if x.dim() < 2 or weight.dim() != 2:
         raise ValueError(f"tcgemm.distributed.{what}: x must be [rows, ..., in_features] and weight "
                          f"[out_features, in_features], got {list(x.shape)} and {list(weight.shape)}")
@@ -344,31 +353,34 @@ def _check_layer(what: str, x: Tensor, weight: Tensor, bias: Tensor | None, chun
         raise ValueError(f"tcgemm.distributed.{what}: bias must be [{weight.shape[0]}], got {list(bias.shape)}")
     if chunks < 1:
         raise ValueError(f"tcgemm.distributed.{what}: chunks must be at least 1, got {chunks}")
+    if sm_count < 0:
+        raise ValueError(f"tcgemm.distributed.{what}: sm_count must be 0 (every SM) or a number of SMs, got "
+                         f"{sm_count}")
 
 
 def all_gather_linear(op, x_shard: Tensor, weight: Tensor, bias: Tensor | None,
-                      group: dist.ProcessGroup | None, chunks: int, overlap: bool) -> Tensor:
+                      group: dist.ProcessGroup | None, chunks: int, overlap: bool, sm_count: int = 0) -> Tensor:
     """all_gather(x_shard) @ weight^T + bias by the operator `op`
     (all_gather_mm), x_shard [S_l, ..., K] gathered along its first
     dimension; [W * S_l, ..., N_l]. The gathered x is kept where weight's
     gradient will need it."""
     name = group_name(group, "all_gather_linear")
-    _check_layer("all_gather_linear", x_shard, weight, bias, chunks)
+    _check_layer("all_gather_linear", x_shard, weight, bias, chunks, sm_count)
     keep = torch.is_grad_enabled() and weight.requires_grad
-    y, _ = op(x_shard.reshape(-1, x_shard.shape[-1]), weight.t(), bias, name, chunks, overlap, keep)
+    y, _ = op(x_shard.reshape(-1, x_shard.shape[-1]), weight.t(), bias, name, chunks, overlap, keep, sm_count)
     return y.view(-1, *x_shard.shape[1:-1], weight.shape[0])
 
 
 def linear_reduce_scatter(op, x: Tensor, weight: Tensor, bias: Tensor | None,
-                          group: dist.ProcessGroup | None, chunks: int, overlap: bool) -> Tensor:
+                          group: dist.ProcessGroup | None, chunks: int, overlap: bool, sm_count: int = 0) -> Tensor:
     """This rank's rows of sum over ranks of x @ weight^T, plus bias, by the
     operator `op` (mm_reduce_scatter), x [S, ..., K_l] split along its first
     dimension; [S / W, ..., N]."""
     name = group_name(group, "linear_reduce_scatter")
-    _check_layer("linear_reduce_scatter", x, weight, bias, chunks)
+    _check_layer("linear_reduce_scatter", x, weight, bias, chunks, sm_count)
     size = (group if group is not None else dist.group.WORLD).size()
     if x.shape[0] % size != 0:
         raise ValueError(f"tcgemm.distributed.linear_reduce_scatter: x's first dimension {x.shape[0]} does not "
                          f"split evenly over {size} ranks")
-    y = op(x.reshape(-1, x.shape[-1]), weight.t(), bias, name, chunks, overlap)
+    y = op(x.reshape(-1, x.shape[-1]), weight.t(), bias, name, chunks, overlap, sm_count)
     return y.view(-1, *x.shape[1:-1], weight.shape[0])

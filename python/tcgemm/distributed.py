@@ -30,6 +30,13 @@ overlap=False runs the same products unoverlapped (one all-gather
 collective, then one product; or one product, then the transfers): the
 baseline of the overlap, with the same bits.
 
+SMs: NCCL moves data with kernels of its own, which need SMs. tcgemm's
+kernels are persistent, a CTA on every SM, so a product launched on all of
+them keeps a transfer's kernel waiting until it ends. sm_count bounds the
+products that run while transfers may be under way to that many SMs
+(tcgemm::Options::sm_count), leaving the others to NCCL; 0 takes every SM.
+The bits do not depend on it.
+
 Both are torch operators (torch.ops.tcgemm.all_gather_mm and
 torch.ops.tcgemm.mm_reduce_scatter, taking the group by name) with fake
 implementations and gradients, each one's backward pass running the other:
@@ -56,11 +63,11 @@ class _TcgemmProducts:
     weight gradients."""
 
     @staticmethod
-    def mm_into(a: Tensor, b: Tensor, bias: Tensor | None, out: Tensor) -> None:
+    def mm_into(a: Tensor, b: Tensor, bias: Tensor | None, out: Tensor, sm_count: int) -> None:
         if bias is None:
-            _ops.mm_out(a, b, out, 1.0, 0.0)  # tcgemm.linear without a bias runs the same call
+            _ops.mm_out(a, b, out, 1.0, 0.0, sm_count)  # tcgemm.linear without a bias runs the same call
         else:
-            _ops.linear_out(a, b.t(), bias, 0, out)
+            _ops.linear_out(a, b.t(), bias, 0, out, sm_count)
 
     @staticmethod
     def mm(a: Tensor, b: Tensor) -> Tensor:
@@ -86,7 +93,7 @@ def _check(what: str, x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
 
 def all_gather_linear(x_shard: Tensor, weight_shard: Tensor, bias: Tensor | None = None,
                       group: dist.ProcessGroup | None = None, *, chunks: int = 1,
-                      overlap: bool = True) -> Tensor:
+                      overlap: bool = True, sm_count: int = 0) -> Tensor:
     """The column-parallel linear layer: all_gather(x_shard) @ weight_shard^T
     + bias, the all-gather hidden behind tcgemm's products.
 
@@ -97,15 +104,17 @@ def all_gather_linear(x_shard: Tensor, weight_shard: Tensor, bias: Tensor | None
     the bits of tcgemm.linear on the gathered x. chunks: the pieces each
     peer's shard travels in (more start the products earlier; each is one
     product). overlap=False: all-gather, then one product (the same bits).
-    Gradients: x_shard's (reduce-scattered: every rank must run the backward
-    pass), weight's and bias's; the gathered x is kept for weight's."""
+    sm_count: the SMs each product may take while transfers run beside it
+    (0: all; see the module's notes). Gradients: x_shard's
+    (reduce-scattered: every rank must run the backward pass), weight's and
+    bias's; the gathered x is kept for weight's."""
     _check("all_gather_linear", x_shard, weight_shard, bias)
-    return _tp.all_gather_linear(all_gather_mm, x_shard, weight_shard, bias, group, chunks, overlap)
+    return _tp.all_gather_linear(all_gather_mm, x_shard, weight_shard, bias, group, chunks, overlap, sm_count)
 
 
 def linear_reduce_scatter(x: Tensor, weight_shard: Tensor, bias: Tensor | None = None,
                           group: dist.ProcessGroup | None = None, *, chunks: int = 1,
-                          overlap: bool = True) -> Tensor:
+                          overlap: bool = True, sm_count: int = 0) -> Tensor:
     """The row-parallel linear layer: this rank's rows of the sum over ranks
     of x @ weight_shard^T, plus bias, the transfers of the partial products
     hidden behind tcgemm's products.
@@ -117,7 +126,8 @@ def linear_reduce_scatter(x: Tensor, weight_shard: Tensor, bias: Tensor | None =
     the first dimension. The sum over ranks is in float32 in rank order,
     rounded once: the same bits on every run and for every `chunks` and
     `overlap`. chunks: the pieces each peer's partial product is sent in.
-    Gradients: x's (after an all-gather of the output's gradient: every rank
-    must run the backward pass), weight's and bias's."""
+    sm_count: the SMs each product may take while transfers run beside it
+    (0: all). Gradients: x's (after an all-gather of the output's gradient:
+    every rank must run the backward pass), weight's and bias's."""
     _check("linear_reduce_scatter", x, weight_shard, bias)
-    return _tp.linear_reduce_scatter(mm_reduce_scatter, x, weight_shard, bias, group, chunks, overlap)
+    return _tp.linear_reduce_scatter(mm_reduce_scatter, x, weight_shard, bias, group, chunks, overlap, sm_count)

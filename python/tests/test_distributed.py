@@ -63,10 +63,10 @@ def test_all_gather_linear_has_the_bits_of_linear(world_of_one, dtype, shape, wi
     x, w = rand(m, k, dtype=dtype, seed=m + n), rand(n, k, dtype=dtype, seed=k)
     bias = rand(n, dtype=dtype, seed=3) if with_bias else None
     want = tcgemm.linear(x, w, bias)
-    for chunks, overlap in ((1, True), (3, True), (1, False)):
-        got = tp.all_gather_linear(x, w, bias, chunks=chunks, overlap=overlap)
+    for chunks, overlap, sm_count in ((1, True, 0), (3, True, 0), (1, False, 0), (2, True, 100)):
+        got = tp.all_gather_linear(x, w, bias, chunks=chunks, overlap=overlap, sm_count=sm_count)
         assert got.shape == (m, n) and got.is_contiguous()
-        assert torch.equal(bits(got), bits(want)), (chunks, overlap)
+        assert torch.equal(bits(got), bits(want)), (chunks, overlap, sm_count)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -143,8 +143,8 @@ def test_opcheck(world_of_one) -> None:
     x = rand(200, 256, dtype=torch.bfloat16, seed=19).requires_grad_(True)
     w = rand(384, 256, dtype=torch.bfloat16, seed=20).requires_grad_(True)
     bias = rand(384, dtype=torch.float32, seed=21).requires_grad_(True)
-    torch.library.opcheck(tp.all_gather_mm, (x, w.t(), bias, name, 2, True, True))
-    torch.library.opcheck(tp.mm_reduce_scatter, (x, w.t(), None, name, 1, True))
+    torch.library.opcheck(tp.all_gather_mm, (x, w.t(), bias, name, 2, True, True, 66))
+    torch.library.opcheck(tp.mm_reduce_scatter, (x, w.t(), None, name, 1, True, 0))
 
 
 def test_refusals_before_anything_is_sent(world_of_one) -> None:
@@ -171,16 +171,17 @@ def _two_rank_checks(rank: int, world: int) -> None:
     mine, cols = slice(rank * rows, (rank + 1) * rows), slice(rank * n, (rank + 1) * n)
     # Column-parallel: the bits of one tcgemm.linear over the gathered x, on every rank.
     want = tcgemm.linear(x, w[cols], bias[cols])
-    for chunks, overlap in ((1, True), (4, True), (1, False)):
-        got = tp.all_gather_linear(x[mine], w[cols], bias[cols], chunks=chunks, overlap=overlap)
-        assert torch.equal(bits(got), bits(want)), ("all_gather_linear", chunks, overlap)
+    for chunks, overlap, sm_count in ((1, True, 0), (4, True, 0), (1, False, 0), (2, True, 116)):
+        got = tp.all_gather_linear(x[mine], w[cols], bias[cols], chunks=chunks, overlap=overlap, sm_count=sm_count)
+        assert torch.equal(bits(got), bits(want)), ("all_gather_linear", chunks, overlap, sm_count)
     # Row-parallel: the rank-order sum of each rank's tcgemm partial product, every mode, every repeat.
     k_cols = slice(rank * (k // world), (rank + 1) * (k // world))
     partials = [tcgemm.linear(x[mine, r * (k // world):(r + 1) * (k // world)],
                               w[:n, r * (k // world):(r + 1) * (k // world)]) for r in range(world)]
     want = _tp.sum_in_rank_order(partials, bias[:n], dtype)
-    for chunks, overlap in ((1, True), (3, True), (1, False), (1, True)):
-        got = tp.linear_reduce_scatter(x[:, k_cols], w[:n, k_cols], bias[:n], chunks=chunks, overlap=overlap)
+    for chunks, overlap, sm_count in ((1, True, 0), (3, True, 0), (1, False, 0), (1, True, 0), (2, True, 116)):
+        got = tp.linear_reduce_scatter(x[:, k_cols], w[:n, k_cols], bias[:n], chunks=chunks, overlap=overlap,
+                                       sm_count=sm_count)
         assert torch.equal(bits(got), bits(want)), ("linear_reduce_scatter", chunks, overlap)
     # Gradients across ranks, against float32 autograd of the unsharded layers.
     xs = x[mine].clone().requires_grad_(True)

@@ -354,3 +354,22 @@ def test_linear_out_refusals_leave_out_untouched() -> None:
         torch.ops.tcgemm.linear_out(out[:, :64], w[:, :64], None, 0, out)  # x is a view of out
     assert (out == 7.0).all()
     torch.library.opcheck(torch.ops.tcgemm.linear_out.default, (x, w, b, 4, out))
+
+
+def test_sm_count_bounds_the_kernel_not_the_bits() -> None:
+    # The in-place operators' sm_count (tcgemm::Options::sm_count): the same bits on any number of SMs.
+    x, w, b = tensors((1000, 512), 768, torch.bfloat16, "same", seed=16)
+    want = tcgemm.linear(x, w, b, "relu")
+    want_mm = tcgemm.matmul(x, w.t())
+    for sm_count in (1, 7, 66, 131, 132, 1000):
+        out = torch.full_like(want, float("nan"))
+        torch.ops.tcgemm.linear_out(x, w, b, 1, out, sm_count)
+        assert torch.equal(out, want), sm_count
+        torch.ops.tcgemm.mm_out(x, w.t(), out, 1.0, 0.0, sm_count)
+        assert torch.equal(out, want_mm), sm_count
+    out = torch.full_like(want, 3.0)
+    with pytest.raises(ValueError, match="sm_count must be 0"):
+        torch.ops.tcgemm.mm_out(x, w.t(), out, 1.0, 0.0, -2)
+    with pytest.raises(ValueError, match="sm_count must be 0"):
+        torch.ops.tcgemm.linear_out(x, w, b, 0, out, -1)
+    assert (out == 3.0).all()

@@ -46,14 +46,20 @@ class Reference:
 
     def __init__(self) -> None:
         self.calls: list[tuple[int, int]] = []  # (rows, first row of out within its buffer)
+        self.sm_counts: list[int] = []  # each call's bound on SMs
 
-    def mm_into(self, a, b, bias, out) -> None:
+    def mm_into(self, a, b, bias, out, sm_count) -> None:
         product = a.double() @ b.double()
         if bias is not None:
             product += bias.double()
         out.copy_(product)
         base = out._base if out._base is not None else out
         self.calls.append((a.shape[0], (out.data_ptr() - base.data_ptr()) // (out.element_size() * out.stride(0))))
+        self.sm_counts.append(sm_count)
+
+    def clear(self) -> None:
+        self.calls.clear()
+        self.sm_counts.clear()
 
     def mm(self, a, b):
         return (a.double() @ b.double()).to(a.dtype)
@@ -80,9 +86,9 @@ def gather_exact(rank, world, group):
     want = x.double() @ w.double().t() + bias.double()
     for overlap in (True, False):
         for chunks in (1, 2, 5):
-            REFERENCE.calls.clear()
+            REFERENCE.clear()
             y, gathered = tp.gather_mm(x[rank * rows:(rank + 1) * rows], w.t(), bias, group, REFERENCE, chunks,
-                                       overlap, keep_gathered=True)
+                                       overlap, keep_gathered=True, sm_count=100)
             assert torch.equal(y.double(), want), (overlap, chunks)
             assert torch.equal(gathered, x), (overlap, chunks)
             if overlap:
@@ -92,8 +98,10 @@ def gather_exact(rank, world, group):
                 want_calls = [(hi - lo, ((rank - step) % world) * rows + lo)
                               for step in range(1, world) for lo, hi in blocks]
                 assert REFERENCE.calls[1:] == want_calls, (REFERENCE.calls, want_calls)
+                # Bounded SMs while transfers may run: every product but the last.
+                assert REFERENCE.sm_counts == [100] * len(want_calls) + [0], REFERENCE.sm_counts
             else:
-                assert REFERENCE.calls == [(world * rows, 0)]
+                assert REFERENCE.calls == [(world * rows, 0)] and REFERENCE.sm_counts == [0]
     y, gathered = tp.gather_mm(x[rank * rows:(rank + 1) * rows], w.t(), None, group, REFERENCE)
     assert torch.equal(y.double(), x.double() @ w.double().t()) and gathered.shape == (0, k)
 
@@ -119,8 +127,8 @@ def scatter_exact(rank, world, group):
     results = []
     for overlap in (True, False):
         for chunks in (1, 2):
-            REFERENCE.calls.clear()
-            y = tp.mm_scatter(x[:, mine], w[:, mine].t(), bias, group, REFERENCE, chunks, overlap)
+            REFERENCE.clear()
+            y = tp.mm_scatter(x[:, mine], w[:, mine].t(), bias, group, REFERENCE, chunks, overlap, sm_count=64)
             assert torch.equal(y.double(), want), (overlap, chunks)
             results.append(y)
             if overlap:
@@ -128,6 +136,10 @@ def scatter_exact(rank, world, group):
                 want_calls = [(hi - lo, ((rank + step) % world) * rows + lo)
                               for step in range(1, world) for lo, hi in tp.row_blocks(rows, chunks)]
                 assert REFERENCE.calls == [*want_calls, (rows, rank * rows)], REFERENCE.calls
+                # Every SM for the first product (no transfer yet), sm_count for the rest.
+                assert REFERENCE.sm_counts == [0] + [64] * len(want_calls), REFERENCE.sm_counts
+            else:
+                assert REFERENCE.sm_counts == [0]
 
 
 def scatter_rank_order(rank, world, group):
@@ -182,9 +194,9 @@ def _local_params(x, w1, b1, w2, b2, cols, seq):
     return leaves
 
 
-def _mlp(x, w1, b1, w2, b2, group, chunks, overlap):
-    h = tp.all_gather_linear(ALL_GATHER_MM, x, w1, b1, group, chunks, overlap)
-    return tp.linear_reduce_scatter(MM_REDUCE_SCATTER, h, w2, b2, group, chunks, overlap)
+def _mlp(x, w1, b1, w2, b2, group, chunks, overlap, sm_count=0):
+    h = tp.all_gather_linear(ALL_GATHER_MM, x, w1, b1, group, chunks, overlap, sm_count)
+    return tp.linear_reduce_scatter(MM_REDUCE_SCATTER, h, w2, b2, group, chunks, overlap, sm_count)
 
 
 def operators_gradients(rank, world, group):
@@ -195,7 +207,7 @@ def operators_gradients(rank, world, group):
     (out * grad.double()).sum().backward()
     for chunks, overlap in ((1, True), (2, True), (1, False)):
         leaves = _local_params(x, w1, b1, w2, b2, cols, seq)
-        y = _mlp(*leaves, group, chunks, overlap)
+        y = _mlp(*leaves, group, chunks, overlap, sm_count=50)
         assert y.shape == (x.shape[0] // world, 2, w2.shape[0])
         assert torch.equal(y.double(), out[seq].detach()), (chunks, overlap)
         (y * grad[seq]).sum().backward()
@@ -231,13 +243,14 @@ def operators_fake(rank, world, group):
 
     name = group.group_name
     with FakeTensorMode():
-        y, gathered = ALL_GATHER_MM(torch.empty(5, 16), torch.empty(16, 24), None, name, 1, True, True)
+        y, gathered = ALL_GATHER_MM(torch.empty(5, 16), torch.empty(16, 24), None, name, 1, True, True, 0)
         assert y.shape == (world * 5, 24) and gathered.shape == (world * 5, 16)
-        _, gathered = ALL_GATHER_MM(torch.empty(5, 16), torch.empty(16, 24), None, name, 1, True, False)
+        _, gathered = ALL_GATHER_MM(torch.empty(5, 16), torch.empty(16, 24), None, name, 1, True, False, 0)
         assert gathered.shape == (0, 16)
-        assert MM_REDUCE_SCATTER(torch.empty(world * 5, 16), torch.empty(16, 24), None, name, 1, True).shape == (5, 24)
+        assert MM_REDUCE_SCATTER(torch.empty(world * 5, 16), torch.empty(16, 24), None, name, 1, True, 0).shape == (
+            5, 24)
         with pytest.raises(ValueError, match="shapes do not match"):
-            ALL_GATHER_MM(torch.empty(5, 16), torch.empty(15, 24), None, name, 1, True, False)
+            ALL_GATHER_MM(torch.empty(5, 16), torch.empty(15, 24), None, name, 1, True, False, 0)
 
 
 def operators_opcheck(rank, world, group):
@@ -247,9 +260,9 @@ def operators_opcheck(rank, world, group):
     x = ints(6, 16, seed=17).requires_grad_(True)
     b = ints(16, 8, seed=18).requires_grad_(True)
     bias = ints(8, seed=19).requires_grad_(True)
-    torch.library.opcheck(ALL_GATHER_MM, (x, b, bias, name, 2, True, True))
+    torch.library.opcheck(ALL_GATHER_MM, (x, b, bias, name, 2, True, True, 8))
     torch.library.opcheck(MM_REDUCE_SCATTER, (ints(world * 4, 16, seed=20).requires_grad_(True), b, bias, name,
-                                              1, True))
+                                              1, True, 8))
 
 
 def refusals(rank, world, group):
@@ -261,6 +274,8 @@ def refusals(rank, world, group):
         tp.all_gather_linear(ALL_GATHER_MM, x, w, ints(5, seed=3), group, 1, True)
     with pytest.raises(ValueError, match="chunks must be at least 1"):
         tp.all_gather_linear(ALL_GATHER_MM, x, w, None, group, 0, True)
+    with pytest.raises(ValueError, match="sm_count must be 0"):
+        tp.linear_reduce_scatter(MM_REDUCE_SCATTER, ints(world * 2, 16, seed=4), w, None, group, 1, True, -1)
     with pytest.raises(ValueError, match=r"x must be \[rows, \.\.\., in_features\]"):
         tp.linear_reduce_scatter(MM_REDUCE_SCATTER, x[0], w, None, group, 1, True)
     with pytest.raises(ValueError, match="does not split evenly"):

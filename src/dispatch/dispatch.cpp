@@ -73,6 +73,11 @@ std::string check_options(const Options& options) {
   if (prefer < 0 || prefer > 2) return "unknown Options::prefer " + std::to_string(prefer);
   const int schedule = static_cast<int>(options.schedule);
   if (schedule < 0 || schedule > 2) return "unknown Options::schedule " + std::to_string(schedule);
+  if (options.sm_count < 0)
+    return "Options::sm_count must be 0 (every SM) or a number of SMs, not " + std::to_string(options.sm_count);
+  if (options.sm_count > 0 && options.schedule == Schedule::cluster_launch_control)
+    return "Options::sm_count bounds a persistent grid, and Cluster Launch Control launches a CTA a tile: "
+           "leave Options::schedule automatic or persistent with it";
   return sm90::check_config_options(options);
 }
 
@@ -125,6 +130,8 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   // (Cluster Launch Control is refused everywhere but on sm_100).
   if (std::string why = is_sm100 ? sm100::check_options(options) : sm90::check_options(options); !why.empty())
     return reject(Status::invalid_argument, why);
+  // The SMs the kernel is chosen and launched for (Options::sm_count).
+  const int sms = options.sm_count > 0 && options.sm_count < dev.num_sms ? options.sm_count : dev.num_sms;
   std::string why_not;
   if (is_sm90) {
     why_not = kHasSm90 ? sm90::can_implement(args) : "this build has no sm90 kernels (TCGEMM_CUDA_ARCHS lacks 90a)";
@@ -138,7 +145,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     if (std::string why = sm100::check_grouped_options(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
     sm100::Config config =
-        sm100::select_grouped_config(args.m, args.n, args.k, args.groups, dev.num_sms, options.block_n);
+        sm100::select_grouped_config(args.m, args.n, args.k, args.groups, sms, options.block_n);
     config.pdl = options.pdl;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible, M-grouped");
@@ -146,7 +153,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   if (why_not.empty() && is_sm90 && args.grouped()) {
     if (std::string why = sm90::check_grouped_options(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
-    sm90::Config config = sm90::select_grouped_config(args.m, args.n, args.k, args.groups, dev.num_sms,
+    sm90::Config config = sm90::select_grouped_config(args.m, args.n, args.k, args.groups, sms,
                                                       options.block_n, options.block_m, options.pingpong);
     config.pdl = options.pdl;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config),
@@ -156,7 +163,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     if (std::string why = sm90::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
     sm90::Config config = sm90::select_config(
-        args.m, args.n, args.k, dev.num_sms,
+        args.m, args.n, args.k, sms,
         sm90::ConfigRequest{options.block_n, options.cluster_m, options.pingpong, options.block_m, args.op_b == Op::T,
                             args.batch, args.op_a == Op::N, args.fused_epilogue(), options.cluster_n,
                             options.swap_ab});
@@ -167,7 +174,8 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     if (std::string why = sm100::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
     sm100::Config config =
-        sm100::select_config(args.m, args.n, args.k, dev.num_sms, options.block_n, options.schedule,
+        sm100::select_config(args.m, args.n, args.k, sms, options.block_n,
+                             options.sm_count > 0 ? Schedule::persistent : options.schedule,
                              options.cluster_m, args.op_b == Op::T, args.batch, options.block_m);
     config.pdl = options.pdl;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gemm_case.hpp"
@@ -46,6 +47,33 @@ TEST_F(Invariance, SameBitsTwice) {
       prob.poison_c();
       TCGEMM_ASSERT_OK(run_gemm(prob.args(prob.c())), what);
       EXPECT_TRUE(run1 == prob.download_c()) << "two runs differ: " << what;
+    }
+}
+
+// A call bounded to fewer SMs (Options::sm_count) walks the same tiles on a
+// smaller grid and may choose another tile for it: the same bits, in every
+// layout, down to one SM.
+TEST_F(Invariance, SmCountDoesNotChangeBits) {
+  uint64_t seed = 10500;
+  for (const Layout& layout : kLayouts)
+    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1000, 1000, 1000}, {64, 4096, 512}}) {
+      const GemmCase gc = make_case(DType::bf16, layout, m, n, k, Fill::uniform_pm1, ++seed);
+      const std::string what = gc.describe();
+      SCOPED_TRACE(what);
+      Problem prob(gc);
+      const Plan all = run_gemm(prob.args(prob.c()));
+      TCGEMM_ASSERT_OK(all, what);
+      const std::vector<uint16_t> want = prob.download_c();
+      for (const int sms : {1, 2, 7, 66, 131, 10000}) {
+        prob.poison_c();
+        Options bounded;
+        bounded.sm_count = sms;
+        const Plan got = run_gemm(prob.args(prob.c()), bounded);
+        TCGEMM_ASSERT_OK(got, what);
+        EXPECT_EQ(got.backend, own_backend()) << got.reason;
+        EXPECT_TRUE(want == prob.download_c()) << what << " on " << sms << " SMs (" << got.kernel << " vs "
+                                               << all.kernel << ")";
+      }
     }
 }
 

@@ -3,9 +3,11 @@
 // plan's structured fields and the kernel name made from them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 
@@ -150,6 +152,17 @@ TEST(CheckOptions, NamesWhatIsWrong) {
             "(kTileConfigs)");
   EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 0, 2)),
             "Options block_n=0 cluster_m=0 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
+}
+
+TEST(CheckOptions, SmCountIsANumberOfSmsForAPersistentGrid) {
+  Options o;
+  o.sm_count = 100;
+  EXPECT_EQ(check_options(o), "");
+  o.sm_count = -1;
+  EXPECT_EQ(check_options(o), "Options::sm_count must be 0 (every SM) or a number of SMs, not -1");
+  o.sm_count = 8;
+  o.schedule = Schedule::cluster_launch_control;
+  EXPECT_TRUE(contains(check_options(o), "Options::sm_count bounds a persistent grid")) << check_options(o);
 }
 
 TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
@@ -389,6 +402,44 @@ TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
                                  std::to_string(tc.block_n) + "x" + std::to_string(k.block_k) + ", " +
                                  std::to_string(k.stages) + " stages, " +
                                  (clc ? "cluster launch control" : "persistent") + ">");
+  }
+}
+
+// A call bounded to S SMs (Options::sm_count) is planned as on a device of S
+// SMs: the same configuration, and a grid of at most S CTAs (for S of at
+// least a cluster), persistent on sm100 too. More SMs than the device has,
+// or 0: all of them.
+TEST(Decide, SmCountPlansAsOnADeviceOfThatManySms) {
+  for (const bool sm100 : {false, true}) {
+    if (!built(sm100 ? "sm_100a" : "sm_90a")) continue;
+    const DeviceInfo& dev = sm100 ? kB200 : kH200;
+    for (const auto& [m, n, k] : {std::tuple{4096, 4096, 4096}, {64, 8192, 4096}, {1, 4096, 14336}, {2048, 3072, 1024}}) {
+      GemmArgs g = aligned_args(m, n, k);
+      g.op_b = Op::T;
+      g.ldb = g.k;
+      for (const int sms : {dev.num_sms - 8, 96, 64, 17, 2, dev.num_sms, dev.num_sms + 10}) {
+        Options bounded;
+        bounded.sm_count = sms;
+        DeviceInfo smaller = dev;
+        smaller.num_sms = std::min(sms, dev.num_sms);
+        Options persistent;
+        persistent.schedule = sm100 ? Schedule::persistent : Schedule::automatic;
+        const Decision got = decide(g, bounded, dev), want = decide(g, persistent, smaller);
+        ASSERT_EQ(got.plan.status, Status::ok) << got.plan.reason;
+        EXPECT_EQ(got.plan.kernel, want.plan.kernel) << m << "x" << n << "x" << k << " on " << sms << " SMs";
+        int ctas = 0;
+        if (const auto* c = std::get_if<sm90::Config>(&got.config)) {
+          EXPECT_EQ(c->num_ctas, std::get<sm90::Config>(want.config).num_ctas);
+          ctas = c->num_ctas;
+        } else {
+          const auto& c100 = std::get<sm100::Config>(got.config);
+          EXPECT_EQ(c100.schedule, Schedule::persistent);
+          EXPECT_EQ(c100.grid_clusters, std::get<sm100::Config>(want.config).grid_clusters);
+          ctas = c100.grid_clusters * c100.cta_group();
+        }
+        EXPECT_LE(ctas, smaller.num_sms) << got.plan.kernel << " on " << sms << " SMs";
+      }
+    }
   }
 }
 
