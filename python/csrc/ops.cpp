@@ -6,12 +6,12 @@
 //   tcgemm::plan(a, b, out=None, alpha=1, beta=0) -> what mm / mm_out would run
 //   tcgemm::linear(x, weight, bias=None, activation=0) -> act(x @ weight^T + bias), fused
 //   tcgemm::linear_out(x, weight, bias, activation, out, sm_count=0) -> out = act(x @ weight^T + bias), 2-D x
-//
-// sm_count (the in-place operators): the SMs tcgemm's kernel may take, 0 all
-// (tcgemm::Options::sm_count), for products that run beside communication.
 //   tcgemm::bmm(a, b)                             -> a @ b for [batch, M, K] @ [batch, K, N], one batched call
 //   tcgemm::grouped_mm(a, b, offs)                -> the M-grouped a @ b[g] (mixture of experts), forward only
 //   tcgemm::info()                                -> version and build
+//
+// sm_count (the in-place operators): the SMs tcgemm's kernel may take, 0 all
+// (tcgemm::Options::sm_count), for products that run beside communication.
 //
 // mm_out and linear_out return nothing (the Python wrappers return `out`): a
 // custom op that returned an alias of its input could not be functionalized

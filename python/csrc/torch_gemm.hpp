@@ -402,15 +402,17 @@ inline at::Tensor contiguous_aligned(const at::Tensor& t) {
 
 // act(x2 @ weight^T + bias) into out2, both [M, .] with rows contiguous: the
 // fused call of linear and linear_out, checked and run. `call` describes the
-// caller's tensors for messages.
+// caller's tensors for messages; out2 is checked as the caller's where
+// `caller_out` (linear_out), and is linear's own new tensor otherwise.
 template <class Describe>
 void run_linear(const at::Tensor& x2, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                int64_t activation, const at::Tensor& out2, const Describe& call, const Options& options = {}) {
+                int64_t activation, const at::Tensor& out2, bool caller_out, const Describe& call,
+                const Options& options = {}) {
   TCGEMM_REFUSE(ValueError, activation >= 0 && activation <= 4,
                 "tcgemm.linear: unknown activation " + std::to_string(activation) +
                     " (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu)" + call());
   const int64_t n = weight.size(0), k = weight.size(1);
-  check_tensors(x2, weight.t(), &out2);
+  check_tensors(x2, weight.t(), caller_out ? &out2 : nullptr);
   Call c = make_call(x2, weight.t(), out2, 1.0, 0.0);
   at::Tensor b;
   if (bias.has_value()) {
@@ -477,7 +479,6 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
   // M from the leading dimensions, not -1: with K = 0 (C = act(bias)) -1 is ambiguous.
   const int64_t m = c10::multiply_integers(x.sizes().begin(), x.sizes().end() - 1);
   const at::Tensor x2 = x.reshape({m, k});
-  check_tensors(x2, weight.t(), nullptr);  // dtypes and devices before anything is allocated
   std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
   out_shape.back() = n;
   // The kernels store rows of C 16 bytes apart (ldc a multiple of 8), and no
@@ -487,7 +488,7 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
   const bool pad_out = (bias.has_value() || activation != 0) && n % 8 != 0 && m > 1;
   at::Tensor out = at::empty({m, pad_out ? round_up_8(n) : n}, x.options());
   if (pad_out) out = out.narrow(1, 0, n);
-  run_linear(x2, weight, bias, activation, out, call);
+  run_linear(x2, weight, bias, activation, out, false, call);
   return (pad_out ? out.contiguous() : out).view(out_shape);
 }
 
@@ -506,7 +507,7 @@ inline void linear_out(const at::Tensor& x, const at::Tensor& weight, const std:
   TCGEMM_REFUSE(ValueError, x.size(1) == weight.size(1),
                 "tcgemm.linear: x's last dimension " + std::to_string(x.size(1)) + " must equal weight's in_features " +
                     std::to_string(weight.size(1)) + call());
-  run_linear(x, weight, bias, activation, out, call, options);
+  run_linear(x, weight, bias, activation, out, true, call, options);
 }
 
 // plan_of() for mm (out undefined: a new tensor, as mm would allocate) or mm_out.

@@ -27,7 +27,9 @@ are rows [r * S_l, (r + 1) * S_l) of the whole, S = W * S_l.
 
 Both have a plain mode (overlap=False) for comparison: one all-gather
 collective, then one product; or one product, then all the sends at once.
-It gives the same bits.
+It gives the same bits. Overlapped, the products that run while transfers
+may be under way take at most `sm_count` SMs (0: all), leaving the others
+to the transfers' kernels.
 
 The local product is an object with two methods (LocalProducts): tcgemm's
 on CUDA tensors (tcgemm.distributed), a float64 reference in the tests, which
@@ -57,8 +59,8 @@ class LocalProducts(Protocol):
 def row_blocks(rows: int, pieces: int, align: int = 128) -> list[tuple[int, int]]:
     """[0, rows) in at most `pieces` contiguous blocks (lo, hi) of nearly equal
     size, inner boundaries at multiples of `align` rows (whole tiles for the
-    local product), none empty. Fewer blocks where rows has fewer than
-    `pieces` multiples of `align`; no blocks for no rows."""
+    local product), none empty. Fewer blocks where rows holds fewer than
+    `pieces` blocks of `align` rows; no blocks for no rows."""
     if pieces < 1:
         raise ValueError(f"tcgemm.distributed: chunks must be at least 1, got {pieces}")
     if rows <= 0:

@@ -195,6 +195,24 @@ def _two_rank_checks(rank: int, world: int) -> None:
     torch.testing.assert_close(xs.grad.float(), ref[0].grad[mine], atol=1.0, rtol=0.05)
     torch.testing.assert_close(w1.grad.float(), ref[1].grad[cols], atol=1.0, rtol=0.05)
     torch.testing.assert_close(w2s.grad.float(), ref[2].grad[:, cols], atol=1.0, rtol=0.05)
+    # The layers compiled, and captured in a CUDA graph (the transfers too): eager's bits.
+    x_in, out = x[mine].clone(), {}
+
+    def mlp(x_in):
+        return tp.linear_reduce_scatter(tp.all_gather_linear(x_in, w[cols], chunks=2, sm_count=116), w2[:, cols],
+                                        chunks=2, sm_count=116)
+
+    def step():
+        out["y"] = mlp(x_in)
+
+    eager = mlp(x_in)
+    assert torch.equal(bits(torch.compile(mlp, fullgraph=True)(x_in)), bits(eager))
+    graph = capture_graph(step, "thread_local")
+    x_in.copy_(rand(rows, k, dtype=dtype, seed=26 + rank))
+    want = mlp(x_in)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(bits(out["y"]), bits(want))
 
 
 def _run_rank(rank: int, world: int, store: str, out_dir: str) -> None:
