@@ -211,8 +211,10 @@ inline constexpr int kTileWidths[] = {8,   16,  32,  40,  48,  64,  96,  112, 12
 // 520 in four of 136). 128 rows (two consumers), or 256 (136-160 wide: two m64
 // accumulators a consumer, 4 stages with one panel buffer a consumer),
 // where 256 rows of N halve the waves of 128-row tiles (docs/PERF.md,
-// "Swap-AB, tall"); no cluster, no ping-pong, for A and B stored K-major
-// (op_a = N, op_b = T) only, which the swap keeps.
+// "Swap-AB, tall"); no cluster, no ping-pong, for A stored K-major (op_a =
+// N, the tokens: the swap's wgmma B operand) with B either way. Chosen
+// automatically for B stored K-major (op_b = T) only; with op_b = N it is
+// built and can be forced (Options::swap_ab), its speed not yet measured.
 struct TileConfig {
   int block_n;
   int cluster_m;
@@ -332,7 +334,7 @@ struct Options {
   // sm90: the swapped kernel (TileConfig::swap_ab), with block_m 0 or 128
   // (or 256, the tall swapped tiles) and block_n (the rows of C a tile
   // covers) 0 or a width of a kTileConfigs entry with swap_ab of that
-  // height; for op_a = N, op_b = T only. false: automatic where nothing else is forced.
+  // height; for op_a = N only. false: automatic where nothing else is forced.
   // false on sm100.
   bool swap_ab = false;
   // The SMs a call of tcgemm's kernels may take: its persistent grid has at

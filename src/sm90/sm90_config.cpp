@@ -460,7 +460,10 @@ double mid_size_factor(const TileConfig& tc, bool b_k_major, int64_t k) {
   // tile 2-14% slower than the tile chosen before.
   constexpr int64_t kLongK = 3584;
   if (tc.cluster_m != 1 || tc.cluster_n != 1) return 0.0;
-  if (tc.swap_ab) {  // (for A and B K-major: builds_for_layout)
+  if (tc.swap_ab) {
+    // Fitted for B stored K-major; for an MN-major B (built, not yet
+    // measured) the choice leaves the swapped kernel out.
+    if (!b_k_major) return 0.0;
     if (tc.block_m == kTallBlockM) {
       switch (tc.block_n) {
         case 136: return 0.99;
@@ -551,7 +554,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // The swapped kernel, forced (Options::swap_ab): the width asked for, else
   // swap_width's. (Dispatch refuses it for a layout it is not built for; here
   // that falls through to the unswapped tiles.)
-  if (request.swap_ab && request.a_k_major && request.b_k_major) {
+  if (request.swap_ab && request.a_k_major) {
     const int height = request.block_m == kTallBlockM ? kTallBlockM : kBlockM;
     const int width = is_tile_config(request.block_n, 1, false, height, 1, true) ? request.block_n
                                                                                  : swap_width(m, height);

@@ -158,10 +158,13 @@ static_assert(detail::mn_panel_cols(48) == 16 && detail::mn_panel_cols(96) == 32
 // for the call's layout: builds_for_b, and the decode tile (BLOCK_M = 8)
 // only for A and B both stored K-major (op_a = N, op_b = T: x @ W^T): its 8
 // rows of A are one 8-row group of a K-major k-block.
-// The swapped configurations (swap_ab) likewise: their tokens are the
-// wgmma B operand, so A must be K-major as B is.
+// The swapped configurations (swap_ab) for A stored K-major (op_a = N): the
+// tokens are their wgmma B operand, block_n of them a tile, loaded K-major;
+// B, their wgmma A operand, block_m (128 or 256) of its columns a tile, is
+// loaded either way (whole 64-column panels where it is MN-major).
 constexpr bool builds_for_layout(int block_m, int block_n, bool a_k_major, bool b_k_major, bool swap_ab = false) {
-  return builds_for_b(block_n, b_k_major) && ((block_m != kDecodeBlockM && !swap_ab) || (a_k_major && b_k_major));
+  if (swap_ab) return a_k_major;
+  return builds_for_b(block_n, b_k_major) && (block_m != kDecodeBlockM || (a_k_major && b_k_major));
 }
 
 // The configuration of one call: what Plan::config shows (block_m 128, 256,

@@ -34,7 +34,8 @@
 // clusters: its (m_block, n_block) is the cluster's, and rank r of the
 // cluster takes the r-th tile of it along M or N.
 //
-// SWAP_AB (the swapped kernel, 128- or 256-row tiles, A and B K-major): the launcher
+// SWAP_AB (the swapped kernel, 128- or 256-row tiles, its B K-major: the call's A,
+// the tokens, stored K-major; its A, the call's B, either way): the launcher
 // gives it the call's B as A and A as B (detail::swapped_operands), so it
 // computes C^T tile by tile: its rows are C's columns, its columns C's rows.
 // Only the epilogue knows: it stores each panel transposed (stmatrix.trans)
@@ -142,8 +143,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   static_assert(BLOCK_M != kDecodeBlockM || (A_MAJOR == Major::K && B_MAJOR == Major::K),
                 "the decode tile: A and B K-major");
   static_assert(!SWAP_AB || ((BLOCK_M == kBlockM || BLOCK_M == kTallBlockM) && kClusterCtas == 1 && !PINGPONG && !GROUPED &&
-                             A_MAJOR == Major::K && B_MAJOR == Major::K),
-                "the swapped kernel: 128- or 256-row tiles, no cluster, no ping-pong, A and B K-major");
+                             B_MAJOR == Major::K),
+                "the swapped kernel: 128- or 256-row tiles, no cluster, no ping-pong, its B (the call's A) K-major");
   static_assert(!GROUPED || (kClusterCtas == 1 && A_MAJOR == Major::K && BLOCK_M != kDecodeBlockM && !FUSED),
                 "an M-grouped call: A K-major (a group's rows start anywhere), no cluster, the plain epilogue");
   // A 64- or 8-row tile has one consumer, which stores straight from its registers.

@@ -112,18 +112,23 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
 
 // The swapped kernel BLOCK_M x BLOCK_N (its tiles BLOCK_M of C's columns by
 // BLOCK_N of its rows) for `call`, whose operands it takes as `ops`
-// (detail::swapped_operands(call)); built for A and B K-major only (op_a =
-// N, op_b = T; check_layout).
+// (detail::swapped_operands(call)); built for the call's A K-major (op_a =
+// N: the tokens, its wgmma B operand) and B either way (its A operand:
+// op_b = T K-major, op_b = N MN-major; check_layout).
 template <typename Element, int BLOCK_N, int BLOCK_M = kBlockM>
 std::string launch_swapped(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const Config& config,
                            int* grid_ctas, const GemmArgs& call) {
-  if (call.op_a != Op::N || call.op_b != Op::T)
+  if (call.op_a != Op::N)
     return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(call.op_a) +
-           ", op_b = " + to_string(call.op_b) + ": the swapped kernel is built for op_a = N, op_b = T only";
-  return detail::with_epilogue_kind(call, [&](auto fused) {
-    return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), Major::K, Major::K, 1, 1, false, BLOCK_M,
-                  decltype(fused)::value, false, true>(maps, ops, config, grid_ctas, call);
-  });
+           ": the swapped kernel is built for op_a = N only";
+  const auto run = [&](auto a_major) {
+    return detail::with_epilogue_kind(call, [&](auto fused) {
+      return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), decltype(a_major)::value, Major::K, 1, 1, false,
+                    BLOCK_M, decltype(fused)::value, false, true>(maps, ops, config, grid_ctas, call);
+    });
+  };
+  return call.op_b == Op::T ? run(std::integral_constant<Major, Major::K>{})
+                            : run(std::integral_constant<Major, Major::MN>{});
 }
 
 // An M-grouped call (GemmArgs::groups) in one of kGroupedTileConfigs, B

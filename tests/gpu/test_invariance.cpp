@@ -250,7 +250,8 @@ TEST_F(Invariance, TallTileLeavesOutOnlyRowsPastM) {
 }
 
 // The swapped kernel (Options::swap_ab) computes C^T and stores it
-// transposed. At token counts on both sides of its widths (144-224; those
+// transposed, with B stored K-major (op_b = T) or K x N (op_b = N: its A
+// operand MN-major). At token counts on both sides of its widths (144-224; those
 // 8 past a multiple of 16, 152 and 200, end in an 8-row group) and of its
 // 64-row panels, with N ragged against its 128-column tiles and
 // not a multiple of 64, plain, with alpha and beta (C read back through its
@@ -285,9 +286,10 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
                          Tokens{320, 160, 256}, Tokens{520, 176}, Tokens{560, 144, 256}, Tokens{513, 144},
                          Tokens{540, 144}, Tokens{136, 136}, Tokens{260, 136, 256}, Tokens{530, 136},
                          Tokens{2100, 136, 256}, Tokens{2200, 144, 256}, Tokens{2900, 200}, Tokens{2400, 224}})
-    for (const int64_t n : {200, 300, 1000}) {
+    for (const int64_t n : {200, 300, 1000})
+    for (const Layout layout : {kLayouts[1], kLayouts[0]}) {  // nn.Linear's NT, and B stored K x N (NN)
       const int64_t m = t.m;
-      GemmCase gc = make_case(m % 2 ? DType::bf16 : DType::f16, kLayouts[1], m, n, 136, Fill::uniform_pm1, ++seed);
+      GemmCase gc = make_case(m % 2 ? DType::bf16 : DType::f16, layout, m, n, 136, Fill::uniform_pm1, ++seed);
       for (const int variant : {0, 1, 2}) {  // plain; alpha and beta; bias + gelu_tanh
         gc.alpha = variant == 1 ? 0.5f : 1.0f;
         gc.beta = variant == 1 ? 0.75f : 0.0f;

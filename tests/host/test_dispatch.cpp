@@ -465,23 +465,36 @@ TEST(Decide, FallsBackWhereTheKernelCannotTakeTheCall) {
                        "fallback: no tcgemm kernel for sm_80 (A100 (test)) yet"));
 }
 
-// The swapped kernel is built for op_a = N, op_b = T only: forced on
-// another layout, refused with what is wrong; on nn.Linear's, it runs with
-// the plan saying so.
-TEST(Decide, SwapAbNeedsBothOperandsKMajor) {
+// The swapped kernel is built for A stored K-major (op_a = N, the tokens)
+// only, B either way: forced with op_a = T, refused with what is wrong;
+// with op_a = N it runs, the plan saying so. Chosen automatically for
+// nn.Linear's layout (op_b = T) only.
+TEST(Decide, SwapAbNeedsTheTokensKMajor) {
   if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
-  GemmArgs g = aligned_args();  // op_b = N
+  GemmArgs g = aligned_args();  // op_a = N, op_b = N
   Options o;
   o.swap_ab = true;
+  for (const Op op_b : {Op::N, Op::T}) {
+    g.op_b = op_b;
+    g.ldb = op_b == Op::T ? g.k : g.n;
+    const Decision d = decide(g, o, kH200);
+    ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
+    EXPECT_TRUE(d.plan.config.swap_ab);
+    EXPECT_TRUE(contains(d.plan.kernel, std::string("<f16,N") + to_string(op_b))) << d.plan.kernel;
+    EXPECT_TRUE(contains(d.plan.kernel, ", swapped (C^T = B^T A^T)>")) << d.plan.kernel;
+  }
+  g.op_a = Op::T;
+  g.lda = g.m;
   const Decision refused = decide(g, o, kH200);
   EXPECT_EQ(refused.plan.status, Status::invalid_argument);
-  EXPECT_TRUE(contains(refused.plan.reason, "built for A and B stored K-major only (op_a = N, op_b = T")) << refused.plan.reason;
+  EXPECT_TRUE(contains(refused.plan.reason, "built for A stored K-major only (op_a = N")) << refused.plan.reason;
+  // Automatically: the mid-size product that takes it in nn.Linear's layout does not with op_b = N.
+  g = aligned_args(3500, 3072, 8192);
+  g.ldb = g.n;
+  EXPECT_FALSE(decide(g, Options{}, kH200).plan.config.swap_ab);
   g.op_b = Op::T;
   g.ldb = g.k;
-  const Decision d = decide(g, o, kH200);
-  ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
-  EXPECT_TRUE(d.plan.config.swap_ab);
-  EXPECT_TRUE(contains(d.plan.kernel, ", swapped (C^T = B^T A^T)>")) << d.plan.kernel;
+  EXPECT_TRUE(decide(g, Options{}, kH200).plan.config.swap_ab);
 }
 
 TEST(Decide, TheDevicesFamilyChecksTheOptions) {

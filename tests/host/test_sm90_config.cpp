@@ -839,11 +839,18 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   EXPECT_EQ(forced.stages, stages_for(208));
   // The kernel's M is N: 14336 / 128 = 112 tiles of one column.
   EXPECT_EQ(forced.num_ctas, 112);
-  // Where the layout is not built swapped (A or B MN-major), forcing it falls back to the unswapped tiles.
+  // B MN-major (op_b = N): built swapped, taken when forced (not automatically: swap_choice, mid_size_factor).
   ConfigRequest mn{};
   mn.swap_ab = true;
   mn.b_k_major = false;
+  EXPECT_TRUE(select_config(136, 14336, 4096, 132, mn).swap_ab);
+  mn.swap_ab = false;
   EXPECT_FALSE(select_config(136, 14336, 4096, 132, mn).swap_ab);
+  // Where the layout is not built swapped (A MN-major), forcing it falls back to the unswapped tiles.
+  ConfigRequest a_mn{};
+  a_mn.swap_ab = true;
+  a_mn.a_k_major = false;
+  EXPECT_FALSE(select_config(136, 14336, 4096, 132, a_mn).swap_ab);
 }
 
 }  // namespace tcgemm::sm90
