@@ -119,16 +119,20 @@ done
 #    kernel with "Function : NAME"; count_in FAMILY PATTERN prints
 #    "NAME COUNT" for every kernel of the family.
 # ---------------------------------------------------------------------------
-if ! sass=$("$cuobjdump" -sass "$lib" 2>&1); then
+# (The listing passes 1 GiB with both families built: it goes to a file,
+# which bash's variables and here-strings do not hold reliably at that size.)
+sass=$(mktemp "${TMPDIR:-/tmp}/tcgemm_sass.XXXXXX")
+trap 'rm -f "$sass"' EXIT
+if ! "$cuobjdump" -sass "$lib" > "$sass" 2>&1; then
   echo "FAIL: cuobjdump -sass failed:"
-  echo "$sass" | head -50
+  head -50 "$sass"
   exit 1
 fi
 count_in() {
   awk -v fam="$1" -v pat="$2" '
     /Function : / { name = $NF; if (index(name, fam)) seen[name] = 1; next }
     index(name, fam) && $0 ~ pat { count[name]++ }
-    END { for (n in seen) print n, (n in count) ? count[n] : 0 }' <<<"$sass"
+    END { for (n in seen) print n, (n in count) ? count[n] : 0 }' "$sass"
 }
 require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name matches this regex] [skip those matching this one]
   local family=$1 pattern=$2 label=$3 only=${4:-} skip=${5:-}
@@ -195,7 +199,7 @@ if [[ " ${families[*]} " == *" sm100_gemm "* ]]; then
       if ($0 ~ /UTCATOMSWS[.]2CTA[.]FIND_AND_SET/ && !(name in alloc)) alloc[name] = n
       seen[name] = 1
     }
-    END { for (k in seen) print k, (k in wait) ? wait[k] : 0, (k in alloc) ? alloc[k] : 0 }' <<<"$sass")
+    END { for (k in seen) print k, (k in wait) ? wait[k] : 0, (k in alloc) ? alloc[k] : 0 }' "$sass")
   while read -r name wait_at alloc_at; do
     [[ -z ${name:-} ]] && continue
     pretty=$(demangle <<<"$name")
