@@ -118,17 +118,18 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
 template <typename Element, int BLOCK_N, int BLOCK_M = kBlockM>
 std::string launch_swapped(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const Config& config,
                            int* grid_ctas, const GemmArgs& call) {
-  if (call.op_a != Op::N)
-    return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(call.op_a) +
-           ": the swapped kernel is built for op_a = N only";
-  const auto run = [&](auto a_major) {
-    return detail::with_epilogue_kind(call, [&](auto fused) {
-      return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), decltype(a_major)::value, Major::K, 1, 1, false,
-                    BLOCK_M, decltype(fused)::value, false, true>(maps, ops, config, grid_ctas, call);
-    });
-  };
-  return call.op_b == Op::T ? run(std::integral_constant<Major, Major::K>{})
-                            : run(std::integral_constant<Major, Major::MN>{});
+  return detail::with_operand_majors(ops, [&](auto a, auto b) -> std::string {
+    constexpr Major kA = decltype(a)::value, kB = decltype(b)::value;
+    if constexpr (kB != Major::K) {
+      return "no sm90 kernel for " + describe(config) + " with op_a = " + to_string(call.op_a) +
+             ": the swapped kernel is built for op_a = N only";
+    } else {
+      return detail::with_epilogue_kind(call, [&](auto fused) {
+        return launch<Element, BLOCK_N, stages_for(BLOCK_N, BLOCK_M), kA, kB, 1, 1, false, BLOCK_M,
+                      decltype(fused)::value, false, true>(maps, ops, config, grid_ctas, call);
+      });
+    }
+  });
 }
 
 // An M-grouped call (GemmArgs::groups) in one of kGroupedTileConfigs, B
