@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "sm90/sm90_config.hpp"
+
 namespace tcgemm::support {
 
 Backend device_family(int device) {
@@ -40,9 +42,9 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
                 (tc.pingpong ? " pingpong" : "") + (tc.block_m != 128 ? " block_m=" + std::to_string(tc.block_m) : "") +
                 (tc.cluster_n != 1 ? " cluster_n=" + std::to_string(tc.cluster_n) : "") + (tc.swap_ab ? " swap_ab" : "");
       v.in_name = {"," + std::to_string(tc.block_m) + "x" + std::to_string(tc.block_n) + "x"};
-      // (The 8-row decode tiles and the swapped kernel: A and B K-major only.)
-      v.b_k_major_only = !tile_width_builds_mn_major_b(tc.block_n) || tc.block_m == 8 || tc.swap_ab;
-      v.a_k_major_only = tc.block_m == 8 || tc.swap_ab;
+      // (The layouts the kernel is built for: builds_for_layout, as dispatch asks.)
+      v.b_k_major_only = !sm90::builds_for_layout(tc.block_m, tc.block_n, true, false, tc.swap_ab);
+      v.a_k_major_only = !sm90::builds_for_layout(tc.block_m, tc.block_n, false, true, tc.swap_ab);
       (tc.swap_ab ? v.in_name : v.not_in_name).push_back("swapped");
       (tc.cluster_m == 2 ? v.in_name : v.not_in_name).push_back("cluster 2x1");
       (tc.cluster_n == 2 ? v.in_name : v.not_in_name).push_back("cluster 1x2");

@@ -9,7 +9,8 @@
  *
  * Returns 0 on success and non-zero on failure (the value is a tcgemm::Status);
  * on failure nothing was written to C and tcgemm_last_error() says why.
- * See tcgemm/tcgemm.hpp for the full contract (degenerate shapes, beta == 0).
+ * See tcgemm/tcgemm.hpp for the full contract (degenerate shapes, K or
+ * alpha == 0, beta == 0, alignment, C apart from A and B).
  */
 #ifndef TCGEMM_TCGEMM_H
 #define TCGEMM_TCGEMM_H
@@ -39,7 +40,7 @@ int tcgemm_gemm_epilogue(int dtype, int op_a, int op_b, int64_t m, int64_t n, in
  * as in tcgemm_gemm. stride_a or stride_b 0 uses one matrix for every batch;
  * C's matrices must not overlap (stride_c >= (m - 1) * ldc + n, or side by
  * side in C's rows: n <= stride_c and (batch - 1) * stride_c + n <= ldc).
- * batch >= 1; batch = 1 is tcgemm_gemm. Same return value and
+ * batch >= 0: 0 writes nothing, 1 is tcgemm_gemm. Same return value and
  * tcgemm_last_error() as tcgemm_gemm (tcgemm/tcgemm.hpp, GemmArgs::batch). */
 int tcgemm_gemm_strided_batched(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
                                 const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb,

@@ -19,13 +19,19 @@
 //   op_b = N: B is K x N, ldb >= N        op_b = T: B is N x K, ldb >= K
 //   C is M x N, ldc >= N
 //
-// A, B and C must be device (or managed) memory of the current device; host
-// memory, pinned or not, is rejected.
+// A, B and C must be device (or managed) memory of the current device, each
+// on its 2-byte elements' boundaries; host memory, pinned or not, and another
+// device's memory are rejected. C must not share memory with A, B or the bias
+// (no in-place products): such a call is rejected wherever that is cheap to
+// tell (always when the operands' rows are equally far apart, as in place),
+// and its result is undefined otherwise.
 //
 // Calls never throw. A rejected call returns a status and a reason and writes
 // nothing to C. Degenerate shapes are handled before any launch:
 //   M == 0 or N == 0      -> nothing to do, success, C untouched
-//   K == 0                -> C = beta * C (C is not read when beta == 0)
+//   K == 0 or alpha == 0  -> C = beta * C (with a fused epilogue act(bias) +
+//                            beta * C); A and B are not read, as in BLAS, so
+//                            they may be null and NaN in them does not reach C
 // As in BLAS, when beta == 0 C is never read, so it may hold NaN or garbage.
 #pragma once
 
@@ -78,7 +84,7 @@ enum class Status : int {
 // outside the bound. Plan::backend and Plan::reason say when a call falls back;
 // Prefer::tcgemm_only refuses it instead.
 enum class Backend : int {
-  none = 0,       // nothing to launch (M, N == 0) or a scale-only kernel (K == 0)
+  none = 0,       // nothing to launch (M, N == 0) or a scale-only kernel (K or alpha == 0)
   sm90 = 1,       // tcgemm's Hopper kernel (wgmma + TMA, persistent)
   cublas = 2,     // the cuBLAS fallback (cuBLAS's numerics, see above)
   sm100 = 3,      // tcgemm's Blackwell kernel (tcgen05 + tensor memory + TMA, 2-SM clusters)
@@ -92,10 +98,10 @@ enum class Backend : int {
 enum class Schedule : int { automatic = 0, persistent = 1, cluster_launch_control = 2 };
 
 // What a call does, one step finer than Backend (whose `none` covers both a
-// call with nothing to compute and the K == 0 scale).
+// call with nothing to compute and the scale of K or alpha == 0).
 enum class Path : int {
   none = 0,    // nothing runs: M or N is 0 (or the call is rejected)
-  scale = 1,   // K == 0: C = beta * C by tcgemm's scale kernel (Backend::none)
+  scale = 1,   // K or alpha == 0: C = beta * C by tcgemm's scale kernel (Backend::none), whatever Prefer
   kernel = 2,  // tcgemm's GEMM kernel of Plan::backend's family (sm90, sm100)
   cublas = 3,  // the cuBLAS fallback (Backend::cublas)
 };

@@ -1,6 +1,7 @@
 // The public C++ API: validation -> dispatch -> kernel family.
 #include <exception>
 
+#include "common/host/validate.hpp"
 #include "dispatch/dispatch.hpp"
 #include "reference/reference.hpp"
 #include "tcgemm/tcgemm.hpp"
@@ -9,11 +10,15 @@ namespace tcgemm {
 
 namespace {
 // Nothing may throw across the API; std::string allocation is the only thing
-// that can, and then the caller gets a fixed message.
-Plan out_of_memory() {
+// that can, and then the caller gets a fixed message (or, where even that
+// cannot be allocated, the status alone).
+Plan out_of_memory() noexcept {
   Plan p;
   p.status = Status::cuda_error;
-  p.reason = "tcgemm: host allocation failed";
+  try {
+    p.reason = "tcgemm: host allocation failed";
+  } catch (...) {
+  }
   return p;
 }
 }  // namespace
@@ -45,7 +50,8 @@ Plan reference_gemm(const GemmArgs& args) noexcept {
       return p;
     }
     if (admitted.device == nullptr) return p;
-    const cudaError_t err = args.k == 0 ? detail::launch_scale(args) : detail::launch_reference_gemm(args);
+    const cudaError_t err =
+        detail::reads_a_and_b(args) ? detail::launch_reference_gemm(args) : detail::launch_scale(args);
     if (err != cudaSuccess) {
       p.status = Status::cuda_error;
       p.reason = std::string("tcgemm: reference_gemm failed: ") + cudaGetErrorString(err);

@@ -59,10 +59,10 @@ std::string arch_name(const DeviceInfo& d) { return "sm_" + std::to_string(d.cc_
 std::string check_operands(const GemmArgs& args, int device) {
   for (auto [name, ptr] : {std::pair<const char*, const void*>{"A", args.a}, {"B", args.b}, {"C", args.c},
                            {"bias", args.bias}, {"group_ends", args.group_ends}}) {
-    if (args.k == 0 && (name[0] == 'A' || name[0] == 'B')) continue;
+    if (!reads_a_and_b(args) && (name[0] == 'A' || name[0] == 'B')) continue;
     if (name[0] == 'b' && ptr == nullptr) continue;  // no bias
     if (name[0] == 'g' && !args.grouped()) continue;  // not M-grouped
-    if (std::string why = check_device_pointer(name, ptr); !why.empty()) return why + " (" + describe(args) + ")";
+    if (std::string why = check_device_pointer(name, ptr, device); !why.empty()) return why + " (" + describe(args) + ")";
   }
   if (std::string why = check_stream(args.stream, device); !why.empty()) return why + " (" + describe(args) + ")";
   return {};
@@ -78,20 +78,29 @@ std::string check_options(const Options& options) {
   if (options.sm_count > 0 && options.schedule == Schedule::cluster_launch_control)
     return "Options::sm_count bounds a persistent grid, and Cluster Launch Control launches a CTA a tile: "
            "leave Options::schedule automatic or persistent with it";
-  return sm90::check_config_options(options);
+  // A configuration some family builds; the device's family checks the rest
+  // (decide). Neither: both reasons, for the user may mean either device.
+  std::string sm90_why = sm90::check_config_options(options);
+  if (sm90_why.empty()) return {};
+  std::string sm100_why = sm100::check_options(options);
+  if (sm100_why.empty()) return {};
+  return "no kernel family builds these Options: on sm_90, " + sm90_why + "; on sm_100, " + sm100_why;
 }
 
 Admission admit(const GemmArgs& args, const Options& options) {
   if (std::string why = check_args(args); !why.empty()) return {Status::invalid_argument, why};
-  if (std::string why = check_options(options); !why.empty()) return {Status::invalid_argument, why};
+  // (Every reason ends with the whole case, as check_args's do.)
+  const auto with_case = [&](const std::string& why) { return why + " (" + describe(args) + ")"; };
+  if (std::string why = check_options(options); !why.empty()) return {Status::invalid_argument, with_case(why)};
   if (args.m == 0 || args.n == 0 || args.batch == 0) return {};  // nothing to write
   std::string error;
   const DeviceInfo* dev = current_device(&error);
-  if (dev == nullptr) return {Status::no_device, error};
+  if (dev == nullptr) return {Status::no_device, with_case(error)};
   if (dev->image != cudaSuccess)
-    return {Status::unsupported, "this build of tcgemm holds code for " + std::string(TCGEMM_ARCHS) + " only; device " +
-                                     std::to_string(dev->id) + " (" + dev->name + ") is " + arch_name(*dev) +
-                                     ": rebuild with -DTCGEMM_CUDA_ARCHS=<arch>"};
+    return {Status::unsupported,
+            with_case("this build of tcgemm holds code for " + std::string(TCGEMM_ARCHS) + " only; device " +
+                      std::to_string(dev->id) + " (" + dev->name + ") is " + arch_name(*dev) +
+                      ": rebuild with -DTCGEMM_CUDA_ARCHS=<arch>")};
   if (std::string why = check_operands(args, dev->id); !why.empty()) return {Status::invalid_argument, why};
   return {Status::ok, {}, dev};
 }
@@ -106,12 +115,16 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
                   "this build of tcgemm has no fused epilogue (bias, activation): it was built with "
                   "TCGEMM_NO_FUSED_EPILOGUE");
 #endif
-  if (args.k == 0) {
-    // The fused epilogue's act(alpha * 0 + bias) takes the place of 0.
+  if (!reads_a_and_b(args)) {
+    // K or alpha is 0: no product to compute, A and B are not read (as in
+    // BLAS). The fused epilogue's act(alpha * 0 + bias) takes the place of 0.
     const std::string zero = fused ? "act(bias)" : "0";
+    const std::string why = args.k == 0 ? "K is 0: C = " : "alpha is 0: C = ";
+    const std::string unread = args.k == 0 ? "" : ", A and B are not read";
     return run_without_kernel(Path::scale, Backend::none, "scale_c",
-                              args.beta == 0.0f ? "K is 0: C = " + zero + " (beta is 0, C is not read)"
-                                                : "K is 0: C = " + (fused ? zero + " + " : std::string()) + "beta * C");
+                              args.beta == 0.0f ? why + zero + " (beta is 0, C is not read" + unread + ")"
+                                                : why + (fused ? zero + " + " : std::string()) + "beta * C" +
+                                                      (unread.empty() ? "" : " (" + unread.substr(2) + ")"));
   }
   if (options.prefer == Prefer::cublas_only) {
     if (args.grouped())
@@ -129,7 +142,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   // The options it can honour; a device without a family is held to sm90's
   // (Cluster Launch Control is refused everywhere but on sm_100).
   if (std::string why = is_sm100 ? sm100::check_options(options) : sm90::check_options(options); !why.empty())
-    return reject(Status::invalid_argument, why);
+    return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
   // The SMs the kernel is chosen and launched for (Options::sm_count).
   const int sms = options.sm_count > 0 && options.sm_count < dev.num_sms ? options.sm_count : dev.num_sms;
   std::string why_not;

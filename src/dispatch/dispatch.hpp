@@ -32,8 +32,9 @@ struct Decision {
 std::string check_operands(const GemmArgs& args, int device);
 
 // Empty when the options are values the API knows and force no
-// configuration that no family builds (sm90::check_config_options), whatever
-// the device; otherwise why not. The device's family checks the rest.
+// configuration that no family builds (sm90::check_config_options,
+// sm100::check_options), whatever the device; otherwise why not. The
+// device's family checks the rest (decide).
 std::string check_options(const Options& options);
 
 // The admission every entry point applies (gemm, plan, reference_gemm):

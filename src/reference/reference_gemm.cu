@@ -66,15 +66,15 @@ cudaError_t launch_reference_gemm(const GemmArgs& g) {
   EpilogueParams epi = epilogue_params(g);
   epi.batched = 0;
   const MGroups groups{g.group_ends, static_cast<int>(g.groups), static_cast<int>(g.m)};
+  // (The launch's own status, as launch_scale's.)
+  const cudaLaunchConfig_t cfg{grid, block, 0, g.stream, nullptr, 0};
   if (g.dtype == DType::f16)
-    reference_gemm_kernel<<<grid, block, 0, g.stream>>>(oa, ob, g.m, g.n, g.k, static_cast<const __half*>(g.a), g.lda,
-                                                        static_cast<const __half*>(g.b), g.ldb, epi, g.batch,
-                                                        g.stride_a, g.stride_b, g.stride_c, groups);
-  else
-    reference_gemm_kernel<<<grid, block, 0, g.stream>>>(oa, ob, g.m, g.n, g.k, static_cast<const __nv_bfloat16*>(g.a),
-                                                        g.lda, static_cast<const __nv_bfloat16*>(g.b), g.ldb, epi,
-                                                        g.batch, g.stride_a, g.stride_b, g.stride_c, groups);
-  return cudaGetLastError();
+    return cudaLaunchKernelEx(&cfg, reference_gemm_kernel<__half>, oa, ob, g.m, g.n, g.k,
+                              static_cast<const __half*>(g.a), g.lda, static_cast<const __half*>(g.b), g.ldb, epi,
+                              g.batch, g.stride_a, g.stride_b, g.stride_c, groups);
+  return cudaLaunchKernelEx(&cfg, reference_gemm_kernel<__nv_bfloat16>, oa, ob, g.m, g.n, g.k,
+                            static_cast<const __nv_bfloat16*>(g.a), g.lda, static_cast<const __nv_bfloat16*>(g.b),
+                            g.ldb, epi, g.batch, g.stride_a, g.stride_b, g.stride_c, groups);
 }
 
 }  // namespace tcgemm::detail

@@ -45,11 +45,12 @@ cudaError_t launch_scale(const GemmArgs& g) {
                   static_cast<unsigned>(std::min<int64_t>(g.batch, 65535)));
   const EpilogueParams epi = epilogue_params(g);
   const MGroups groups{g.group_ends, static_cast<int>(g.groups), static_cast<int>(g.m)};
+  // (The launch's own status: not cudaGetLastError, which would report, and
+  // clear, an earlier failure of the caller's.)
+  const cudaLaunchConfig_t cfg{grid, block, 0, g.stream, nullptr, 0};
   if (g.dtype == DType::f16)
-    scale_kernel<__half><<<grid, block, 0, g.stream>>>(g.m, g.n, epi, g.batch, g.stride_c, groups);
-  else
-    scale_kernel<__nv_bfloat16><<<grid, block, 0, g.stream>>>(g.m, g.n, epi, g.batch, g.stride_c, groups);
-  return cudaGetLastError();
+    return cudaLaunchKernelEx(&cfg, scale_kernel<__half>, g.m, g.n, epi, g.batch, g.stride_c, groups);
+  return cudaLaunchKernelEx(&cfg, scale_kernel<__nv_bfloat16>, g.m, g.n, epi, g.batch, g.stride_c, groups);
 }
 
 cudaError_t probe_kernel_image() {

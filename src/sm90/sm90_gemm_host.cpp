@@ -83,7 +83,8 @@ std::string check_layout(const GemmArgs& args, const Options& o) {
   if (o.swap_ab && args.op_a != Op::N)
     return "Options::swap_ab (the swapped kernel) is built for A stored K-major only (op_a = N: the tokens, "
            "B either way); this call has op_a = " + std::string(to_string(args.op_a));
-  if (o.block_n != 0 && !builds_for_b(o.block_n, args.op_b == Op::T))
+  // (The swapped kernel's block_n counts A's rows: B is loaded in 64-column panels either way.)
+  if (o.block_n != 0 && !o.swap_ab && !builds_for_b(o.block_n, args.op_b == Op::T))
     return "Options::block_n=" + std::to_string(o.block_n) +
            " (not whole 16-column panels) is built for B stored K-major only (op_b = T, the nn.Linear layout); "
            "this call has op_b = N";

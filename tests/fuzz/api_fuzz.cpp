@@ -20,7 +20,9 @@
 //     launched nothing;
 //   - an accepted call launched exactly once (nothing for an empty M or N),
 //     with the caller's arguments, and only arguments the contract allows
-//     (dtype, ops, sizes, leading dimensions, device pointers where read);
+//     (dtype, ops, sizes, leading dimensions, device pointers on their
+//     2-byte elements where read, C not A or B), and just the scale where
+//     K or alpha is 0;
 //   - a call given to one of tcgemm's kernels satisfies that kernel's needs:
 //     sizes that fit its 32-bit coordinates, 16-byte aligned bases and rows,
 //     and a configuration that is built in;
@@ -124,7 +126,7 @@ const DeviceInfo* current_device(std::string* error) {
   }
   return &g_device;
 }
-std::string check_device_pointer(const char* name, const void* ptr) {
+std::string check_device_pointer(const char* name, const void* ptr, int) {
   if (!is_device(ptr)) return std::string(name) + " is host memory (not device memory)";
   return {};
 }
@@ -300,6 +302,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int activation =
       !epilogue ? 0 : in.ConsumeBool() ? in.ConsumeIntegralInRange<int>(0, 4) : in.ConsumeIntegral<int>();
   const bool fused = bias != nullptr || activation != 0;
+  // A and B are read only with K > 0 and alpha != 0 (else C = beta * C, as in BLAS).
+  const bool reads = k > 0 && alpha != 0.0f;
 
   g_rec = Recorder{};
   const int rc = grouped    ? tcgemm_gemm_m_grouped(dtype, op_b, m, n, k, alpha, a, lda, b, ldb, stride_b, beta, c, ldc,
@@ -348,10 +352,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fail("an M-grouped call ran on cuBLAS or with ends it cannot read", call + " (" + g_rec.what + ")");
       if (batch > 1 && stride_c < (m - 1) * ldc + n && !(stride_c >= n && (batch - 1) * stride_c + n <= ldc))
         fail("accepted a batch whose C matrices overlap", call);
-      if (ldc < std::max<int64_t>(1, n) || !is_device(c)) fail("accepted a C it cannot write", call);
-      if (k > 0 && (lda < std::max<int64_t>(1, grouped ? k : a_row) || ldb < std::max<int64_t>(1, b_row) || !is_device(a) ||
-                    !is_device(b)))
+      if (ldc < std::max<int64_t>(1, n) || !is_device(c) || reinterpret_cast<uintptr_t>(c) % 2 != 0)
+        fail("accepted a C it cannot write", call);
+      if (reads && (lda < std::max<int64_t>(1, grouped ? k : a_row) || ldb < std::max<int64_t>(1, b_row) ||
+                    !is_device(a) || !is_device(b) || reinterpret_cast<uintptr_t>(a) % 2 != 0 ||
+                    reinterpret_cast<uintptr_t>(b) % 2 != 0))
         fail("accepted an A or B it cannot read", call);
+      if (reads && (c == a || c == b)) fail("accepted a C that is also A or B (an in-place product)", call);
+      if (!reads && std::strcmp(g_rec.what, "scale") != 0)
+        fail("K or alpha is 0 and the call did not just scale C", call + " (" + g_rec.what + ")");
       if (r.bias != bias || static_cast<int>(r.activation) != activation ||
           (bias != nullptr && static_cast<int>(r.bias_type) != bias_type))
         fail("the launch got another epilogue than the call", call);
@@ -387,8 +396,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if ((p.path == tcgemm::Path::kernel) != own) fail("plan path and backend disagree", call + " " + p.kernel);
     if ((p.path == tcgemm::Path::kernel) != (p.config.block_n > 0 && p.config.stages > 0))
       fail("a plan configuration without the kernel path, or the reverse", call + " " + p.kernel);
-    if ((p.path == tcgemm::Path::scale) != (m > 0 && n > 0 && batch > 0 && k == 0))
-      fail("the scale path off K == 0", call);
+    if ((p.path == tcgemm::Path::scale) != (m > 0 && n > 0 && batch > 0 && !reads))
+      fail("the scale path off K == 0 or alpha == 0", call);
     if ((p.path == tcgemm::Path::cublas) != (p.backend == tcgemm::Backend::cublas))
       fail("plan path and backend disagree", call + " " + p.kernel);
     if (p.path == tcgemm::Path::cublas &&

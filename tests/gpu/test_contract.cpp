@@ -81,6 +81,80 @@ TEST_F(Contract, ZeroKScalesC) {
     }
 }
 
+// alpha == 0: C = beta * C, exactly, as for K == 0 (BLAS): A and B are not
+// read, so NaN in them does not reach C, whatever Options::prefer.
+TEST_F(Contract, AlphaZeroScalesCAndReadsNeitherAnorB) {
+  for (DType dt : {DType::f16, DType::bf16})
+    for (const Prefer prefer : {Prefer::automatic, Prefer::cublas_only}) {
+      GemmCase gc = make_case(dt, kLayouts[0], 129, 257, 64, Fill::small_int, 31500);
+      Problem prob(gc);
+      prob.fill_outputs(Fill::small_int, 31501);
+      // A all NaN (0xFFFF in both types).
+      check_cuda(cudaMemset(prob.a(), 0xFF, static_cast<size_t>(gc.m * gc.lda) * 2), "NaN A");
+      const std::vector<uint16_t> before = prob.download_c();
+      GemmArgs g = prob.args(prob.c());
+      g.alpha = 0.0f;
+      g.beta = 0.5f;
+      const std::string what = gc.describe() + " with alpha=0 beta=0.5";
+      const Plan p = run_gemm(g, Options{prefer, 0});
+      TCGEMM_ASSERT_OK(p, what);
+      EXPECT_EQ(p.path, Path::scale) << what;
+      const std::vector<uint16_t> after = prob.download_c();
+      int64_t wrong = 0;
+      for (int64_t r = 0; r < gc.m + kGuardRows; ++r)
+        for (int64_t c = 0; c < gc.ldc; ++c) {
+          const size_t i = static_cast<size_t>(r * gc.ldc + c);
+          const bool inside = r < gc.m && c < gc.n;
+          wrong += after[i] != (inside ? from_float(dt, 0.5f * to_float(dt, before[i])) : before[i]);
+        }
+      EXPECT_EQ(wrong, 0) << what;
+      g.a = nullptr;  // not read: null is fine
+      g.b = nullptr;
+      TCGEMM_ASSERT_OK(run_gemm(g), what + " and null A, B");
+    }
+}
+
+// A CUDA error left by the caller (here a failed cudaMalloc, which is not
+// sticky) is not this call's failure: the call runs and reports success.
+TEST_F(Contract, ACallersEarlierErrorIsNotThisCallsFailure) {
+  GemmCase gc = make_case(DType::bf16, kLayouts[0], 64, 64, 64, Fill::small_int, 31700);
+  Problem prob(gc);
+  prob.fill_outputs(Fill::small_int, 31701);
+  for (const int64_t k : {int64_t{0}, gc.k}) {
+    void* huge = nullptr;
+    ASSERT_NE(cudaMalloc(&huge, size_t{1} << 52), cudaSuccess) << "a 4 PiB allocation should fail";
+    GemmArgs g = prob.args(prob.c());
+    g.k = k;
+    g.beta = 1.0f;
+    const Plan p = run_gemm(g);
+    EXPECT_EQ(p.status, Status::ok) << "k=" << k << ": " << p.reason;
+    cudaGetLastError();
+  }
+}
+
+// Another GPU's memory is refused up front (a kernel would fault on it,
+// sticky for the context), with nothing written.
+TEST_F(Contract, AnotherDevicesMemoryIsRefused) {
+  int count = 0;
+  check_cuda(cudaGetDeviceCount(&count), "device count");
+  if (count < 2) GTEST_SKIP() << "needs two GPUs";
+  GemmCase gc = make_case(DType::f16, kLayouts[0], 64, 64, 64, Fill::small_int, 31800);
+  Problem prob(gc);
+  int current = 0;
+  check_cuda(cudaGetDevice(&current), "current device");
+  const int other = current == 0 ? 1 : 0;
+  void* c_other = nullptr;
+  check_cuda(cudaSetDevice(other), "set device");
+  check_cuda(cudaMalloc(&c_other, static_cast<size_t>(gc.m * gc.ldc) * 2), "C on the other device");
+  check_cuda(cudaSetDevice(current), "set device back");
+  GemmArgs g = prob.args(prob.c());
+  g.c = c_other;
+  const Plan p = run_gemm(g);
+  EXPECT_EQ(p.status, Status::invalid_argument) << p.reason;
+  EXPECT_TRUE(contains(p.reason, "C is memory of device " + std::to_string(other))) << p.reason;
+  check_cuda(cudaFree(c_other), "free");
+}
+
 // K == 0 and beta == 0: C is not read, so NaN in C becomes zeros.
 TEST_F(Contract, ZeroKBetaZeroOverwritesNaNWithZeros) {
   for (DType dt : {DType::f16, DType::bf16}) {
@@ -176,6 +250,9 @@ TEST_F(Contract, InvalidArgumentsLeaveCUntouched) {
       {"negative", [](GemmArgs& g) { g.k = -1; }},
       {"unknown dtype", [](GemmArgs& g) { g.dtype = static_cast<DType>(5); }},
       {"B is a null pointer", [](GemmArgs& g) { g.b = nullptr; }},
+      {"C is not aligned to its 2-byte elements", [](GemmArgs& g) { g.c = static_cast<char*>(g.c) + 1; }},
+      {"A is not aligned to its 2-byte elements", [](GemmArgs& g) { g.a = static_cast<const char*>(g.a) + 1; }},
+      {"C overlaps B in memory", [](GemmArgs& g) { g.c = const_cast<void*>(g.b); }},
   };
   for (const Bad& bad : bads) {
     GemmArgs g = prob.args(prob.c());

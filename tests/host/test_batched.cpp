@@ -144,7 +144,7 @@ TEST(BatchValidation, RejectsOverlappingCMatrices) {
 TEST(BatchValidation, RejectsStridesPastSixtyFourBitOffsets) {
   GemmArgs g = batched_args();
   g.stride_b = int64_t{1} << 62;
-  expect_rejected(g, {"(batch - 1) x stride_b plus one matrix overflows 64-bit element offsets"});
+  expect_rejected(g, {"(batch - 1) x stride_b plus one matrix overflows 64-bit byte offsets"});
   g = batched_args();
   g.batch = (int64_t{1} << 31) - 1;
   g.stride_c = int64_t{1} << 33;
@@ -406,6 +406,10 @@ TEST(BatchedDispatch, TooManyTilesForThirtyTwoBitsFallBack) {
   g.stride_b = g.k * g.n;
   g.stride_c = g.m * g.n;
   g.batch = (int64_t{1} << 31) - 1;  // 32 x 64 tiles of 128 x 64 each
+  // (Operands 2^50 and 2^56 bytes long: fake addresses far enough apart that they do not overlap.)
+  g.a = reinterpret_cast<const void*>(uintptr_t{1} << 52);
+  g.b = reinterpret_cast<const void*>(uintptr_t{1} << 53);
+  g.c = reinterpret_cast<void*>(uintptr_t{1} << 56);
   ASSERT_EQ(check_args(g), "");
   const Decision d = decide(g, Options{}, kH200);
   EXPECT_EQ(d.plan.path, Path::cublas);

@@ -10,11 +10,14 @@
 #include <tuple>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "common/host/launch.cuh"
+#include "common/host/validate.hpp"
 #include "dispatch/dispatch.hpp"
 #include "sm100/sm100_gemm.hpp"
 #include "sm90/sm90_gemm.hpp"
+#include "support/kernel_variants.hpp"
 
 namespace tcgemm::detail {
 namespace {
@@ -78,80 +81,135 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   o = Options{};
   o.schedule = static_cast<Schedule>(-1);
   EXPECT_EQ(check_options(o), "unknown Options::schedule -1");
-  EXPECT_EQ(check_options(forced(100)),
+  // The sm90 family's own check names the configurations it builds; the
+  // API's takes what either family builds (ForcesWhatEitherFamilyBuilds).
+  EXPECT_EQ(sm90::check_config_options(forced(100)),
             "Options::block_n must be 0 (automatic) or one of 8, 16, 32, 40, 48, 64, 96, 112, 128, 136, 144, 152, 160, 176, "
             "192, 200, 208, 224, 256, not 100");
   // The swapped kernel: 128 rows (or 256: 136, 144, 152, 160), no cluster or ping-pong, its own widths; 136, 152,
   // 176, 200, 208 and 224 only swapped.
   Options swap = forced(144);
   swap.swap_ab = true;
-  EXPECT_EQ(check_options(swap), "");
+  EXPECT_EQ(sm90::check_config_options(swap), "");
   swap.block_n = 0;
-  EXPECT_EQ(check_options(swap), "");
+  EXPECT_EQ(sm90::check_config_options(swap), "");
   swap.block_n = 128;
-  EXPECT_EQ(check_options(swap),
+  EXPECT_EQ(sm90::check_config_options(swap),
             "Options::swap_ab runs tiles without a cluster or ping-pong, block_m 0 or 128 with block_n 0 (automatic) or "
             "one of 136, 144, 152, 160, 176, 200, 208, 224, or block_m 256 with block_n 0 or one of 136, 144, 152, 160; "
             "asked for block_n=128 block_m=0 cluster_m=0 cluster_n=0 pingpong=false");
   swap.block_m = 256;
-  EXPECT_TRUE(contains(check_options(swap), "asked for block_n=128 block_m=256")) << check_options(swap);
+  EXPECT_TRUE(contains(sm90::check_config_options(swap), "asked for block_n=128 block_m=256")) << sm90::check_config_options(swap);
   for (const int width : {0, 144, 152, 160}) {
     swap.block_n = width;
-    EXPECT_EQ(check_options(swap), "") << width;
+    EXPECT_EQ(sm90::check_config_options(swap), "") << width;
   }
   swap.block_n = 200;  // (swapped only at 128 rows)
-  EXPECT_TRUE(contains(check_options(swap), "asked for block_n=200 block_m=256")) << check_options(swap);
+  EXPECT_TRUE(contains(sm90::check_config_options(swap), "asked for block_n=200 block_m=256")) << sm90::check_config_options(swap);
   swap.block_m = 64;
   swap.block_n = 0;
-  EXPECT_TRUE(contains(check_options(swap), "asked for block_n=0 block_m=64")) << check_options(swap);
+  EXPECT_TRUE(contains(sm90::check_config_options(swap), "asked for block_n=0 block_m=64")) << sm90::check_config_options(swap);
   swap.block_m = 0;
   swap.block_n = 0;
   swap.pingpong = true;
-  EXPECT_TRUE(contains(check_options(swap), "pingpong=true")) << check_options(swap);
-  EXPECT_EQ(check_options(forced(208)),
+  EXPECT_TRUE(contains(sm90::check_config_options(swap), "pingpong=true")) << sm90::check_config_options(swap);
+  EXPECT_EQ(sm90::check_config_options(forced(208)),
             "Options::block_n=208 is built only for the sm90 swapped kernel (Options::swap_ab = true)");
   Options swap100;
   swap100.swap_ab = true;
   EXPECT_EQ(sm100::check_options(swap100),
             "Options::swap_ab selects the sm90 swapped kernel; on sm_100 leave it false");
-  EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 96)),
+  EXPECT_EQ(sm90::check_config_options(forced(0, 0, false, Schedule::automatic, 96)),
             "Options::block_m must be 0 (automatic), 8, 64, 128 or 256, not 96");
-  EXPECT_EQ(check_options(forced(96, 0, false, Schedule::automatic, 8)),
+  EXPECT_EQ(sm90::check_config_options(forced(96, 0, false, Schedule::automatic, 8)),
             "Options block_n=96 cluster_m=0 pingpong=false block_m=8 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(0, 2, false, Schedule::automatic, 8)),
+  EXPECT_EQ(sm90::check_config_options(forced(0, 2, false, Schedule::automatic, 8)),
             "Options block_n=0 cluster_m=2 pingpong=false block_m=8 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 8)), "");
-  EXPECT_EQ(check_options(forced(32, 1, false, Schedule::automatic, 8)), "");
+  EXPECT_EQ(sm90::check_config_options(forced(0, 0, false, Schedule::automatic, 8)), "");
+  EXPECT_EQ(sm90::check_config_options(forced(32, 1, false, Schedule::automatic, 8)), "");
   // The tall tile: 64 to 128 wide, no cluster, no ping-pong.
-  EXPECT_EQ(check_options(forced(112, 0, false, Schedule::automatic, 256)), "");
-  EXPECT_EQ(check_options(forced(192, 0, false, Schedule::automatic, 256)),
+  EXPECT_EQ(sm90::check_config_options(forced(112, 0, false, Schedule::automatic, 256)), "");
+  EXPECT_EQ(sm90::check_config_options(forced(192, 0, false, Schedule::automatic, 256)),
             "Options block_n=192 cluster_m=0 pingpong=false block_m=256 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(128, 0, true, Schedule::automatic, 256)),
+  EXPECT_EQ(sm90::check_config_options(forced(128, 0, true, Schedule::automatic, 256)),
             "Options block_n=128 cluster_m=0 pingpong=true block_m=256 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(16, 0, false, Schedule::automatic, 128)),
+  EXPECT_EQ(sm90::check_config_options(forced(16, 0, false, Schedule::automatic, 128)),
             "Options block_n=16 cluster_m=0 pingpong=false block_m=128 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(128, 2, false, Schedule::automatic, 64)),
+  EXPECT_EQ(sm90::check_config_options(forced(128, 2, false, Schedule::automatic, 64)),
             "Options block_n=128 cluster_m=2 pingpong=false block_m=64 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(64, 2)),
+  EXPECT_EQ(sm90::check_config_options(forced(64, 2)),
             "Options block_n=64 cluster_m=2 pingpong=false is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(0, 0, true)),
+  EXPECT_EQ(sm90::check_config_options(forced(0, 0, true)),
             "Options block_n=0 cluster_m=0 pingpong=true is not a built-in configuration (kTileConfigs)");
   // A cluster along N: built for the 128-row tiles 64 and 96 wide, cluster_m 0 or 1, no ping-pong.
-  EXPECT_EQ(check_options(forced(64, 0, false, Schedule::automatic, 0, 2)), "");
-  EXPECT_EQ(check_options(forced(96, 1, false, Schedule::automatic, 128, 2)), "");
-  EXPECT_EQ(check_options(forced(128, 0, false, Schedule::automatic, 0, 2)),
+  EXPECT_EQ(sm90::check_config_options(forced(64, 0, false, Schedule::automatic, 0, 2)), "");
+  EXPECT_EQ(sm90::check_config_options(forced(96, 1, false, Schedule::automatic, 128, 2)), "");
+  EXPECT_EQ(sm90::check_config_options(forced(128, 0, false, Schedule::automatic, 0, 2)),
             "Options block_n=128 cluster_m=0 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(256, 0, false, Schedule::automatic, 0, 2)),
+  EXPECT_EQ(sm90::check_config_options(forced(256, 0, false, Schedule::automatic, 0, 2)),
             "Options block_n=256 cluster_m=0 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(128, 2, false, Schedule::automatic, 0, 2)),
+  EXPECT_EQ(sm90::check_config_options(forced(128, 2, false, Schedule::automatic, 0, 2)),
             "Options block_n=128 cluster_m=2 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(128, 1, true, Schedule::automatic, 0, 2)),
+  EXPECT_EQ(sm90::check_config_options(forced(128, 1, true, Schedule::automatic, 0, 2)),
             "Options block_n=128 cluster_m=1 pingpong=true cluster_n=2 is not a built-in configuration (kTileConfigs)");
-  EXPECT_EQ(check_options(forced(64, 0, false, Schedule::automatic, 64, 2)),
+  EXPECT_EQ(sm90::check_config_options(forced(64, 0, false, Schedule::automatic, 64, 2)),
             "Options block_n=64 cluster_m=0 pingpong=false block_m=64 cluster_n=2 is not a built-in configuration "
             "(kTileConfigs)");
-  EXPECT_EQ(check_options(forced(0, 0, false, Schedule::automatic, 0, 2)),
+  EXPECT_EQ(sm90::check_config_options(forced(0, 0, false, Schedule::automatic, 0, 2)),
             "Options block_n=0 cluster_m=0 pingpong=false cluster_n=2 is not a built-in configuration (kTileConfigs)");
+}
+
+TEST(CheckOptions, ForcesWhatEitherFamilyBuilds) {
+  // What sm100 alone builds passes the device-independent check (the sm90
+  // device then refuses it in decide), and so does what sm90 alone builds.
+  for (const Options& o : {forced(256, 0, false, Schedule::automatic, 256), forced(16, 1, false, Schedule::automatic, 128),
+                           forced(48, 1, false, Schedule::automatic, 128), forced(0, 1), forced(0, 2)}) {
+    EXPECT_NE(sm90::check_config_options(o), "");
+    EXPECT_EQ(sm100::check_options(o), "");
+    EXPECT_EQ(check_options(o), "");
+  }
+  const Options sm90_only = forced(144, 0, false, Schedule::automatic, 128);
+  EXPECT_EQ(sm90::check_config_options(sm90_only), "");
+  EXPECT_NE(sm100::check_options(sm90_only), "");
+  EXPECT_EQ(check_options(sm90_only), "");
+  // Neither: both families' reasons.
+  const Options neither = forced(16, 0, false, Schedule::automatic, 256);
+  EXPECT_EQ(check_options(neither),
+            "no kernel family builds these Options: on sm_90, " + sm90::check_config_options(neither) +
+                "; on sm_100, " + sm100::check_options(neither));
+}
+
+// Every configuration the tools force (check --all-configs, bench --configs
+// all) passes the API's check and its own family's, and is taken by
+// decide() in exactly the layouts it says it builds.
+TEST(CheckOptions, EveryVariantTheToolsForceIsAccepted) {
+  for (const Backend family : {Backend::sm90, Backend::sm100}) {
+    std::vector<support::KernelVariant> variants = support::builtin_variants(family);
+    for (support::KernelVariant& v : support::grouped_variants(family)) variants.push_back(std::move(v));
+    ASSERT_FALSE(variants.empty());
+    for (const support::KernelVariant& v : variants) {
+      EXPECT_EQ(check_options(v.options), "") << v.label;
+      EXPECT_EQ(family == Backend::sm90 ? sm90::check_options(v.options) : sm100::check_options(v.options), "")
+          << v.label;
+    }
+  }
+}
+
+TEST(Decide, VariantsBuildExactlyTheLayoutsTheDispatcherTakes) {
+  for (const Backend family : {Backend::sm90, Backend::sm100}) {
+    if (!built(family == Backend::sm90 ? "sm_90a" : "sm_100a")) continue;
+    const DeviceInfo& dev = family == Backend::sm90 ? kH200 : kB200;
+    for (const support::KernelVariant& v : support::builtin_variants(family))
+      for (const Op op_a : {Op::N, Op::T})
+        for (const Op op_b : {Op::N, Op::T}) {
+          GemmArgs g = aligned_args();
+          g.op_a = op_a;
+          g.op_b = op_b;
+          const Decision d = decide(g, v.options, dev);
+          EXPECT_EQ(d.plan.status == Status::ok, v.builds(op_a, op_b))
+              << v.label << " " << to_string(op_a) << to_string(op_b) << ": " << d.plan.reason;
+        }
+  }
 }
 
 TEST(CheckOptions, SmCountIsANumberOfSmsForAPersistentGrid) {
@@ -229,6 +287,25 @@ TEST(Decide, KZeroScalesC) {
     EXPECT_EQ(d.plan.config.block_n, 0);
     g.beta = 2.0f;
     EXPECT_EQ(decide(g, Options{}, dev).plan.reason, "K is 0: C = beta * C");
+  }
+}
+
+// alpha == 0: as K == 0, C = beta * C without reading A or B (BLAS), on
+// every device and whatever Options::prefer.
+TEST(Decide, AlphaZeroScalesC) {
+  for (const DeviceInfo& dev : {kH200, kB200, kA100}) {
+    GemmArgs g = aligned_args(256, 256, 512);
+    g.alpha = 0.0f;
+    for (const Prefer prefer : {Prefer::automatic, Prefer::tcgemm_only, Prefer::cublas_only}) {
+      const Decision d = decide(g, Options{prefer, 0}, dev);
+      EXPECT_EQ(d.plan.status, Status::ok);
+      EXPECT_EQ(d.plan.path, Path::scale);
+      EXPECT_EQ(d.plan.kernel, "scale_c");
+      EXPECT_EQ(d.plan.reason, "alpha is 0: C = 0 (beta is 0, C is not read, A and B are not read)");
+    }
+    g.beta = 0.5f;
+    g.activation = Activation::relu;
+    EXPECT_EQ(decide(g, Options{}, dev).plan.reason, "alpha is 0: C = act(bias) + beta * C (A and B are not read)");
   }
 }
 
@@ -503,12 +580,12 @@ TEST(Decide, TheDevicesFamilyChecksTheOptions) {
   for (const DeviceInfo& dev : {kH200, kA100}) {
     const Decision d = decide(g, clc, dev);
     EXPECT_EQ(d.plan.status, Status::invalid_argument);
-    EXPECT_EQ(d.plan.reason, "tcgemm: " + sm90::check_options(clc));
+    EXPECT_EQ(d.plan.reason, "tcgemm: " + sm90::check_options(clc) + " (" + describe(g) + ")");
   }
   const Decision d = decide(g, forced(24), kB200);
   EXPECT_EQ(d.plan.status, Status::invalid_argument);
-  EXPECT_EQ(d.plan.reason,
-            "tcgemm: Options::block_n must be 0, 8, 16, 32, 40, 48, 64, 96, 128 or 256 on sm_100, not 24");
+  EXPECT_EQ(d.plan.reason, "tcgemm: Options::block_n must be 0, 8, 16, 32, 40, 48, 64, 96, 128 or 256 on sm_100, not 24 (" +
+                               describe(g) + ")");
   // The single-CTA widths whose CTA loads part of a 64-column panel of B
   // (8, 16, 32, 40, 48, 96) with B stored MN-major (aligned_args: op_b = N): not built.
   for (const int w : {8, 16, 32, 40, 48, 96}) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "common/host/validate.hpp"
@@ -276,6 +277,140 @@ TEST(CheckArgs, FusedEpilogueArguments) {
   // A plain call reads as before.
   EXPECT_EQ(describe(valid_args()).find("bias"), std::string::npos);
   EXPECT_EQ(describe(valid_args()).find("activation"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tcgemm::detail
+
+namespace tcgemm::detail {
+namespace {
+
+// Operands on their 2-byte elements: a misaligned one would fault in a
+// kernel (or in cuBLAS), sticky for the context. A and B only where read.
+TEST(CheckArgs, OperandsOnTheirElements) {
+  const uintptr_t odd = 0x50001;
+  GemmArgs g = valid_args();
+  g.c = reinterpret_cast<void*>(odd);
+  expect_rejected(g, {"C is not aligned to its 2-byte elements"});
+  g = valid_args();
+  g.a = reinterpret_cast<const void*>(odd);
+  expect_rejected(g, {"A is not aligned to its 2-byte elements"});
+  g = valid_args();
+  g.b = reinterpret_cast<const void*>(odd);
+  expect_rejected(g, {"B is not aligned to its 2-byte elements"});
+  g.k = 0;  // B is not read
+  g.lda = 1;
+  expect_accepted(g);
+  g = valid_args();
+  g.m = 0;  // nothing is read or written
+  g.c = reinterpret_cast<void*>(odd);
+  expect_accepted(g);
+}
+
+// K or alpha 0: C = beta * C, A and B not read (BLAS), so they may be null.
+TEST(CheckArgs, AlphaZeroReadsNeitherAnorB) {
+  GemmArgs g = valid_args();
+  g.alpha = 0.0f;
+  g.a = nullptr;
+  g.b = nullptr;
+  expect_accepted(g);
+  EXPECT_FALSE(reads_a_and_b(g));
+  g.alpha = -0.0f;
+  expect_accepted(g);
+  g.alpha = 1e-30f;
+  expect_rejected(g, {"A is a null pointer"});
+  EXPECT_TRUE(reads_a_and_b(g));
+  g.alpha = std::numeric_limits<float>::quiet_NaN();  // NaN is not 0: the product is computed (and is NaN)
+  EXPECT_TRUE(reads_a_and_b(g));
+}
+
+TEST(CheckArgs, AnEmptyBatchAcceptsNullPointers) {
+  GemmArgs g = valid_args();
+  g.batch = 0;
+  g.a = nullptr;
+  g.b = nullptr;
+  g.c = nullptr;
+  expect_accepted(g);
+}
+
+// A plain call's rows must be addressable as a batch's are: rows x ld in
+// 64-bit byte offsets.
+TEST(CheckArgs, APlainCallsRowsFitSixtyFourBitOffsets) {
+  GemmArgs g = valid_args();
+  g.m = (int64_t{1} << 31) - 1;
+  g.ldc = int64_t{1} << 40;
+  g.lda = kK;
+  expect_rejected(g, {"C's rows x leading dimension overflows 64-bit byte offsets"});
+  g = valid_args();
+  g.lda = std::numeric_limits<int64_t>::max();
+  expect_rejected(g, {"A's rows x leading dimension overflows 64-bit byte offsets"});
+  g = valid_args(Op::N, Op::T);
+  g.ldb = int64_t{1} << 62;  // 80 rows of 2^62 elements
+  expect_rejected(g, {"B's rows x leading dimension overflows 64-bit byte offsets"});
+}
+
+// C must not share memory with what the call reads.
+TEST(CheckArgs, CApartFromAAndB) {
+  // In place: C is A (square, one leading dimension).
+  GemmArgs g = valid_args();
+  g.m = g.n = g.k = 64;
+  g.lda = g.ldb = g.ldc = 64;
+  g.c = const_cast<void*>(g.a);
+  expect_rejected(g, {"C overlaps A in memory"});
+  g.c = const_cast<void*>(g.b);
+  expect_rejected(g, {"C overlaps B in memory"});
+  // Side by side in one buffer's rows (x and y columns of one [64, 128] tensor): apart, accepted.
+  const uintptr_t buffer = 0x100000;
+  g.a = reinterpret_cast<const void*>(buffer);
+  g.c = reinterpret_cast<void*>(buffer + 64 * 2);
+  g.lda = g.ldc = 128;
+  expect_accepted(g);
+  // ... one element into A's columns: they share a column.
+  g.c = reinterpret_cast<void*>(buffer + 63 * 2);
+  expect_rejected(g, {"C overlaps A in memory"});
+  // ... C's first row after A's last row: apart; on A's last row: not.
+  g.c = reinterpret_cast<void*>(buffer + 64 * 128 * 2);
+  expect_accepted(g);
+  g.c = reinterpret_cast<void*>(buffer + 63 * 128 * 2);
+  expect_rejected(g, {"C overlaps A in memory"});
+  // Other leading dimensions, rows interleaved but apart: A's rows 256 elements apart hold 64, C's
+  // rows (ldc 512) sit in the gaps between them.
+  g.lda = 256;
+  g.ldc = 512;
+  g.c = reinterpret_cast<void*>(buffer + 128 * 2);
+  expect_accepted(g);
+  g.c = reinterpret_cast<void*>(buffer + 256 * 2 + 32 * 2);  // on A's second row
+  expect_rejected(g, {"C overlaps A in memory"});
+  // The bias is read by every tile's epilogue while others store.
+  g = valid_args();
+  g.bias = static_cast<const char*>(g.c) + 6;
+  expect_rejected(g, {"C overlaps the bias in memory"});
+}
+
+TEST(CheckArgs, BatchedCApartFromAAndB) {
+  // Four problems; A's matrices stacked right after C's, then the last C moved onto the first A.
+  GemmArgs g = valid_args();
+  g.batch = 4;
+  g.stride_a = kM * kK;
+  g.stride_b = 0;  // one B for all
+  g.stride_c = kM * kN;
+  const uintptr_t c0 = 0x1000000;
+  g.c = reinterpret_cast<void*>(c0);
+  g.a = reinterpret_cast<const void*>(c0 + 4 * kM * kN * 2);
+  expect_accepted(g);
+  g.stride_c = kM * kN + kM * kK;  // C_i and A_i interleaved: C_0 A_0 C_1 A_1 ...
+  g.a = reinterpret_cast<const void*>(c0 + kM * kN * 2);
+  g.stride_a = g.stride_c;
+  expect_accepted(g);
+  g.a = reinterpret_cast<const void*>(c0 + (kM * kN - 10) * 2);  // A_i reaches into C_i's last row
+  expect_rejected(g, {"C overlaps A in memory"});
+  // B shared by every problem, inside C_2.
+  g = valid_args();
+  g.batch = 4;
+  g.stride_c = kM * kN;
+  g.c = reinterpret_cast<void*>(c0);
+  g.b = reinterpret_cast<const void*>(c0 + 2 * kM * kN * 2);
+  expect_rejected(g, {"C overlaps B in memory"});
 }
 
 }  // namespace

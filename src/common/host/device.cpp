@@ -78,7 +78,7 @@ const DeviceInfo* current_device(std::string* error) {
   return &d;
 }
 
-std::string check_device_pointer(const char* name, const void* ptr) {
+std::string check_device_pointer(const char* name, const void* ptr, int device) {
   cudaPointerAttributes attr{};
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
   if (err != cudaSuccess) {
@@ -87,6 +87,11 @@ std::string check_device_pointer(const char* name, const void* ptr) {
   }
   switch (attr.type) {
     case cudaMemoryTypeDevice:
+      // (Another GPU's memory would fault in the kernel, sticky for the context.)
+      if (attr.device != device)
+        return std::string(name) + " is memory of device " + std::to_string(attr.device) + ", and the call runs on " +
+               "device " + std::to_string(device) + " (the current device)";
+      return {};
     case cudaMemoryTypeManaged:
       return {};
     case cudaMemoryTypeHost:

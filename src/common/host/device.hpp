@@ -62,9 +62,9 @@ const DeviceInfo* current_device(std::string* error);
 // nullptr when the driver lacks it.
 void* driver_entry_point(const char* symbol, int abi_version = 12000);
 
-// Empty when `ptr` is device (or managed) memory usable by kernels; otherwise
-// e.g. "A is host memory (not device memory)".
-std::string check_device_pointer(const char* name, const void* ptr);
+// Empty when `ptr` is memory of device `device` (or managed memory) usable by
+// kernels; otherwise e.g. "A is host memory, not device memory".
+std::string check_device_pointer(const char* name, const void* ptr, int device);
 // Empty when kernels launched on `stream` run on `device` (the current one):
 // the default, legacy and per-thread streams, or a stream created on it.
 // Otherwise e.g. "the stream belongs to device 1, but device 0 is current".

@@ -1,5 +1,7 @@
 #include "common/host/validate.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace tcgemm::detail {
@@ -74,7 +76,7 @@ std::string check_batch(const GemmArgs& a) {
   if (a.stride_a < 0 || a.stride_b < 0 || a.stride_c < 0)
     return fail("batch strides must not be negative (0 repeats A or B for every batch)", a);
   // The last matrix of each operand must be addressable: (batch - 1) * stride
-  // plus the matrix's own span in 64-bit element offsets.
+  // plus the matrix's own span in 64-bit byte offsets.
   const struct {
     const char* name;
     int64_t stride, rows, ld;
@@ -84,8 +86,8 @@ std::string check_batch(const GemmArgs& a) {
   for (const auto& o : operands) {
     int64_t last = 0, span = 0, end = 0;
     if (__builtin_mul_overflow(a.batch - 1, o.stride, &last) || __builtin_mul_overflow(o.rows, o.ld, &span) ||
-        __builtin_add_overflow(last, span, &end))
-      return fail(std::string("(batch - 1) x ") + o.name + " plus one matrix overflows 64-bit element offsets", a);
+        __builtin_add_overflow(last, span, &end) || __builtin_mul_overflow(end, int64_t{2}, &end))
+      return fail(std::string("(batch - 1) x ") + o.name + " plus one matrix overflows 64-bit byte offsets", a);
   }
   if (a.m == 0 || a.n == 0) return {};  // no C is written
   // C's matrices must be disjoint: a tile of one batch must never write
@@ -120,12 +122,79 @@ std::string check_groups(const GemmArgs& a) {
   if (a.stride_b < 0) return fail("stride_b must not be negative (0 uses one B for every group)", a);
   int64_t last = 0, span = 0, end = 0;
   if (__builtin_mul_overflow(a.groups - 1, a.stride_b, &last) ||
-      __builtin_mul_overflow(stored_shape_b(a).rows, a.ldb, &span) || __builtin_add_overflow(last, span, &end))
-    return fail("(groups - 1) x stride_b plus one matrix overflows 64-bit element offsets", a);
+      __builtin_mul_overflow(stored_shape_b(a).rows, a.ldb, &span) || __builtin_add_overflow(last, span, &end) ||
+      __builtin_mul_overflow(end, int64_t{2}, &end))
+    return fail("(groups - 1) x stride_b plus one matrix overflows 64-bit byte offsets", a);
   if (a.group_ends == nullptr && a.m > 0 && a.n > 0) return fail("group_ends is a null pointer", a);
   if (reinterpret_cast<uintptr_t>(a.group_ends) % 4 != 0)
     return fail("group_ends is not aligned to its 4-byte (int32) elements", a);
   return {};
+}
+
+// Byte positions, exact: 64-bit addresses plus offsets up to 2^96 (a batch
+// index times a stride times an element), with no wrap to reason about.
+using Wide = __int128;
+
+// The elements of one operand: `count` matrices `stride` elements apart,
+// each `rows` rows of `cols` elements, `ld` apart, of `element` bytes each,
+// from `base`. (Sizes already checked: non-negative, ld >= cols.)
+struct Extent {
+  uintptr_t base;
+  int64_t count, stride, rows, cols, ld, element;
+  // The first byte of matrix p, and the end of its last row.
+  Wide first(int64_t p) const { return Wide(base) + Wide(p) * stride * element; }
+  Wide end(int64_t p) const { return first(p) + (Wide(rows - 1) * ld + cols) * element; }
+};
+
+// floor(x / y) for y > 0.
+Wide floor_div(Wide x, Wide y) { return x / y - (x % y != 0 && x < 0 ? 1 : 0); }
+
+// Whether row-strided matrices x and y (one matrix each) share a byte, when
+// that is cheap to tell: exactly when their rows are equally far apart (the
+// same leading dimension in bytes: in-place calls, and operands side by side
+// in one buffer's rows); otherwise by their rows one at a time, at most
+// `*budget` of them. False when the budget ran out before an overlap showed.
+bool matrices_overlap(const Extent& x, int64_t px, const Extent& y, int64_t py, int64_t* budget) {
+  const Wide x0 = x.first(px), y0 = y.first(py);
+  if (x.end(px) <= y0 || y.end(py) <= x0) return false;
+  const Wide wx = Wide(x.cols) * x.element, wy = Wide(y.cols) * y.element;
+  const Wide lx = Wide(x.ld) * x.element, ly = Wide(y.ld) * y.element;
+  // A row of y starting d bytes from x0 (d may be negative) meets x's row i,
+  // [i lx, i lx + wx), when -wy < d - i lx < wx. The largest i < x.rows with
+  // i lx < d + wy is the one to test.
+  const auto row_meets_x = [&](Wide d) {
+    const Wide i = std::min(floor_div(d + wy - 1, lx), Wide(x.rows - 1));
+    return i >= 0 && d - i * lx < wx;
+  };
+  if (lx == ly) {
+    // y's row j against x's row i: offsets d + t l for t = j - i in
+    // [-(x.rows-1), y.rows-1]; the t that brings d + t l nearest below wx.
+    const Wide d = y0 - x0;
+    const Wide t = std::max(std::min(floor_div(wx - 1 - d, lx), Wide(y.rows - 1)), Wide(-(x.rows - 1)));
+    return d + t * lx < wx && d + t * lx > -wy;
+  }
+  for (int64_t j = 0; j < y.rows; ++j) {
+    if (--*budget < 0) return false;
+    if (row_meets_x(y0 - x0 + Wide(j) * ly)) return true;
+  }
+  return false;
+}
+
+// Whether some matrix of `written` shares a byte with some matrix of `read`,
+// as far as a bounded amount of work can tell (see matrices_overlap).
+bool extents_overlap(const Extent& written, const Extent& read) {
+  // (Most calls end here: the operands lie in memory of their own.)
+  if (written.end(written.count - 1) <= read.first(0) || read.end(read.count - 1) <= written.first(0)) return false;
+  int64_t budget = 4096;
+  for (int64_t p = 0; p < written.count; ++p) {
+    for (int64_t q = 0; q < read.count; ++q) {
+      if (--budget < 0) return false;
+      if (matrices_overlap(read, q, written, p, &budget)) return true;
+      if (read.stride == 0) break;
+    }
+    if (written.stride == 0) break;
+  }
+  return false;
 }
 
 }  // namespace
@@ -164,11 +233,46 @@ std::string check_args(const GemmArgs& a) {
   if (auto r = check_groups(a); !r.empty()) return r;
   if (auto r = check_batch(a); !r.empty()) return r;
 
-  if (a.m == 0 || a.n == 0) return {};  // nothing is read or written
+  // A plain (or M-grouped) call's matrices addressable too (a batch's are checked above, B's groups too).
+  if (a.batch <= 1) {
+    const struct {
+      const char* name;
+      int64_t rows, ld;
+    } operands[] = {{"A", stored_shape_a(a).rows, a.lda}, {"B", stored_shape_b(a).rows, a.ldb}, {"C", a.m, a.ldc}};
+    for (const auto& o : operands) {
+      int64_t span = 0;
+      if (__builtin_mul_overflow(o.rows, o.ld, &span) || __builtin_mul_overflow(span, int64_t{2}, &span))
+        return fail(std::string(o.name) + "'s rows x leading dimension overflows 64-bit byte offsets", a);
+    }
+  }
+
+  if (a.m == 0 || a.n == 0 || a.batch == 0) return {};  // nothing is read or written
   if (a.c == nullptr) return fail("C is a null pointer", a);
-  if (a.k == 0) return {};  // A and B are not read
+  // Every operand on its elements' boundaries: fp16 and bf16 are 2 bytes.
+  if (reinterpret_cast<uintptr_t>(a.c) % 2 != 0) return fail("C is not aligned to its 2-byte elements", a);
+  const int64_t c_count = a.batch > 1 ? a.batch : 1;
+  const Extent c{reinterpret_cast<uintptr_t>(a.c), c_count, a.stride_c, a.m, a.n, a.ldc, 2};
+  if (a.bias != nullptr &&
+      extents_overlap(c, Extent{reinterpret_cast<uintptr_t>(a.bias), 1, 0, 1, a.n, a.n,
+                                a.bias_type == BiasType::f32 ? 4 : 2}))
+    return fail("C overlaps the bias in memory: C is written while the bias is read", a);
+  if (!reads_a_and_b(a)) return {};  // A and B are not read
   if (a.a == nullptr) return fail("A is a null pointer", a);
   if (a.b == nullptr) return fail("B is a null pointer", a);
+  if (reinterpret_cast<uintptr_t>(a.a) % 2 != 0) return fail("A is not aligned to its 2-byte elements", a);
+  if (reinterpret_cast<uintptr_t>(a.b) % 2 != 0) return fail("B is not aligned to its 2-byte elements", a);
+  // C must not share memory with what the call reads: tiles of C are stored
+  // while other tiles still load A and B (no in-place products).
+  const StoredShape sa = stored_shape_a(a), sb = stored_shape_b(a);
+  const Extent read[] = {
+      {reinterpret_cast<uintptr_t>(a.a), c_count, a.batch > 1 ? a.stride_a : 0, sa.rows, sa.cols, a.lda, 2},
+      {reinterpret_cast<uintptr_t>(a.b), a.grouped() ? a.groups : c_count,
+       a.batch > 1 || a.grouped() ? a.stride_b : 0, sb.rows, sb.cols, a.ldb, 2}};
+  for (int i = 0; i < 2; ++i)
+    if (extents_overlap(c, read[i]))
+      return fail(std::string("C overlaps ") + (i == 0 ? "A" : "B") +
+                      " in memory: C is written while it is read (write C to memory of its own)",
+                  a);
   return {};
 }
 

@@ -19,6 +19,11 @@ struct StoredShape {
 StoredShape stored_shape_a(const GemmArgs& args);
 StoredShape stored_shape_b(const GemmArgs& args);
 
+// Whether the call reads A and B: K > 0 and alpha != 0. Otherwise, as in
+// BLAS, C = beta * C (with a fused epilogue act(bias) + beta * C) and A and B
+// are not read: they may be null, and NaN or Inf in them does not reach C.
+inline bool reads_a_and_b(const GemmArgs& args) { return args.k > 0 && args.alpha != 0.0f; }
+
 // Empty when the arguments are acceptable to every backend; otherwise the
 // reason, starting with what is wrong and ending with describe(args).
 std::string check_args(const GemmArgs& args);
