@@ -255,12 +255,22 @@ inline Options sm_bound(int64_t sm_count) {
   return o;
 }
 
+// A call that writes a caller's tensor bumps its version counter first, as
+// torch's in-place operators do: autograd then refuses a backward that needs
+// the values it overwrote, and an inference tensor is refused outside
+// inference_mode, before anything is written. (No ADInplaceOrView kernel
+// would: the autograd fallback of an operator without a derivative dispatches
+// below that key.)
+inline void mark_written(const at::Tensor& out) { out.unsafeGetTensorImpl()->bump_version(); }
+
 // out = alpha * a @ b + beta * out, on at most sm_count SMs (0: all).
 inline void mm_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta,
                    int64_t sm_count = 0) {
   const Options options = sm_bound(sm_count);
   check_tensors(a, b, &out);
-  run(make_call(a, b, out, alpha, beta), options);
+  const Call c = make_call(a, b, out, alpha, beta);
+  mark_written(out);
+  run(c, options);
 }
 
 // alpha * a @ b into a new row-major tensor.
@@ -448,6 +458,7 @@ void run_linear(const at::Tensor& x2, const at::Tensor& weight, const std::optio
     c = make_call(xp, wp.t(), out2, 1.0, 0.0);
     fuse(c);
   }
+  if (caller_out) mark_written(out2);
   run(c, options);
 }
 

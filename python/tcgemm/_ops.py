@@ -21,6 +21,8 @@ from pathlib import Path
 
 import torch
 
+from ._activations import ACTIVATIONS  # tcgemm::Activation by name, for tcgemm.linear and tcgemm.nn
+
 _LIBRARY = Path(__file__).resolve().parent / "libtcgemm_torch.so"
 
 
@@ -63,9 +65,6 @@ def _mm_out_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha: flo
                        lambda: f"tcgemm: out must be [{a.shape[0]}, {b.shape[1]}] for a @ b, got {list(out.shape)}")
     torch._check_type(out.dtype == a.dtype, lambda: f"tcgemm: out must have the dtype of a and b ({a.dtype}), got {out.dtype}")
 
-
-# tcgemm::Activation, by the names tcgemm.linear takes.
-ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
 
 
 @torch.library.register_fake("tcgemm::linear")

@@ -77,6 +77,20 @@ class _TcgemmProducts:
 all_gather_mm, mm_reduce_scatter = _tp.define_ops("tcgemm", _TcgemmProducts())
 
 
+def _autocast(x: Tensor, weight: Tensor, bias: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
+    """Under torch.autocast("cuda"), the operands in the autocast dtype, as
+    torch's linear takes them there (the casts are differentiable)."""
+    if not (x.is_cuda and torch.is_autocast_enabled("cuda")):
+        return x, weight, bias
+    dtype = torch.get_autocast_dtype("cuda")
+    floats = (torch.float32, torch.float16, torch.bfloat16)
+
+    def cast(t: Tensor | None) -> Tensor | None:
+        return t.to(dtype) if t is not None and t.dtype in floats and t.dtype != dtype else t
+
+    return cast(x), cast(weight), cast(bias)
+
+
 def _check(what: str, x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     """What tcgemm would refuse, refused on every rank before anything is
     sent (the shapes are checked by the schedules' wrappers in _tp)."""
@@ -86,9 +100,11 @@ def _check(what: str, x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     if not x.is_cuda or weight.device != x.device:
         raise ValueError(f"tcgemm.distributed.{what}: x and weight must be on one CUDA device, got {x.device} and "
                          f"{weight.device}")
-    if bias is not None and (bias.dtype not in (x.dtype, torch.float32) or bias.device != x.device):
-        raise TypeError(f"tcgemm.distributed.{what}: bias must be {x.dtype} or float32 on {x.device}, got "
-                        f"{bias.dtype} on {bias.device}")
+    # (TypeError for a wrong dtype, ValueError for a wrong device, as tcgemm.linear says them.)
+    if bias is not None and bias.dtype not in (x.dtype, torch.float32):
+        raise TypeError(f"tcgemm.distributed.{what}: bias must be {x.dtype} or float32, got {bias.dtype}")
+    if bias is not None and bias.device != x.device:
+        raise ValueError(f"tcgemm.distributed.{what}: bias must be on x's device ({x.device}), got {bias.device}")
 
 
 def all_gather_linear(x_shard: Tensor, weight_shard: Tensor, bias: Tensor | None = None,
@@ -97,7 +113,8 @@ def all_gather_linear(x_shard: Tensor, weight_shard: Tensor, bias: Tensor | None
     """The column-parallel linear layer: all_gather(x_shard) @ weight_shard^T
     + bias, the all-gather hidden behind tcgemm's products.
 
-    x_shard: [S_l, ..., K] float16 or bfloat16 CUDA, this rank's rows
+    x_shard: [S_l, ..., K] float16 or bfloat16 CUDA (any float type under
+    torch.autocast("cuda"), cast to its dtype as torch's linear is), this rank's rows
     (gathered along the first dimension, rank 0's first); weight_shard:
     [N_l, K], this rank's output features; bias: [N_l] of x's dtype or
     float32, or None. Returns [W * S_l, ..., N_l] on every rank, with exactly
@@ -108,6 +125,7 @@ def all_gather_linear(x_shard: Tensor, weight_shard: Tensor, bias: Tensor | None
     (0: all; see the module's notes). Gradients: x_shard's
     (reduce-scattered: every rank must run the backward pass), weight's and
     bias's; the gathered x is kept for weight's."""
+    x_shard, weight_shard, bias = _autocast(x_shard, weight_shard, bias)
     _check("all_gather_linear", x_shard, weight_shard, bias)
     return _tp.all_gather_linear(all_gather_mm, x_shard, weight_shard, bias, group, chunks, overlap, sm_count)
 
@@ -119,7 +137,8 @@ def linear_reduce_scatter(x: Tensor, weight_shard: Tensor, bias: Tensor | None =
     of x @ weight_shard^T, plus bias, the transfers of the partial products
     hidden behind tcgemm's products.
 
-    x: [S, ..., K_l] float16 or bfloat16 CUDA, this rank's slice of the
+    x: [S, ..., K_l] float16 or bfloat16 CUDA (under torch.autocast("cuda")
+    as all_gather_linear's), this rank's slice of the
     input features for the whole sequence (S a multiple of W);
     weight_shard: [N, K_l]; bias: [N] of x's dtype or float32, or None
     (added once, after the sum). Returns [S / W, ..., N]: rank r's rows of
@@ -128,6 +147,10 @@ def linear_reduce_scatter(x: Tensor, weight_shard: Tensor, bias: Tensor | None =
     `overlap`. chunks: the pieces each peer's partial product is sent in.
     sm_count: the SMs each product may take while transfers run beside it
     (0: all). Gradients: x's (after an all-gather of the output's gradient:
-    every rank must run the backward pass), weight's and bias's."""
+    every rank must run the backward pass), weight's, and bias's share of
+    this rank's output rows: the bias is one parameter of every rank, so
+    sum its gradient over the group (all_reduce), as for any parameter
+    replicated across tensor-parallel ranks."""
+    x, weight_shard, bias = _autocast(x, weight_shard, bias)
     _check("linear_reduce_scatter", x, weight_shard, bias)
     return _tp.linear_reduce_scatter(mm_reduce_scatter, x, weight_shard, bias, group, chunks, overlap, sm_count)

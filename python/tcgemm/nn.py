@@ -41,6 +41,25 @@ def _activation_name(module: torch.nn.Module) -> str | None:
     return None
 
 
+def _activation_arg(activation: str | None) -> str | None:
+    """The activation a Linear keeps: None for none (also spelled "none")."""
+    if activation not in _ops.ACTIVATIONS:
+        raise ValueError(f"tcgemm.nn.Linear: unknown activation {activation!r}")
+    return None if activation == "none" else activation
+
+
+def _has_hooks(module: torch.nn.Module) -> bool:
+    """Whether the module has hooks of its own that see its input, output or gradients."""
+    return any(getattr(module, name, None) for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                                                         "_backward_pre_hooks"))
+
+
+def _runs_in_order(parent: torch.nn.Module) -> bool:
+    """Whether parent is a Sequential whose forward is nn.Sequential's: each
+    child's output is the next child's input, and nothing else's."""
+    return isinstance(parent, torch.nn.Sequential) and type(parent).forward is torch.nn.Sequential.forward
+
+
 def _reference_activation(y: torch.Tensor, activation: str | None) -> torch.Tensor:
     if activation is None:
         return y
@@ -57,20 +76,25 @@ class Linear(torch.nn.Linear):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None,
                  activation: str | None = None) -> None:
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
-        if activation not in _ops.ACTIVATIONS:
-            raise ValueError(f"tcgemm.nn.Linear: unknown activation {activation!r}")
-        self.activation = activation
+        self.activation = _activation_arg(activation)
         self.fallbacks = 0  # calls run by torch.nn.functional.linear (tensors tcgemm cannot take)
 
     @classmethod
     def from_linear(cls, layer: torch.nn.Linear, activation: str | None = None) -> Linear:
         """A tcgemm Linear with `layer`'s state, shared, not copied: the same
         Parameter objects (and parameter and buffer dicts), its hooks, its
-        training mode and any attribute set on it; only the forward differs."""
-        if activation not in _ops.ACTIVATIONS:
-            raise ValueError(f"tcgemm.nn.Linear: unknown activation {activation!r}")
+        training mode and any attribute set on it; only the forward differs.
+        A layer whose forward is replaced on the instance (by a library's
+        hooks, e.g. for offloading) is refused: what it does around the
+        product is unknown here. A compiled layer's compiled call is not
+        carried over (it calls the original layer): compile the new one."""
+        activation = _activation_arg(activation)
+        if "forward" in layer.__dict__:
+            raise ValueError("tcgemm.nn.Linear.from_linear: the layer's forward is replaced on the instance "
+                             f"({layer.__dict__['forward']!r}); tcgemm cannot tell what it does around the product")
         new = cls.__new__(cls)
         new.__dict__.update(layer.__dict__)
+        new.__dict__.pop("_compiled_call_impl", None)
         new.activation = activation
         new.fallbacks = 0
         return new
@@ -110,10 +134,13 @@ def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torc
     Linear with its state (Linear.from_linear: the same parameters, hooks and
     training mode). A Linear used in several places becomes one tcgemm Linear
     in all of them. With activation_fusion, an activation module (ReLU, SiLU,
-    GELU) that directly follows a Linear inside an nn.Sequential, and so is
-    certainly applied to its output alone, is fused into it and replaced by
-    nn.Identity; not into a Linear used in several places, whose other uses
-    are not followed by it. Returns the model; unpatch_linear undoes it. A
+    GELU) that directly follows a Linear inside an nn.Sequential (whose
+    forward is Sequential's own), and so is certainly applied to its output
+    alone, is fused into it and replaced by nn.Identity; not into a Linear
+    used in several places, whose other uses are not followed by it, nor
+    where either has hooks of its own. A Linear whose forward is replaced on
+    the instance stays as it is (with a warning). Returns the model;
+    unpatch_linear undoes it. A
     bare nn.Linear is refused (it has no parent to swap it in):
     tcgemm.nn.Linear.from_linear(layer) converts one layer."""
     if type(model) is torch.nn.Linear:
@@ -129,15 +156,21 @@ def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torc
     for parent, name, child in places:
         if type(child) is not torch.nn.Linear:
             continue
+        if "forward" in child.__dict__:
+            warnings.warn(f"tcgemm.patch_linear: {name} ({child}) keeps torch's linear: its forward is replaced on "
+                          "the instance (a library's hooks), which tcgemm cannot tell the effect of", stacklevel=2)
+            continue
         activation = None
-        if activation_fusion and uses[id(child)] == 1 and isinstance(parent, torch.nn.Sequential):
+        # (Not a Linear or an activation with hooks of their own: fused, the
+        # Linear's would see the activation's output, the activation's would
+        # not run.)
+        if activation_fusion and uses[id(child)] == 1 and _runs_in_order(parent) and not _has_hooks(child):
             names = list(parent._modules)
             index = names.index(name)
             if index + 1 < len(names):
                 next_name = names[index + 1]
                 next_child = parent._modules[next_name]
-                # (Not an activation with hooks of its own: fused, it would not run them.)
-                hooked = next_child is not None and bool(next_child._forward_hooks or next_child._forward_pre_hooks)
+                hooked = next_child is not None and _has_hooks(next_child)
                 activation = None if next_child is None or hooked else _activation_name(next_child)
                 if activation is not None:
                     patch.swaps.append((parent, next_name, next_child))
@@ -154,11 +187,23 @@ def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torc
     return model
 
 
+def _undo(module: torch.nn.Module) -> None:
+    patch = module.__dict__.pop("_tcgemm_patch", None)
+    if patch is None:
+        return
+    for parent, name, original in reversed(patch.swaps):
+        # (The training mode it was put in since, by model.train() / eval().)
+        current = parent._modules.get(name)
+        if current is not None and current is not original:
+            original.training = current.training
+        setattr(parent, name, original)
+
+
 def unpatch_linear(model: torch.nn.Module) -> torch.nn.Module:
-    """Puts back what patch_linear replaced (the same module objects)."""
-    patch = getattr(model, "_tcgemm_patch", None)
-    if patch is not None:
-        for parent, name, original in reversed(patch.swaps):
-            setattr(parent, name, original)
-        del model._tcgemm_patch
+    """Puts back what patch_linear replaced (the same module objects, in the
+    training mode the model is in now), in `model` and in any of its
+    submodules patched on their own."""
+    _undo(model)
+    for module in list(model.modules()):
+        _undo(module)
     return model

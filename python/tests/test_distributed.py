@@ -156,6 +156,23 @@ def test_opcheck(world_of_one) -> None:
     torch.library.opcheck(tp.mm_reduce_scatter, (x, w.t(), None, name, 1, True, 0))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_autocast_runs_float32_operands_in_its_dtype(world_of_one, dtype) -> None:
+    x, w, bias = rand(96, 256, dtype=torch.float32, seed=7), rand(64, 256, dtype=torch.float32, seed=8), \
+        rand(64, dtype=torch.float32, seed=9)
+    w.requires_grad_(True)
+    with torch.autocast("cuda", dtype=dtype):
+        y = tp.all_gather_linear(x, w, bias)
+        z = tp.linear_reduce_scatter(x, w, bias)
+    xc, wc, bc = x.to(dtype), w.detach().to(dtype), bias.to(dtype)
+    assert y.dtype == dtype and torch.equal(bits(y), bits(tcgemm.linear(xc, wc, bc)))
+    # (The reduce-scatter: the partial product rounded once, plus the bias in float32, rounded once.)
+    want_z = (tcgemm.linear(xc, wc).float() + bc.float()).to(dtype)
+    assert z.dtype == dtype and torch.equal(bits(z), bits(want_z))
+    y.float().sum().backward()
+    assert w.grad is not None and w.grad.dtype == torch.float32
+
+
 def test_refusals_before_anything_is_sent(world_of_one) -> None:
     x, w = rand(64, 128, dtype=torch.bfloat16, seed=1), rand(32, 128, dtype=torch.bfloat16, seed=2)
     with pytest.raises(TypeError, match="both float16 or both bfloat16"):
@@ -166,6 +183,8 @@ def test_refusals_before_anything_is_sent(world_of_one) -> None:
         tp.all_gather_linear(x, w[:, :64])
     with pytest.raises(TypeError, match="bias must be"):
         tp.all_gather_linear(x, w, torch.zeros(32, dtype=torch.float64, device="cuda"))
+    with pytest.raises(ValueError, match="bias must be on x's device"):
+        tp.all_gather_linear(x, w, torch.zeros(32, dtype=torch.bfloat16))
 
 
 # Two GPUs: a world of two processes.

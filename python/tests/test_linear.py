@@ -199,19 +199,21 @@ def test_patch_keeps_shared_layers_hooks_and_mode() -> None:
     model = torch.nn.Sequential(shared, shared, torch.nn.ReLU(), torch.nn.Linear(64, 32), torch.nn.GELU(),
                                 torch.nn.Linear(32, 32), hooked_relu).to("cuda", torch.bfloat16).eval()
     seen = []
-    model[3].register_forward_hook(lambda module, inputs, output: seen.append(output.shape))
+    model[3].register_forward_hook(lambda module, inputs, output: seen.append(output.clone()))
     x = torch.randn(5, 64, device="cuda", dtype=torch.bfloat16)
     with torch.no_grad():
         want = model(x)
         tcgemm.patch_linear(model)
         # The shared layer: one tcgemm Linear in both places, no activation fused into it (its first use
-        # is not followed by the ReLU); an activation with hooks of its own is not fused either.
+        # is not followed by the ReLU); a Linear or an activation with hooks of its own is not fused
+        # either (the Linear's hook sees its own output, before the GELU).
         assert model[0] is model[1] and model[0].activation is None and type(model[2]) is torch.nn.ReLU
-        assert model[3].activation == "gelu" and type(model[4]) is torch.nn.Identity
+        assert model[3].activation is None and type(model[4]) is torch.nn.GELU
         assert model[5].activation is None and model[6] is hooked_relu
         assert not any(m.training for m in model)
         assert_close(model(x), want, torch.bfloat16)
     assert len(seen) == 2  # the hook of the original layer ran on the patched one too
+    assert torch.equal(seen[1], tcgemm.linear(model[2](model[1](model[0](x))), model[3].weight, model[3].bias))
     tcgemm.unpatch_linear(model)
     assert model[0] is shared and model[1] is shared and type(model[4]) is torch.nn.GELU
     with pytest.raises(ValueError, match="from_linear"):
@@ -373,3 +375,30 @@ def test_sm_count_bounds_the_kernel_not_the_bits() -> None:
     with pytest.raises(ValueError, match="sm_count must be 0"):
         torch.ops.tcgemm.linear_out(x, w, b, 0, out, -1)
     assert (out == 3.0).all()
+
+
+def test_in_place_operators_bump_the_version_of_out() -> None:
+    # As torch's own out= operators: autograd then refuses a backward that needs what they overwrote, and
+    # an inference tensor is refused outside inference_mode, before anything is written.
+    x, w, b = tensors((64, 128), 96, torch.bfloat16, "same", seed=17)
+    out = torch.zeros(64, 96, device="cuda", dtype=torch.bfloat16)
+    scale = torch.ones(64, 96, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    loss = (scale * out).sum()  # saves out for scale's gradient
+    version = out._version
+    torch.ops.tcgemm.linear_out(x, w, b, 0, out)
+    assert out._version > version
+    version = out._version
+    tcgemm.matmul(x, w.t(), out=out)
+    assert out._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    with torch.inference_mode():
+        frozen = torch.full((64, 96), 5.0, device="cuda", dtype=torch.bfloat16)
+        torch.ops.tcgemm.mm_out(x, w.t(), frozen, 1.0, 0.0)  # inside inference_mode: allowed
+    frozen_copy = frozen.clone()
+    with pytest.raises(RuntimeError, match="inference tensor"):
+        torch.ops.tcgemm.linear_out(x, w, b, 0, frozen)
+    with pytest.raises(RuntimeError, match="inference tensor"):
+        torch.ops.tcgemm.mm_out(x, w.t(), frozen, 1.0, 0.0)
+    torch.cuda.synchronize()
+    assert torch.equal(frozen, frozen_copy)
