@@ -3,13 +3,12 @@
 // relinquish_alloc_permit / dealloc with cta_group::2 or ::1, PTX ISA
 // 9.7.16.7.1).
 //
-// With cta_group::2 one warp of each CTA of the pair executes the alloc, and
-// the two get the same columns, which the pair's MMAs address alike. The
-// PTX ISA requires the issuing warp to make sure the peer CTA has launched
-// and is still active: the even CTA's alloc writes the address into the odd
-// CTA's shared memory and arrives on a barrier there, so a peer that has not
-// set up yet can lose that arrival and leave its own alloc spinning forever
-// (while its leader waits at the next cluster barrier). So:
+// With cta_group::2 the alloc is collective over one warp of each CTA of the
+// pair: the two warps allocate the same columns in both CTAs' tensor memory
+// (which the pair's MMAs address alike), each writing the address into its
+// own CTA's shared memory. The PTX ISA requires the issuing warp to make sure
+// the peer CTA has launched and is still active (otherwise the behaviour is
+// undefined). So:
 //
 //   1. every thread of both CTAs passes a cluster barrier (the peer has
 //      launched, and its barriers are initialized);
