@@ -36,6 +36,16 @@ struct CompareStats {
     max_elem_rel = std::max(max_elem_rel, o.max_elem_rel);
     max_abs = std::max(max_abs, o.max_abs);
   }
+  // Whether this comparison is worse than `o`, for keeping the worst of
+  // several rounds: NaN or Inf (more of them worse) before any finite
+  // result, then fewer identical elements, then a larger norm-wise error.
+  // (A round that saw NaN is never replaced by a finite one.)
+  bool worse_than(const CompareStats& o) const {
+    const int64_t mine = nonfinite_x + nonfinite_ref, theirs = o.nonfinite_x + o.nonfinite_ref;
+    if (mine != theirs) return mine > theirs;
+    if (identical_fraction() != o.identical_fraction()) return identical_fraction() < o.identical_fraction();
+    return norm_rel > o.norm_rel;
+  }
 };
 // The floor under |ref| in the elementwise ratio, relative to ref's RMS: with
 // random signs some outputs land near zero, and a ratio against ~0 says

@@ -26,8 +26,30 @@ expect_usage_error "--configs must be auto or all" bench --configs best
 expect_usage_error "--only picks among the configurations of --configs all" bench --only swap_ab
 expect_usage_error "--shape wants MxNxK with positive sizes" bench --shape 0x16x16
 expect_usage_error "--chain times its own fixed chain" bench --chain --shape 16x16x16
-expect_usage_error "--repeats wants a positive integer" bench --repeats 0
+expect_usage_error "--repeats wants an integer from 1 to 100000" bench --repeats 0
 expect_usage_error "unknown suite 'huge'" bench --suite huge
 expect_usage_error "--sm-count wants a number of SMs" bench --sm-count lots
 expect_usage_error "--chain times its own fixed chain: it takes no --sm-count" bench --chain --sm-count 8
+expect_usage_error "--chain times its own fixed chain" bench --chain --rounds 3
+expect_usage_error "--chain times its own fixed chain" bench --chain --layout TT
+expect_usage_error "--repeats wants an integer from 1 to 100000" bench --repeats 100001
+expect_usage_error "--rounds wants an integer from 1 to 1000" bench --rounds 1001
+expect_usage_error "--seed wants an integer from 0 to 2^40" bench --seed 1099511627777
+expect_usage_error "--device wants a device index from 0 to 1023" bench --device 1024
+expect_usage_error "--json wants a file name" bench --json ""
+expect_usage_error "--plot wants a file name" bench --plot ""
+expect_usage_error "--suite decode is named twice" bench --suite decode --suite decode
+expect_usage_error "--suite all already holds every suite" bench --suite all --suite large
+# check: one run at a time, each option where it applies, --case parsed whole.
+expect_usage_error "--soak, --fuzz and --case are separate runs" check --fuzz 10 --soak 10
+expect_usage_error "--soak, --fuzz and --case are separate runs" check --case "m=1 n=1 k=1 f16 NN" --fuzz abc
+expect_usage_error "--dtype, --layout and --quick choose the sweep's cases" check --fuzz 10 --dtype bf16
+expect_usage_error "--dtype, --layout and --quick choose the sweep's cases" check --soak 10 --quick
+expect_usage_error "--streams applies to --soak" check --streams 2
+expect_usage_error "--all-configs applies to --fuzz and --case" check --all-configs
+expect_usage_error "--case wants a case" check --case ""
+expect_usage_error "--case wants" check --case "m=1 n=1 k=1 offsets=-5,0,0"
+expect_usage_error "--case wants" check --case "m=1 n=1 k=1 offsets=1,2,3junk"
+expect_usage_error "--case wants" check --case "m=4294967296 n=1 k=1"
+expect_usage_error "--seed wants an integer from 0 to 2^48" check --seed 281474976710657
 exit $status

@@ -98,8 +98,16 @@ class CaseRunner {
     // The output the cuBLAS sides are compared with: the GEMM without the epilogue.
     ElementBuffer& c_gemm = fused_.any() ? c_plain : c_ours;
     // With --configs all: the forced configuration that runs the same kernel
-    // as the automatic choice, if one does.
-    row.same_as_pick = !row.heuristic && same_kernel(plan(args[kOurs], Options{}), plan(args[kOurs], c.options));
+    // as the automatic choice (on as many SMs), if one does; none where no
+    // tcgemm kernel takes the call at all.
+    Options automatic;
+    automatic.sm_count = c.options.sm_count;
+    const Plan pick = plan(args[kOurs], automatic);
+    if (!row.heuristic && pick.status == Status::ok && pick.backend == Backend::cublas) {
+      row.not_applicable = true;
+      return;
+    }
+    row.same_as_pick = !row.heuristic && same_kernel(pick, plan(args[kOurs], c.options));
     std::vector<Side> sides = {kOurs, kCublas, kStrict};
     if (fused_.any()) sides.push_back(kPlain);
     if (time_read_ && row.heuristic) {
@@ -140,9 +148,7 @@ class CaseRunner {
       // averaged away by later rounds that happened to agree.
       for (auto [theirs, worst] : {std::pair{&c_strict, &row.vs_cublas}, std::pair{&c_cublas, &row.vs_torch_config}}) {
         const support::CompareStats st = compare_batch(c.dtype, c_gemm.data(), theirs->data(), ops, c.shape, bl, stream_);
-        if (round == 0 || st.identical_fraction() < worst->identical_fraction() || !st.finite() ||
-            st.norm_rel > worst->norm_rel)
-          *worst = st;
+        if (round == 0 || st.worse_than(*worst)) *worst = st;
       }
 
       // Warm-up, then timed triples (quadruples...). The side that goes first
@@ -303,13 +309,18 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
   std::vector<BenchRow> rows;
   std::vector<support::KernelVariant> variants;
   if (s.all_configs) variants = support::builtin_variants(support::device_family());
+  // (--sm-count bounds a persistent grid: the Cluster Launch Control variants are not for it.)
+  if (s.sm_count > 0)
+    std::erase_if(variants, [](const support::KernelVariant& v) {
+      return v.options.schedule == Schedule::cluster_launch_control;
+    });
   if (!s.only.empty())  // (--only: the labels containing it; run_bench checked that some are timed)
     std::erase_if(variants, [&](const support::KernelVariant& v) { return !named_by_only(v, s.only); });
   variants.emplace_back();  // the automatic choice: Options{}
   size_t group = 0;
   for (const BenchCase& t : s.shapes)
     for (const DType dtype : s.dtypes)
-      for (const Layout layout : s.layouts) {
+      for (const Layout layout : s.layouts_of(t)) {
         for (const support::KernelVariant& v : variants) {
           if (!v.builds(layout.a, layout.b)) continue;
           const Options& o = v.options;
@@ -354,6 +365,11 @@ size_t time_rows(std::vector<BenchRow>& rows, const BenchSettings& s) {
     }
   }
   CHECK_CUDA(cudaStreamDestroy(stream));
+  const size_t dropped = std::erase_if(rows, [](const BenchRow& r) { return r.not_applicable; });
+  if (dropped > 0)
+    std::printf("note: %zu forced configurations left out: their cases' operands no tcgemm kernel takes (the "
+                "automatic choice runs cuBLAS)\n",
+                dropped);
   return flush_bytes;
 }
 
@@ -376,13 +392,18 @@ int run_bench(const ArgParser& parser) {
   if (!select_device(settings.device)) return kExitUsage;
   // --only: some configuration it names must be built for a layout timed.
   if (!settings.only.empty()) {
+    std::vector<Layout> timed_layouts;
+    for (const BenchCase& c : settings.shapes)
+      for (const Layout& l : settings.layouts_of(c))
+        if (std::ranges::none_of(timed_layouts, [&](const Layout& t) { return t.str() == l.str(); }))
+          timed_layouts.push_back(l);
     const auto timed = [&](const support::KernelVariant& v) {
       return named_by_only(v, settings.only) &&
-             std::ranges::any_of(settings.layouts, [&](const Layout& l) { return v.builds(l.a, l.b); });
+             std::ranges::any_of(timed_layouts, [&](const Layout& l) { return v.builds(l.a, l.b); });
     };
     if (std::ranges::none_of(support::builtin_variants(support::device_family()), timed)) {
       std::string layouts;
-      for (const Layout& l : settings.layouts) layouts += (layouts.empty() ? "" : ", ") + l.str();
+      for (const Layout& l : timed_layouts) layouts += (layouts.empty() ? "" : ", ") + l.str();
       std::fprintf(stderr,
                    "tcgemm bench: --only '%s' matches no configuration of this GPU's kernels built for the layouts "
                    "timed (%s)\n",

@@ -229,10 +229,19 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
         j.member("cublas_host_us_median", median(r.cublas_host_us));
       }
     }
-    j.member("identical_fraction", r.vs_cublas.identical_fraction());
-    j.member("norm_rel_diff", r.vs_cublas.norm_rel).member("max_elem_rel_diff", r.vs_cublas.max_elem_rel);
-    j.member("nonfinite", r.vs_cublas.nonfinite_x).member("close_to_cublas", r.close());
-    j.member("identical_fraction_vs_baseline", r.vs_torch_config.identical_fraction());
+    // The comparisons with cuBLAS where the row got that far; null where it
+    // failed first (an error row compared nothing, and must not read as equal).
+    const bool compared = r.vs_cublas.count > 0;
+    const auto compared_member = [&](const char* name, auto v) {
+      j.key(name);
+      if (compared) j.value(v); else j.null();
+    };
+    compared_member("identical_fraction", r.vs_cublas.identical_fraction());
+    compared_member("norm_rel_diff", r.vs_cublas.norm_rel);
+    compared_member("max_elem_rel_diff", r.vs_cublas.max_elem_rel);
+    compared_member("nonfinite", r.vs_cublas.nonfinite_x);
+    compared_member("close_to_cublas", r.close());
+    compared_member("identical_fraction_vs_baseline", r.vs_torch_config.identical_fraction());
     j.member("inputs_ok", r.inputs_ok);
     if (r.fused()) j.member("fused_nonfinite", r.fused_nonfinite);
     // Every sample, in launch order, so other statistics and drift over the

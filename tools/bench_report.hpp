@@ -42,11 +42,15 @@ struct BenchRow {
   // Against strict cuBLAS, the worst round (lowest identical fraction); with
   // a fused epilogue, of the plain call (cuBLAS computes no epilogue).
   support::CompareStats vs_cublas;
-  support::CompareStats vs_torch_config;   // against the baseline, the worst round
+  support::CompareStats vs_torch_config;   // against the baseline, the worst round (CompareStats::worse_than)
   int64_t fused_nonfinite = 0;              // NaN/Inf in the fused call's output (any round)
   bool inputs_ok = true;
   size_t group = 0;                 // rows of one (shape, dtype, layout) share it
   bool heuristic = false;           // the automatic choice's own row (options not forced)
+  // A forced configuration (--configs all) for a call no tcgemm kernel takes
+  // (the automatic choice falls back to cuBLAS: operands TMA cannot load):
+  // nothing to time, and no failure; the row is dropped from the report.
+  bool not_applicable = false;
   bool same_as_pick = false;        // --configs all: a forced configuration that is the same kernel as the pick
   double peak = -1.0;               // TFLOP/s ceiling for the dtype, < 0 if unknown
   double hbm = -1.0;                // GB/s HBM read ceiling, < 0 if unknown

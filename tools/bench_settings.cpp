@@ -79,46 +79,50 @@ std::string flush_description(support::L2Flush mode, const char* unit) {
 std::string parse_bench_settings(const ArgParser& parser, BenchSettings* settings) {
   BenchSettings& s = *settings;
   s.suites = parser.get_all("suite");
-  std::set<std::string> suite_layouts;  // the layouts the suites named run in without --layout
   if (s.suites.empty() && !parser.has("shape")) s.suites.push_back("matmul_v2");
+  std::set<std::string> named;
   for (const std::string& name : s.suites) {
+    if (!named.insert(name).second) return "--suite " + name + " is named twice";
     bool found = false;
     for (const BenchSuite& suite : bench_suites()) {
       if (name != "all" && name != suite.name) continue;
       found = true;
-      suite_layouts.insert(suite.default_layout);
+      // (Each suite in its own layout unless --layout says otherwise: NT for the model suites.)
+      const Layout layout = parse_layouts(suite.default_layout).front();
       for (const Shape& shape : suite.shapes)
-        s.shapes.push_back({shape, DType::f16, {}, suite.lo, suite.hi, suite.name});
+        s.shapes.push_back({shape, DType::f16, layout, suite.lo, suite.hi, suite.name});
     }
     if (!found) return "unknown suite '" + name + "'";
   }
+  if (named.count("all") && named.size() > 1) return "--suite all already holds every suite";
   s.shape_args = parser.get_all("shape");
   for (const std::string& text : s.shape_args) {
     const auto shape = parse_shape(text);
     if (!shape || shape->m == 0 || shape->n == 0 || shape->k == 0)
       return "--shape wants MxNxK with positive sizes, got '" + text + "'";
-    s.shapes.push_back({*shape, DType::f16, {}, -1.0f, 1.0f, "--shape"});
+    s.shapes.push_back({*shape, DType::f16, Layout{Op::N, Op::N}, -1.0f, 1.0f, "--shape"});
   }
   s.chain = parser.has("chain");
   if (s.chain && (parser.has("suite") || parser.has("shape") || parser.has("configs") || parser.has("json") ||
-                  parser.has("plot")))
-    return "--chain times its own fixed chain: it takes no --suite, --shape, --configs, --json or --plot";
+                  parser.has("plot") || parser.has("layout") || parser.has("rounds") || parser.has("no-peak")))
+    return "--chain times its own fixed chain (NT, --repeats chains a variant): it takes no --suite, --shape, "
+           "--configs, --json, --plot, --layout, --rounds or --no-peak";
   s.dtypes = parse_dtypes(parser.get("dtype", s.chain ? "bf16" : "f16"));
   if (s.dtypes.empty()) return "--dtype must be f16, bf16 or both";
-  // Without --layout: the suites' own layout where they agree (NT for the
-  // model suites; --shape counts as NN), else NN.
-  if (!s.shape_args.empty()) suite_layouts.insert("NN");
-  const std::string default_layout = suite_layouts.size() == 1 ? *suite_layouts.begin() : "NN";
-  s.layouts = parse_layouts(parser.get("layout", default_layout));
-  if (s.layouts.empty()) return "--layout must be NN, NT, TN, TT, a comma-separated list, or all";
+  // Without --layout each shape runs in its suite's layout (NT for the model
+  // suites, NN for the others and --shape): s.layouts stays empty.
+  if (parser.has("layout")) {
+    s.layouts = parse_layouts(parser.get("layout"));
+    if (s.layouts.empty()) return "--layout must be NN, NT, TN, TT, a comma-separated list, or all";
+  }
   const auto repeats = parse_int(parser.get("repeats", "20"), 1, 100000);
-  if (!repeats) return "--repeats wants a positive integer";
+  if (!repeats) return "--repeats wants an integer from 1 to 100000";
   const auto rounds = parse_int(parser.get("rounds", "1"), 1, 1000);
-  if (!rounds) return "--rounds wants a positive integer";
+  if (!rounds) return "--rounds wants an integer from 1 to 1000";
   const auto seed = parse_int(parser.get("seed", std::to_string(kBenchDefaultSeed)), 0, int64_t{1} << 40);
-  if (!seed) return "--seed wants a non-negative integer";
+  if (!seed) return "--seed wants an integer from 0 to 2^40";
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
-  if (!device) return "--device wants a device index";
+  if (!device) return "--device wants a device index from 0 to 1023";
   const auto batch = parse_int(parser.get("batch", "1"), 1, 65536);
   if (!batch) return "--batch wants a number of problems from 1 to 65536";
   if (s.chain && *batch > 1) return "--chain times its own fixed chain: it takes no --batch";
@@ -148,9 +152,13 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   }
   if (std::string why = parse_fused_epilogue(parser, &s.fused); !why.empty()) return why;
   if (s.chain && s.fused.any()) return "--chain takes no --activation or --bias";
-  if (parser.has("json")) s.json_path = parser.get("json");
+  if (parser.has("json")) {
+    s.json_path = parser.get("json");
+    if (s.json_path->empty()) return "--json wants a file name";
+  }
   if (parser.has("plot")) {
     s.plot_path = parser.get("plot");
+    if (s.plot_path->empty()) return "--plot wants a file name (.svg)";
     if (std::string why = plot_unavailable(); !why.empty()) return "--plot: " + why;
   }
   return {};

@@ -30,11 +30,14 @@ struct BenchCase {
 };
 
 struct BenchSettings {
-  std::vector<BenchCase> shapes;        // the suites' shapes, then --shape's (dtype and layout not yet set)
+  // The layouts a case is timed in: --layout's, else its suite's.
+  std::vector<Layout> layouts_of(const BenchCase& c) const { return layouts.empty() ? std::vector<Layout>{c.layout} : layouts; }
+
+  std::vector<BenchCase> shapes;        // the suites' shapes, then --shape's (each in its suite's layout; dtype not yet set)
   std::vector<std::string> suites;      // the suites named (matmul_v2 when neither --suite nor --shape is given)
   std::vector<std::string> shape_args;  // --shape as given
   std::vector<DType> dtypes;
-  std::vector<Layout> layouts;
+  std::vector<Layout> layouts;          // --layout's; empty: each shape in its own (BenchCase::layout)
   int repeats = 20;
   int rounds = 1;
   uint64_t seed = kBenchDefaultSeed;

@@ -130,12 +130,18 @@ int run_chain(const BenchSettings& s) {
       CHECK_CUDA(cudaMemcpyAsync(outs.back().data(), chain.output(), outs.back().bytes(), cudaMemcpyDeviceToDevice,
                                  stream));
     }
+    // (NaN or Inf in the output fails the run: two variants could agree on them.)
+    bool finite = true;
     const auto same_as = [&](int v) {
-      return support::compare(dtype, outs[0].data(), kHidden, outs[v].data(), kHidden, m, kHidden, stream)
-          .identical_fraction();
+      const support::CompareStats st =
+          support::compare(dtype, outs[0].data(), kHidden, outs[v].data(), kHidden, m, kHidden, stream);
+      finite = finite && st.nonfinite_x == 0;
+      return st.identical_fraction();
     };
     const double same_no_pdl = same_as(1), same_cublas = same_as(2);
-    if (same_no_pdl != 1.0) status = kExitFailure;
+    if (same_no_pdl != 1.0 || !finite) status = kExitFailure;
+    if (!finite) std::fprintf(stderr, "tcgemm bench --chain: M = %lld: NaN or Inf in tcgemm's output\n",
+                              static_cast<long long>(m));
 
     std::vector<cudaEvent_t> events(2 * kVariants * static_cast<size_t>(s.repeats));
     for (cudaEvent_t& e : events) CHECK_CUDA(cudaEventCreate(&e));

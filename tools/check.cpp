@@ -361,14 +361,26 @@ void add_check_options(ArgParser& parser) {
 }
 
 int run_check(const ArgParser& parser) {
+  // One run at a time, and each option only where it applies (an option the
+  // run would ignore is refused, not dropped in silence).
+  const int modes = parser.has("soak") + parser.has("fuzz") + parser.has("case");
+  if (modes > 1) return usage_error(parser, "--soak, --fuzz and --case are separate runs: give one of them");
+  if (modes > 0 && (parser.has("dtype") || parser.has("layout") || parser.has("quick")))
+    return usage_error(parser, "--dtype, --layout and --quick choose the sweep's cases: --fuzz draws its own, "
+                               "--case names one, --soak runs its own");
+  if (parser.has("streams") && !parser.has("soak")) return usage_error(parser, "--streams applies to --soak");
+  if (parser.has("all-configs") && !parser.has("fuzz") && !parser.has("case"))
+    return usage_error(parser, "--all-configs applies to --fuzz and --case");
+  if (parser.has("case") && parser.get("case", "").empty())
+    return usage_error(parser, "--case wants a case, e.g. \"m=64 n=64 k=64 f16 NT\"");
   const std::vector<DType> dtypes = parse_dtypes(parser.get("dtype", "both"));
   if (dtypes.empty()) return usage_error(parser, "--dtype must be f16, bf16 or both");
   const std::vector<Layout> layouts = parse_layouts(parser.get("layout", "all"));
   if (layouts.empty()) return usage_error(parser, "--layout must be NN, NT, TN, TT, a comma-separated list, or all");
   const auto seed = parse_int(parser.get("seed", std::to_string(kDefaultSeed)), 0, int64_t{1} << 48);
-  if (!seed) return usage_error(parser, "--seed wants a non-negative integer");
+  if (!seed) return usage_error(parser, "--seed wants an integer from 0 to 2^48");
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
-  if (!device) return usage_error(parser, "--device wants a device index");
+  if (!device) return usage_error(parser, "--device wants a device index from 0 to 1023");
   const bool quick = parser.has("quick");
   FusedEpilogue fused;
   if (std::string why = parse_fused_epilogue(parser, &fused); !why.empty()) return usage_error(parser, why);

@@ -270,12 +270,18 @@ double median(std::vector<double> values) {
 }
 
 std::string format(const char* fmt, ...) {
-  char buf[512];
+  // Measured first, then written: a long reason (a plan's, an error's) is
+  // never cut.
   va_list args;
   va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_list again;
+  va_copy(again, args);
+  const int length = std::vsnprintf(nullptr, 0, fmt, args);
   va_end(args);
-  return buf;
+  std::string out(length > 0 ? static_cast<size_t>(length) : 0, '\0');
+  if (length > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, again);
+  va_end(again);
+  return out;
 }
 
 }  // namespace tcgemm::cli

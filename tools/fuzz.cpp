@@ -152,13 +152,15 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
     if (word.empty()) continue;
     const size_t eq = word.find('=');
     const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
-    auto num = [&](int64_t lo) { return parse_int(value, lo, int64_t{1} << 40); };
+    // (Sizes as the library takes them; leading dimensions and offsets as a buffer can hold them.)
+    auto num = [&](int64_t lo, int64_t hi = int64_t{1} << 40) { return parse_int(value, lo, hi); };
     if (key == "f16" || key == "bf16") {
       c.dtype = key == "f16" ? DType::f16 : DType::bf16;
     } else if (eq == std::string::npos && parse_layouts(key).size() == 1) {
       c.layout = parse_layouts(key)[0];
     } else if (key == "m" || key == "n" || key == "k" || key == "lda" || key == "ldb" || key == "ldc") {
-      const auto v = num(0);
+      const bool size = key.size() == 1;
+      const auto v = num(0, size ? (int64_t{1} << 31) - 1 : int64_t{1} << 40);
       if (!v) return std::nullopt;
       int64_t* field[] = {&c.shape.m, &c.shape.n, &c.shape.k, &c.lda, &c.ldb, &c.ldc};
       const char* names[] = {"m", "n", "k", "lda", "ldb", "ldc"};
@@ -168,11 +170,16 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
       have_n |= key == "n";
       have_k |= key == "k";
     } else if (key == "offsets") {
-      long long a = 0, b = 0, cc = 0;
-      if (std::sscanf(value.c_str(), "%lld,%lld,%lld", &a, &b, &cc) != 3) return std::nullopt;
-      c.off_a = a;
-      c.off_b = b;
-      c.off_c = cc;
+      // Three element counts, "a,b,c", each 0 to 2^20.
+      const size_t c1 = value.find(','), c2 = c1 == std::string::npos ? c1 : value.find(',', c1 + 1);
+      if (c2 == std::string::npos) return std::nullopt;
+      const auto a = parse_int(value.substr(0, c1), 0, int64_t{1} << 20);
+      const auto b = parse_int(value.substr(c1 + 1, c2 - c1 - 1), 0, int64_t{1} << 20);
+      const auto cc = parse_int(value.substr(c2 + 1), 0, int64_t{1} << 20);
+      if (!a || !b || !cc) return std::nullopt;
+      c.off_a = *a;
+      c.off_b = *b;
+      c.off_c = *cc;
     } else if (key == "activation") {
       if (!c.fused.set_activation(value)) return std::nullopt;
     } else if (key == "bias") {
@@ -551,8 +558,12 @@ int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const s
       ++totals.failed;
       std::printf("FAIL case %lld: %s\n", static_cast<long long>(i), describe(c).c_str());
       for (const std::string& f : fails) std::printf("    %s\n", f.c_str());
-      std::printf("    repro: tcgemm check --fuzz 1 --seed %llu   (or --case \"<the case above>\" --seed %llu)\n",
-                  static_cast<unsigned long long>(c.seed), static_cast<unsigned long long>(c.seed));
+      if (given)
+        std::printf("    repro: tcgemm check --case \"%s\" --seed %llu\n", one_case.c_str(),
+                    static_cast<unsigned long long>(c.seed));
+      else
+        std::printf("    repro: tcgemm check --fuzz 1 --seed %llu   (or --case \"<the case above>\" --seed %llu)\n",
+                    static_cast<unsigned long long>(c.seed), static_cast<unsigned long long>(c.seed));
     }
     progress.advance(1, format("%lld failed", static_cast<long long>(totals.failed)));
     if (!progress.shown() && ((i + 1) % 1000 == 0 || i + 1 == cases)) {

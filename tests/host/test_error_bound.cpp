@@ -1,7 +1,8 @@
 // The element-wise error bound (support/error_bound.hpp) on hand-built
 // elements, computed on the host the way the kernels compute them: what one
 // rounding of an fp32 sum must pass, what a second rounding or a lost product
-// must fail, and the edges (K == 0, alpha == 0, subnormal outputs).
+// must fail, and the edges (K == 0, alpha == 0, subnormal outputs); and the
+// order bench keeps the worst of its rounds by (CompareStats::worse_than).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "common/gelu.hpp"
 #include "common/gelu_tanh.hpp"
 #include "common/silu.hpp"
+#include "support/compare.hpp"
 #include "support/error_bound.hpp"
 #include "support/half_bits.hpp"
 
@@ -436,6 +438,40 @@ TEST(ErrorBound, FusedBoundCatchesARoundingBeforeTheActivation) {
     caught += std::fabs(static_cast<double>(twice) - t.ref) > b;
   }
   EXPECT_GT(caught, 100) << "the bound should tell an extra rounding from one";
+}
+
+}  // namespace
+}  // namespace tcgemm::support
+
+namespace tcgemm::support {
+namespace {
+
+// bench --rounds N keeps each row's worst round: a round that saw NaN or Inf
+// is never replaced by a finite one, however far that one is from cuBLAS.
+TEST(CompareStats, TheWorstRoundKeepsItsNaN) {
+  CompareStats nan_round;
+  nan_round.count = 100;
+  nan_round.identical = 99;
+  nan_round.nonfinite_x = 1;
+  nan_round.norm_rel = 1e-4;
+  CompareStats far_round;
+  far_round.count = 100;
+  far_round.identical = 10;
+  far_round.norm_rel = 0.5;
+  EXPECT_TRUE(nan_round.worse_than(far_round));
+  EXPECT_FALSE(far_round.worse_than(nan_round));
+  CompareStats more_nan = nan_round;
+  more_nan.nonfinite_x = 3;
+  EXPECT_TRUE(more_nan.worse_than(nan_round));
+  CompareStats close_round = far_round;
+  close_round.identical = 100;
+  close_round.norm_rel = 0.0;
+  EXPECT_TRUE(far_round.worse_than(close_round));
+  EXPECT_FALSE(close_round.worse_than(close_round));
+  CompareStats same_bits_larger_error = close_round;
+  same_bits_larger_error.identical = 100;
+  same_bits_larger_error.norm_rel = 1e-6;
+  EXPECT_TRUE(same_bits_larger_error.worse_than(close_round));
 }
 
 }  // namespace
