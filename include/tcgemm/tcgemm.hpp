@@ -175,8 +175,9 @@ struct GemmArgs {
 inline constexpr int kMaxGroups = 256;
 
 // The tile widths (BLOCK_N) the sm90 kernel is built for, narrowest first:
-// 8-48 only with 64- and 8-row tiles, 112, 144 and 160 only with 128-row tiles,
-// 136, 152, 176, 200, 208 and 224 only swapped (kTileConfigs).
+// 8-48 only with 64- and 8-row tiles; 112 with 128- and 256-row tiles; 144
+// and 160 with 128-row tiles and swapped; 136, 152, 176, 200, 208 and 224
+// only swapped (kTileConfigs).
 inline constexpr int kTileWidths[] = {8,   16,  32,  40,  48,  64,  96,  112, 128, 136,
                                       144, 152, 160, 176, 192, 200, 208, 224, 256};
 
@@ -194,7 +195,8 @@ inline constexpr int kTileWidths[] = {8,   16,  32,  40,  48,  64,  96,  112, 12
 // so that a stage carries four k-blocks of B at once: block_k 256).
 // Widths of whole 16-column panels are built for both layouts of B; 8 and 40
 // for B stored K-major only (op_b = T: the nn.Linear layout `x @ W^T`):
-// tile_width_builds_mn_major_b. 40, 48 and 96 split N = 4608, 6144 and
+// tile_width_builds_mn_major_b (for the unswapped tiles; the swapped
+// kernel's width counts A's rows, and B is loaded either way). 40, 48 and 96 split N = 4608, 6144 and
 // 12288 over one wave of 116-128 SMs; the 128-row 96, 112, 144 and 160 cut
 // N into fuller waves where 64, 128, 192 and 256 leave SMs idle (1536,
 // 3584, 4608 and 10240 at four block-rows).
@@ -395,7 +397,8 @@ Plan gemm(const GemmArgs& args, const Options& options = {}) noexcept;
 
 // A simple, obviously correct GPU GEMM (one thread per output, fp32
 // accumulation one product at a time in K order), for verification. Same
-// arguments and validation as gemm(); any layout, any alignment.
+// arguments and validation as gemm(); any layout, any base on its 2-byte
+// elements (no 16-byte alignment needed).
 Plan reference_gemm(const GemmArgs& args) noexcept;
 
 // Names for messages and tables.

@@ -114,12 +114,14 @@ class Plan:
     """What tcgemm runs for a call, and why (tcgemm::Plan plus the layout)."""
 
     status: str   # "ok", or why the call would be refused: "invalid_argument", ...
-    backend: str  # "sm90" or "sm100" (tcgemm's kernels), "cublas" (the fallback), "none" (nothing to compute)
+    backend: str  # "sm90" or "sm100" (tcgemm's kernels), "cublas" (the fallback), "none" (nothing to
+                  # compute, or the scale kernel)
     kernel: str   # e.g. "sm90_gemm_persistent<f16,NT,128x256x64, 4 stages>"
     reason: str   # why this backend, or why the call is refused
     layout: str   # ops and leading dimensions handed to the library, e.g. "NT lda=64 ldb=64 ldc=128",
                   # with "copied a" / "copied b" where an operand had to be copied
-    path: str = "none"  # what runs: "kernel" (tcgemm's, of `backend`), "cublas", "scale" (K == 0: C = beta * C),
+    path: str = "none"  # what runs: "kernel" (tcgemm's, of `backend`), "cublas", "scale" (K or alpha == 0:
+                        # C = beta * C, A and B not read),
                         # "none" (nothing to compute, or refused)
     # The kernel's configuration where path is "kernel" (zeros otherwise): the tile of C (block_m x block_n),
     # K per stage, the stages of its operand ring, CTAs per cluster along M, whether its consumer warpgroups

@@ -1,7 +1,7 @@
 """nn.Linear on tcgemm, and a model's linear layers moved onto it.
 
     layer = tcgemm.nn.Linear(4096, 11008, bias=False, dtype=torch.bfloat16, device="cuda")
-    handle = tcgemm.patch_linear(model)   # every nn.Linear -> tcgemm.nn.Linear (same Parameters)
+    model = tcgemm.patch_linear(model)    # every nn.Linear -> tcgemm.nn.Linear (same Parameters), in place
     tcgemm.unpatch_linear(model)          # and back
 
 `Linear` is a torch.nn.Linear (same parameters, state_dict keys and
