@@ -448,30 +448,24 @@ namespace {
 
 // bench --rounds N keeps each row's worst round: a round that saw NaN or Inf
 // is never replaced by a finite one, however far that one is from cuBLAS.
+CompareStats stats(int64_t identical, int64_t nonfinite, double norm_rel) {
+  CompareStats s;
+  s.count = 100;
+  s.identical = identical;
+  s.nonfinite_x = nonfinite;
+  s.norm_rel = norm_rel;
+  return s;
+}
+
 TEST(CompareStats, TheWorstRoundKeepsItsNaN) {
-  CompareStats nan_round;
-  nan_round.count = 100;
-  nan_round.identical = 99;
-  nan_round.nonfinite_x = 1;
-  nan_round.norm_rel = 1e-4;
-  CompareStats far_round;
-  far_round.count = 100;
-  far_round.identical = 10;
-  far_round.norm_rel = 0.5;
+  const CompareStats nan_round = stats(99, 1, 1e-4), far_round = stats(10, 0, 0.5);
   EXPECT_TRUE(nan_round.worse_than(far_round));
   EXPECT_FALSE(far_round.worse_than(nan_round));
-  CompareStats more_nan = nan_round;
-  more_nan.nonfinite_x = 3;
-  EXPECT_TRUE(more_nan.worse_than(nan_round));
-  CompareStats close_round = far_round;
-  close_round.identical = 100;
-  close_round.norm_rel = 0.0;
+  EXPECT_TRUE(stats(99, 3, 1e-4).worse_than(nan_round));  // more NaN
+  const CompareStats close_round = stats(100, 0, 0.0);
   EXPECT_TRUE(far_round.worse_than(close_round));
   EXPECT_FALSE(close_round.worse_than(close_round));
-  CompareStats same_bits_larger_error = close_round;
-  same_bits_larger_error.identical = 100;
-  same_bits_larger_error.norm_rel = 1e-6;
-  EXPECT_TRUE(same_bits_larger_error.worse_than(close_round));
+  EXPECT_TRUE(stats(100, 0, 1e-6).worse_than(close_round));  // the same bits share, a larger error
 }
 
 }  // namespace
