@@ -196,10 +196,10 @@ inline constexpr int kTileWidths[] = {8,   16,  32,  40,  48,  64,  96,  112, 12
 // Widths of whole 16-column panels are built for both layouts of B; 8 and 40
 // for B stored K-major only (op_b = T: the nn.Linear layout `x @ W^T`):
 // tile_width_builds_mn_major_b (for the unswapped tiles; the swapped
-// kernel's width counts A's rows, and B is loaded either way). 40, 48 and 96 split N = 4608, 6144 and
-// 12288 over one wave of 116-128 SMs; the 128-row 96, 112, 144 and 160 cut
-// N into fuller waves where 64, 128, 192 and 256 leave SMs idle (1536,
-// 3584, 4608 and 10240 at four block-rows).
+// kernel's width counts A's rows, and B is loaded either way). 40, 48 and 96
+// split N = 4608, 6144 and 12288 over one wave of 116-128 SMs; the 128-row
+// 96, 112, 144 and 160 cut N into fuller waves where 64, 128, 192 and 256
+// leave SMs idle (1536, 3584, 4608 and 10240 at four block-rows).
 //
 // cluster_n = 2: two CTAs side by side along N in a cluster that shares A by
 // TMA multicast (each loads half of A's k-block for both), for the 128-row

@@ -62,7 +62,8 @@ std::string check_operands(const GemmArgs& args, int device) {
     if (!reads_a_and_b(args) && (name[0] == 'A' || name[0] == 'B')) continue;
     if (name[0] == 'b' && ptr == nullptr) continue;  // no bias
     if (name[0] == 'g' && !args.grouped()) continue;  // not M-grouped
-    if (std::string why = check_device_pointer(name, ptr, device); !why.empty()) return why + " (" + describe(args) + ")";
+    if (std::string why = check_device_pointer(name, ptr, device); !why.empty())
+      return why + " (" + describe(args) + ")";
   }
   if (std::string why = check_stream(args.stream, device); !why.empty()) return why + " (" + describe(args) + ")";
   return {};
