@@ -105,6 +105,8 @@ def test_every_operator_path_captures_and_replays_eager_bits(mode: str) -> None:
             start = case.out.clone()
             case.run()
             want = case.out.clone()
+            assert not torch.equal(want.view(torch.int16), start.view(torch.int16)), \
+                f"{case.name}: the eager call left its output as it was (nothing to compare the replay with)"
             case.out.copy_(start)
             graph.replay()
             torch.cuda.synchronize()

@@ -118,6 +118,8 @@ def test_new_ends_replay_in_a_cuda_graph() -> None:
         graph.replay()
         torch.cuda.synchronize()
         expect_grouped(out, a, b, sizes, exact=True)
+        assert out[sum(sizes):].isnan().all(), f"{sizes}: rows past the last end were written"
+        assert not out[:sum(sizes)].isnan().any(), f"{sizes}: rows of the groups left unwritten"
 
 
 def test_compiled_fullgraph() -> None:

@@ -37,4 +37,5 @@ def test_two_layer_model_generates_on_tcgemm() -> None:
     line = next(l for l in out.splitlines() if l.startswith("batch invariance, tcgemm"))
     counted = line.split("where they do, ")[1].split(" ")[0]
     given, layers = counted.split("/")
+    assert int(layers) > 0, f"no layer saw the same inputs alone and in the batch: nothing compared: {line}"
     assert given == layers, line

@@ -52,7 +52,9 @@ def assert_matches(out: torch.Tensor, ref: torch.Tensor, k: int, what: str) -> N
     rtol = 2.0 ** -10 if out.dtype == torch.float16 else 2.0 ** -7
     atol = 1e-3 * max(k, 1) ** 0.5
     err = (out.double() - ref).abs()
-    bad = err > atol + rtol * ref.abs()
+    # (Written as "not within": NaN compares false both ways, and an unwritten,
+    # NaN-poisoned output must count as off.)
+    bad = ~(err <= atol + rtol * ref.abs())
     assert not bad.any(), (f"{what}: {int(bad.sum())} of {out.numel()} elements off, max error "
                            f"{err.max().item():.3g}, first at {tuple(torch.nonzero(bad)[0].tolist())}")
 

@@ -7,7 +7,8 @@
 // values in and out of range, sizes from 0 to INT64_MAX and negative, leading
 // dimensions around and far from the row length, null, host and (fake)
 // device pointers, aligned or not, NaN/Inf scalars, and the device the call
-// sees: an sm_90 or sm_100 GPU, another architecture, or none.
+// sees: an sm_90 or sm_100 GPU, another architecture, one this build holds
+// no code for, or none.
 //
 // This binary links the library's host code (API, validation, dispatch, the
 // kernel families' configuration and can_implement) with the recorder below
@@ -17,7 +18,8 @@
 //   - no crash, no undefined behaviour (built with ASan and UBSan, which stop
 //     the fuzzer at the first finding);
 //   - a rejected call returns a Status, has a reason (tcgemm_last_error), and
-//     launched nothing;
+//     launched nothing; a call that would run on no device, or on one the
+//     build holds no code for, is rejected;
 //   - an accepted call launched exactly once (nothing for an empty M or N),
 //     with the caller's arguments, and only arguments the contract allows
 //     (dtype, ops, sizes, leading dimensions, device pointers on their
@@ -254,10 +256,12 @@ int draw_enum(FuzzedDataProvider& in) {
 
 void set_device(FuzzedDataProvider& in) {
   g_device = tcgemm::detail::DeviceInfo{};
-  switch (in.ConsumeIntegralInRange<int>(0, 5)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 6)) {
     case 0: case 1: g_device = {0, 9, 0, 132, "H200 (api_fuzz)", cudaSuccess}; break;
     case 2: case 3: g_device = {0, 10, 0, 148, "B200 (api_fuzz)", cudaSuccess}; break;
     case 4: g_device = {0, 8, 0, 108, "A100 (api_fuzz)", cudaSuccess}; break;
+    // A GPU this build holds no code for: every call that would run is refused.
+    case 5: g_device = {0, 12, 0, 84, "no code (api_fuzz)", cudaErrorNoKernelImageForDevice}; break;
     default: g_device.id = -1;
   }
 }
@@ -341,6 +345,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (m == 0 || n == 0 || batch == 0) {
       if (g_rec.launches != 0) fail("launched for an empty product", call);
     } else {
+      if (g_device.id < 0 || g_device.image != cudaSuccess)
+        fail("accepted a call with no device, or on one this build holds no code for", call);
       if (g_rec.launches != 1) fail("an accepted call did not launch exactly once", call);
       const tcgemm::GemmArgs& r = g_rec.args;
       if (r.m != m || r.n != n || r.k != k || r.a != a || r.b != b || r.c != c || r.lda != lda || r.ldb != ldb ||

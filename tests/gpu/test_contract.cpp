@@ -119,16 +119,23 @@ TEST_F(Contract, AlphaZeroScalesCAndReadsNeitherAnorB) {
 TEST_F(Contract, ACallersEarlierErrorIsNotThisCallsFailure) {
   GemmCase gc = make_case(DType::bf16, kLayouts[0], 64, 64, 64, Fill::small_int, 31700);
   Problem prob(gc);
-  prob.fill_outputs(Fill::small_int, 31701);
   for (const int64_t k : {int64_t{0}, gc.k}) {
+    prob.fill_outputs(Fill::small_int, 31701 + static_cast<uint64_t>(k));
+    GemmArgs ref = prob.args(prob.c_ref());
+    ref.k = k;
+    ref.beta = 2.0f;
+    TCGEMM_ASSERT_OK(run_reference(ref), "reference");
     void* huge = nullptr;
     ASSERT_NE(cudaMalloc(&huge, size_t{1} << 52), cudaSuccess) << "a 4 PiB allocation should fail";
-    GemmArgs g = prob.args(prob.c());
-    g.k = k;
-    g.beta = 1.0f;
+    GemmArgs g = ref;
+    g.c = prob.c();
     const Plan p = run_gemm(g);
     EXPECT_EQ(p.status, Status::ok) << "k=" << k << ": " << p.reason;
     cudaGetLastError();
+    // And it did its work: C as the reference has it (small integers: exact).
+    expect_identical(compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n,
+                             gc.ldc),
+                     "k=" + std::to_string(k));
   }
 }
 

@@ -144,6 +144,9 @@ TEST_F(DecodeTile, AutomaticForDecodeShapes) {
     TCGEMM_ASSERT_OK(full, what);
     EXPECT_EQ(full.config.block_m, 8) << full.kernel;
     const std::vector<uint16_t> c8 = prob.download_c();
+    // (Correct first: equal bits of two unwritten outputs would prove nothing.)
+    TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
+    expect_close(compare(dt, c8, prob.download_ref(), poison_bits(dt), gc.m, gc.n, gc.ldc), dt, what);
     EXPECT_TRUE(c8 == run_tile(prob, tile(full.config.block_n, 64), 0.0f, what + " block_m 64"))
         << "the automatic decode tile differs from the 64-row tile";
     for (int64_t m = 1; m < 8; ++m) {

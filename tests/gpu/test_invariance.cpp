@@ -64,6 +64,10 @@ TEST_F(Invariance, SmCountDoesNotChangeBits) {
       const Plan all = run_gemm(prob.args(prob.c()));
       TCGEMM_ASSERT_OK(all, what);
       const std::vector<uint16_t> want = prob.download_c();
+      // Correct, so that two identical wrong answers (e.g. untouched poison) cannot pass.
+      TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
+      expect_close(compare(gc.dtype, want, prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc), gc.dtype,
+                   what);
       for (const int sms : {1, 2, 7, 66, 131, 10000}) {
         prob.poison_c();
         Options bounded;
@@ -132,6 +136,10 @@ TEST_F(Invariance, DecodeRowsEqualPrefillRows) {
       TCGEMM_ASSERT_OK(big, large.describe());
       ASSERT_EQ(big.config.block_m, 128) << big.kernel;
       const std::vector<uint16_t> c_large = prob.download_c();
+      // (Correct first: equal rows of two unwritten outputs would prove nothing.)
+      TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + large.describe());
+      expect_close(compare(dt, c_large, prob.download_ref(), poison_bits(dt), large.m, large.n, large.ldc), dt,
+                   large.describe());
       for (const int64_t m : {1, 2, 3, 8, 13, 16, 33, 64}) {
         prob.poison_c();
         GemmArgs small = prob.args(prob.c());
