@@ -305,12 +305,16 @@ TEST_F(Contract, FamilyOptionsAreCheckedPerDevice) {
   Options clc;
   clc.schedule = Schedule::cluster_launch_control;
   Options sm90_only{Prefer::automatic, 128, 2};
+  Options sm100_only{Prefer::automatic, 16, 1};  // the single-CTA 128 x 16 tile
+  sm100_only.block_m = 128;
   Options bad_schedule;
   bad_schedule.schedule = static_cast<Schedule>(7);
   const bool sm100 = own_backend() == Backend::sm100;
   // (options, whether this device's family accepts them, what a refusal names)
-  const std::tuple<Options, bool, const char*> cases[] = {
-      {clc, sm100, "cluster_launch_control"}, {sm90_only, !sm100, "cluster_m"}, {bad_schedule, false, "schedule"}};
+  const std::tuple<Options, bool, const char*> cases[] = {{clc, sm100, "cluster_launch_control"},
+                                                          {sm90_only, !sm100, "cluster_m"},
+                                                          {sm100_only, sm100, "block_n=16"},
+                                                          {bad_schedule, false, "schedule"}};
   for (const auto& [options, accepted, names] : cases) {
     prob.poison_c();
     const Plan p = run_gemm(prob.args(prob.c()), options);
