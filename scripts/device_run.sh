@@ -13,6 +13,11 @@
 #   fused.txt      (step "fused") tcgemm check with a fused epilogue (gelu,
 #                  fp32 bias), then the large suite with gelu + bias (bf16): the
 #                  epilogue's cost against the same call without it
+#   swapnn.txt/json (step "swapnn") the swapped kernel's configurations on the
+#                  mid-size products with B stored K x N (NN), beside the
+#                  automatic choice: the data for its NN factor
+#   smcount.txt    (step "smcount") the large suite (bf16) on at most 124 and
+#                  116 SMs (--sm-count): what bounding a product costs
 # STEPS (default "check test large mv2") picks the parts, in order; BENCH_ARGS
 # adds arguments to every bench (e.g. "--configs all"). Each step is bounded by
 # STEP_TIMEOUT seconds (default 300), and a failing `check` (the quickest
@@ -57,6 +62,19 @@ for step in $STEPS; do
              timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite large --dtype bf16 --activation gelu --bias same \
                --rounds 2 --repeats 10 $BENCH_ARGS; } > "$OUT/fused.txt" 2>&1 || status=1
            sed -n '/fused epilogue cost/,$p' "$OUT/fused.txt" ;;
+    swapnn)
+           shapes=()
+           for s in 3500x3072x8192 700x6144x8192 900x11008x4096 900x7168x8192 2500x1024x4096 1600x2048x4096 \
+                    700x7168x3584 288x14336x4096; do shapes+=(--shape "$s"); done
+           timeout "$STEP_TIMEOUT" "$tcgemm" bench "${shapes[@]}" --layout NN --dtype bf16 --configs all \
+             --only swap_ab --rounds 2 --json "$OUT/swapnn.json" $BENCH_ARGS > "$OUT/swapnn.txt" 2>&1 || status=1
+           tail -40 "$OUT/swapnn.txt" ;;
+    smcount)
+           for sms in 124 116; do
+             timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite large --dtype bf16 --sm-count "$sms" $BENCH_ARGS \
+               || status=1
+           done > "$OUT/smcount.txt" 2>&1
+           grep -E "geomean|sm-count|SMs" "$OUT/smcount.txt" ;;
     decode|llm)
            timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite "$step" --dtype both --json "$OUT/$step.json" $BENCH_ARGS \
              > "$OUT/$step.txt" 2>&1 || status=1
