@@ -190,3 +190,14 @@ def test_unpatch_undoes_a_submodule_patched_on_its_own() -> None:
     assert isinstance(inner[0], tnn.Linear) and isinstance(model[1], tnn.Linear)
     tnn.unpatch_linear(model)
     assert [inner[0], inner[1], model[1]] == originals
+
+
+def test_a_fallback_warns_once_and_is_counted_every_time() -> None:
+    layer = tnn.Linear(8, 4)
+    x = torch.randn(3, 8)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias))
+    assert len([w for w in seen if "is not for tcgemm" in str(w.message)]) == 1
+    assert layer.fallbacks == 3

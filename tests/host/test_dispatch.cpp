@@ -287,6 +287,9 @@ TEST(Decide, KZeroScalesC) {
     EXPECT_EQ(d.plan.config.block_n, 0);
     g.beta = 2.0f;
     EXPECT_EQ(decide(g, Options{}, dev).plan.reason, "K is 0: C = beta * C");
+    // Whatever Options::prefer: no product, so no cuBLAS call either.
+    EXPECT_EQ(decide(g, Options{Prefer::cublas_only, 0}, dev).plan.path, Path::scale);
+    EXPECT_EQ(decide(g, Options{Prefer::tcgemm_only, 0}, dev).plan.path, Path::scale);
   }
 }
 
