@@ -94,7 +94,8 @@ class Linear(torch.nn.Linear):
                              f"({layer.__dict__['forward']!r}); tcgemm cannot tell what it does around the product")
         new = cls.__new__(cls)
         new.__dict__.update(layer.__dict__)
-        new.__dict__.pop("_compiled_call_impl", None)
+        if "_compiled_call_impl" in new.__dict__:
+            new._compiled_call_impl = None  # (Module.compile's, of the original layer)
         new.activation = activation
         new.fallbacks = 0
         return new
