@@ -2,9 +2,12 @@
 // whole case, and the documented degenerate cases are accepted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "common/host/validate.hpp"
 
@@ -372,6 +375,17 @@ TEST(CheckArgs, CApartFromAAndB) {
   expect_accepted(g);
   g.c = reinterpret_cast<void*>(buffer + 256 * 2 + 32 * 2);  // on A's second row
   expect_rejected(g, {"C overlaps A in memory"});
+  // One row each, one leading dimension: C starting at A's row end, or ending at its start, is apart.
+  g = valid_args();
+  g.m = 1;
+  g.lda = g.ldc = 256;
+  g.a = reinterpret_cast<const void*>(buffer + 1024);
+  g.c = reinterpret_cast<void*>(buffer + 1024 + kK * 2);
+  expect_accepted(g);
+  g.c = reinterpret_cast<void*>(buffer + 1024 - kN * 2);
+  expect_accepted(g);
+  g.c = reinterpret_cast<void*>(buffer + 1024 - kN * 2 + 2);
+  expect_rejected(g, {"C overlaps A in memory"});
   // The bias is read by every tile's epilogue while others store.
   g = valid_args();
   g.bias = static_cast<const char*>(g.c) + 6;
@@ -402,6 +416,71 @@ TEST(CheckArgs, BatchedCApartFromAAndB) {
   g.c = reinterpret_cast<void*>(c0);
   g.b = reinterpret_cast<const void*>(c0 + 2 * kM * kN * 2);
   expect_rejected(g, {"C overlaps B in memory"});
+}
+
+}  // namespace
+}  // namespace tcgemm::detail
+
+namespace tcgemm::detail {
+namespace {
+
+// Every byte one operand's matrices cover (batch, rows, row length, all in
+// elements of 2 bytes), counted from `origin`, within `bytes` of it.
+std::vector<bool> covered(uintptr_t origin, uintptr_t base, int64_t count, int64_t stride, int64_t rows, int64_t cols,
+                          int64_t ld, size_t bytes) {
+  std::vector<bool> out(bytes, false);
+  for (int64_t p = 0; p < count; ++p)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        for (int byte = 0; byte < 2; ++byte)
+          out.at(base - origin + 2 * static_cast<uintptr_t>(p * stride + r * ld + c) + byte) = true;
+  return out;
+}
+
+// The overlap check against every byte, on small random layouts (within its
+// budget, so exact): refused exactly when C and A share a byte.
+TEST(CheckArgs, OverlapAgreesWithEveryByte) {
+  std::mt19937_64 rng(2026);
+  const auto draw = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int refused = 0, accepted = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    GemmArgs g;
+    g.op_a = Op::N;
+    g.op_b = Op::N;
+    g.m = draw(1, 6);
+    g.n = draw(1, 6);
+    g.k = draw(1, 6);
+    g.lda = g.k + draw(0, 6);
+    g.ldb = g.n;
+    g.ldc = g.n + draw(0, 6);
+    g.batch = draw(0, 2) == 0 ? draw(2, 3) : 1;
+    if (g.batch > 1) {
+      g.stride_a = draw(0, 60);
+      g.stride_c = (g.m - 1) * g.ldc + g.n + draw(0, 10);  // C's own matrices apart
+      g.stride_b = 0;
+    }
+    // A and C in one small buffer (2-byte aligned), B far away.
+    const uintptr_t base = 1 << 20;
+    // C anywhere near A, or (half the time) just by one of A's row ends, where an off-by-one shows.
+    const int64_t a_at = draw(40, 80);
+    const int64_t c_at = draw(0, 1) ? draw(0, 120)
+                                    : a_at + g.lda * draw(-2, 2) + g.k * draw(0, 1) + draw(-1, 1) - g.n * draw(0, 1);
+    g.a = reinterpret_cast<const void*>(base + 2 * static_cast<uintptr_t>(a_at));
+    g.c = reinterpret_cast<void*>(base + 2 * static_cast<uintptr_t>(std::max<int64_t>(c_at, 0)));
+    g.b = reinterpret_cast<const void*>(uintptr_t{1} << 30);
+    const size_t bytes = 4096;
+    const std::vector<bool> a = covered(base, reinterpret_cast<uintptr_t>(g.a), g.batch,
+                                        g.batch > 1 ? g.stride_a : 0, g.m, g.k, g.lda, bytes);
+    const std::vector<bool> c = covered(base, reinterpret_cast<uintptr_t>(g.c), g.batch,
+                                        g.batch > 1 ? g.stride_c : 0, g.m, g.n, g.ldc, bytes);
+    bool share = false;
+    for (size_t i = 0; i < bytes && !share; ++i) share = a[i] && c[i];
+    const std::string why = check_args(g);
+    ASSERT_EQ(why.find("C overlaps A") != std::string::npos, share) << why << " " << describe(g);
+    (share ? refused : accepted) += 1;
+  }
+  EXPECT_GT(refused, 1000);
+  EXPECT_GT(accepted, 1000);
 }
 
 }  // namespace
