@@ -399,6 +399,7 @@ int run_bench(const ArgParser& parser) {
           timed_layouts.push_back(l);
     const auto timed = [&](const support::KernelVariant& v) {
       return named_by_only(v, settings.only) &&
+             !(settings.sm_count > 0 && v.options.schedule == Schedule::cluster_launch_control) &&
              std::ranges::any_of(timed_layouts, [&](const Layout& l) { return v.builds(l.a, l.b); });
     };
     if (std::ranges::none_of(support::builtin_variants(support::device_family()), timed)) {

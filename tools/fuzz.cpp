@@ -492,10 +492,11 @@ std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int nu
     cublas = gemm(buf.args(buf.c_cublas), Options{Prefer::cublas_only, 0});
   CHECK_CUDA(cudaStreamSynchronize(stream));
   std::vector<std::string> fails;
-  // A fused call with something to multiply that no kernel can take is
-  // refused (the fallback cannot fuse it), and C keeps its initial state.
-  const bool refusal_expected =
-      fused && c.shape.m > 0 && c.shape.n > 0 && c.shape.k > 0 && !kernel_takes(buf, family);
+  // A fused call with something to multiply (K and alpha not 0) that no
+  // kernel can take is refused (the fallback cannot fuse it), and C keeps
+  // its initial state.
+  const bool refusal_expected = fused && c.shape.m > 0 && c.shape.n > 0 && c.shape.k > 0 && c.alpha != 0.0f &&
+                                !kernel_takes(buf, family);
   if (refusal_expected) {
     ++totals.fused_refused;
     if (ours.status != Status::unsupported)
