@@ -76,19 +76,24 @@ std::string check_config_options(const Options& o) {
 }
 
 std::string check_layout(const GemmArgs& args, const Options& o) {
-  if (o.block_m == kDecodeBlockM && (args.op_a != Op::N || args.op_b != Op::T))
+  // What is forced must be built for the call's layout: builds_for_layout is
+  // the rule (what is not forced is chosen to fit; 128 stands for any width
+  // of whole panels, built for both layouts of B). The messages say which
+  // part of it the call misses.
+  const bool a_k_major = args.op_a == Op::N, b_k_major = args.op_b == Op::T;
+  if (builds_for_layout(o.block_m != 0 ? o.block_m : kBlockM, o.block_n != 0 ? o.block_n : 128, a_k_major, b_k_major,
+                        o.swap_ab))
+    return {};
+  if (o.block_m == kDecodeBlockM)
     return "Options::block_m=" + std::to_string(kDecodeBlockM) +
            " (the decode tile) is built for A and B stored K-major only (op_a = N, op_b = T: x @ W^T); "
            "this call has op_a = " + to_string(args.op_a) + ", op_b = " + to_string(args.op_b);
-  if (o.swap_ab && args.op_a != Op::N)
+  if (o.swap_ab)
     return "Options::swap_ab (the swapped kernel) is built for A stored K-major only (op_a = N: the tokens, "
            "B either way); this call has op_a = " + std::string(to_string(args.op_a));
-  // (The swapped kernel's block_n counts A's rows: B is loaded in 64-column panels either way.)
-  if (o.block_n != 0 && !o.swap_ab && !builds_for_b(o.block_n, args.op_b == Op::T))
-    return "Options::block_n=" + std::to_string(o.block_n) +
-           " (not whole 16-column panels) is built for B stored K-major only (op_b = T, the nn.Linear layout); "
-           "this call has op_b = N";
-  return {};
+  return "Options::block_n=" + std::to_string(o.block_n) +
+         " (not whole 16-column panels) is built for B stored K-major only (op_b = T, the nn.Linear layout); "
+         "this call has op_b = N";
 }
 
 std::string check_grouped_options(const GemmArgs& args, const Options& o) {

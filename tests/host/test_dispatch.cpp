@@ -195,6 +195,22 @@ TEST(CheckOptions, EveryVariantTheToolsForceIsAccepted) {
   }
 }
 
+// A forced configuration not built for the call's layout: the reason names
+// the part of builds_for_layout the call misses.
+TEST(Decide, ALayoutAForcedConfigurationLacksIsNamed) {
+  if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
+  GemmArgs g = aligned_args();
+  g.op_a = Op::T;
+  Options swap = forced(136);
+  swap.swap_ab = true;
+  EXPECT_TRUE(contains(decide(g, swap, kH200).plan.reason,
+                       "Options::swap_ab (the swapped kernel) is built for A stored K-major only"));
+  g.op_a = Op::N;  // (op_b = N: B stored K x N, which the swapped kernel loads too)
+  EXPECT_EQ(decide(g, swap, kH200).plan.status, Status::ok);
+  EXPECT_TRUE(contains(decide(g, forced(40, 0, false, Schedule::automatic, 64), kH200).plan.reason,
+                       "Options::block_n=40 (not whole 16-column panels) is built for B stored K-major only"));
+}
+
 TEST(Decide, VariantsBuildExactlyTheLayoutsTheDispatcherTakes) {
   for (const Backend family : {Backend::sm90, Backend::sm100}) {
     if (!built(family == Backend::sm90 ? "sm_90a" : "sm_100a")) continue;

@@ -63,6 +63,15 @@ std::string check_ld(const char* name, int64_t ld, StoredShape s, const char* sh
   return {};
 }
 
+// Whether `count` matrices `stride` elements apart, each `rows` rows `ld`
+// elements apart, are addressable in 64-bit byte offsets (2-byte elements):
+// (count - 1) * stride + rows * ld, times 2, without overflow.
+bool addressable(int64_t count, int64_t stride, int64_t rows, int64_t ld) {
+  int64_t last = 0, span = 0, end = 0;
+  return !(__builtin_mul_overflow(count - 1, stride, &last) || __builtin_mul_overflow(rows, ld, &span) ||
+           __builtin_add_overflow(last, span, &end) || __builtin_mul_overflow(end, int64_t{2}, &end));
+}
+
 // The batch (GemmArgs::batch, stride_*): its count, and strides that keep
 // every matrix addressable and C's matrices apart. Called once the shapes and
 // leading dimensions are known to be valid.
@@ -83,12 +92,9 @@ std::string check_batch(const GemmArgs& a) {
   } operands[] = {{"stride_a", a.stride_a, stored_shape_a(a).rows, a.lda},
                   {"stride_b", a.stride_b, stored_shape_b(a).rows, a.ldb},
                   {"stride_c", a.stride_c, a.m, a.ldc}};
-  for (const auto& o : operands) {
-    int64_t last = 0, span = 0, end = 0;
-    if (__builtin_mul_overflow(a.batch - 1, o.stride, &last) || __builtin_mul_overflow(o.rows, o.ld, &span) ||
-        __builtin_add_overflow(last, span, &end) || __builtin_mul_overflow(end, int64_t{2}, &end))
+  for (const auto& o : operands)
+    if (!addressable(a.batch, o.stride, o.rows, o.ld))
       return fail(std::string("(batch - 1) x ") + o.name + " plus one matrix overflows 64-bit byte offsets", a);
-  }
   if (a.m == 0 || a.n == 0) return {};  // no C is written
   // C's matrices must be disjoint: a tile of one batch must never write
   // another's elements. Two layouts are: stacked (each C_i ends before the
@@ -120,10 +126,7 @@ std::string check_groups(const GemmArgs& a) {
     return fail("an M-grouped call needs A stored K-major (op_a = N): each group's rows start at any row of A", a);
   if (a.fused_epilogue()) return fail("an M-grouped call has no fused epilogue (bias, activation)", a);
   if (a.stride_b < 0) return fail("stride_b must not be negative (0 uses one B for every group)", a);
-  int64_t last = 0, span = 0, end = 0;
-  if (__builtin_mul_overflow(a.groups - 1, a.stride_b, &last) ||
-      __builtin_mul_overflow(stored_shape_b(a).rows, a.ldb, &span) || __builtin_add_overflow(last, span, &end) ||
-      __builtin_mul_overflow(end, int64_t{2}, &end))
+  if (!addressable(a.groups, a.stride_b, stored_shape_b(a).rows, a.ldb))
     return fail("(groups - 1) x stride_b plus one matrix overflows 64-bit byte offsets", a);
   if (a.group_ends == nullptr && a.m > 0 && a.n > 0) return fail("group_ends is a null pointer", a);
   if (reinterpret_cast<uintptr_t>(a.group_ends) % 4 != 0)
@@ -239,11 +242,9 @@ std::string check_args(const GemmArgs& a) {
       const char* name;
       int64_t rows, ld;
     } operands[] = {{"A", stored_shape_a(a).rows, a.lda}, {"B", stored_shape_b(a).rows, a.ldb}, {"C", a.m, a.ldc}};
-    for (const auto& o : operands) {
-      int64_t span = 0;
-      if (__builtin_mul_overflow(o.rows, o.ld, &span) || __builtin_mul_overflow(span, int64_t{2}, &span))
+    for (const auto& o : operands)
+      if (!addressable(1, 0, o.rows, o.ld))
         return fail(std::string(o.name) + "'s rows x leading dimension overflows 64-bit byte offsets", a);
-    }
   }
 
   if (a.m == 0 || a.n == 0 || a.batch == 0) return {};  // nothing is read or written
