@@ -410,7 +410,7 @@ Config swap_config(int64_t m, int64_t n, int num_sms, const SwapFit& fit, int64_
   return c;
 }
 
-// Where the swapped kernel is chosen: A and B K-major, past one block-row
+// Where the swapped kernel is chosen: A K-major, past one block-row
 // of 128, where its tiles (swap_fit's, whose grid fills the SMs) compute
 // fewer rows of C than the tiles chosen otherwise (`other_rows`: M rounded
 // up to 64 for the tall tile, whose accumulators past M are left out; to
@@ -427,11 +427,15 @@ Config swap_config(int64_t m, int64_t n, int num_sms, const SwapFit& fit, int64_
 // (two tiles of 152 against 160) and 0.4-2.3% at 200 (200 against 208),
 // nothing measurable at 150 (152 against 160, bound by W's bytes there);
 // 0.8% slower at 176 x 57344 x 8192 (bound by W's 940 MB); at 152 x 4096 x
-// 4096 (32 tiles, not taken) 20% slower. Returns the configuration
+// 4096 (32 tiles, not taken) 20% slower. B stored either way: with B
+// MN-major (op_b = N) the kernel's A, B^T, is MN-major in whole panels,
+// and the same rule ran 4-36% faster than the tiles chosen before on 14 of
+// 15 NN shapes of 136-576 rows (bf16, docs/PERF.md, "Swap-AB with B stored
+// K x N"), 7% slower at 200 x 57344 x 1024. Returns the configuration
 // (block_n 0 where it is not taken).
 SwapFit swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, int64_t other_rows) {
   // (Plain calls only: a strided batch of small products was not measured.)
-  if (m <= kBlockM || !r.a_k_major || !r.b_k_major || r.batch != 1) return {};
+  if (m <= kBlockM || !r.a_k_major || r.batch != 1) return {};
   const SwapFit fit = swap_fit(m, n, num_sms, r.batch);
   return fit.block_n != 0 && fit.rows < other_rows ? fit : SwapFit{};
 }
@@ -445,8 +449,8 @@ SwapFit swap_choice(int64_t m, int64_t n, int num_sms, const ConfigRequest& r, i
 // NT) where one wave of larger tiles, tall (256 x 96) or swapped (256 x
 // 136-144, 128 x 200-224), ran 0.93-1.01x. Every configuration without a
 // cluster is a candidate: the 128-row tiles and ping-pong 128 x 128, the
-// tall tiles, the 64-row tile 256 wide, and (A and B K-major) the swapped
-// ones at any number of token tiles; each scores as the widths' rule does
+// tall tiles, the 64-row tile 256 wide, and (A K-major) the swapped ones
+// at any number of token tiles; each scores as the widths' rule does
 // (its wave efficiency times the share of its rows and columns inside M and
 // N) times its speed over a full wave, fitted to `bench --configs all` on
 // nine shapes of 512-3000 rows at K = 3584-4096 in both layouts of B
@@ -461,27 +465,35 @@ double mid_size_factor(const TileConfig& tc, bool b_k_major, int64_t k) {
   constexpr int64_t kLongK = 3584;
   if (tc.cluster_m != 1 || tc.cluster_n != 1) return 0.0;
   if (tc.swap_ab) {
-    // Fitted for B stored K-major; for an MN-major B (built, not yet
-    // measured) the choice leaves the swapped kernel out.
-    if (!b_k_major) return 0.0;
+    // B MN-major: fitted the same way on the swapped configurations alone
+    // (`bench --configs all --only swap_ab`, eight NN shapes of 288-3500
+    // rows at K = 3584-8192), each shape's factors scaled by the automatic
+    // pick's beside them (docs/PERF.md, "Swap-AB with B stored K x N").
+    // There the kernel's A is B^T, stored MN-major and loaded in whole
+    // 64-column panels, so its tiles keep their speed, while the unswapped
+    // NN widths between whole panels lose theirs (the second factors
+    // below). Not below K = 3584: at 1600 x 6144 x 1024 the swapped 256 x
+    // 152 ran 10% slower than ping-pong 128 x 128, the one such case
+    // measured.
+    if (!b_k_major && k < kLongK) return 0.0;
     if (tc.block_m == kTallBlockM) {
       switch (tc.block_n) {
-        case 136: return 0.99;
-        case 144: return 0.92;
-        case 152: return 0.955;
-        case 160: return 0.98;
+        case 136: return b_k_major ? 0.99 : 0.99;
+        case 144: return b_k_major ? 0.92 : 0.99;
+        case 152: return b_k_major ? 0.955 : 1.0;
+        case 160: return b_k_major ? 0.98 : 1.0;
         default: return 0.0;
       }
     }
     switch (tc.block_n) {
-      case 136: return 0.94;
-      case 144: return 0.91;
-      case 152: return 0.92;
-      case 160: return 0.93;
-      case 176: return 0.96;
-      case 200: return 0.935;
-      case 208: return 0.95;
-      case 224: return 0.98;
+      case 136: return b_k_major ? 0.94 : 0.94;
+      case 144: return b_k_major ? 0.91 : 0.95;
+      case 152: return b_k_major ? 0.92 : 0.96;
+      case 160: return b_k_major ? 0.93 : 0.96;
+      case 176: return b_k_major ? 0.96 : 0.965;
+      case 200: return b_k_major ? 0.935 : 0.975;
+      case 208: return b_k_major ? 0.95 : 0.99;
+      case 224: return b_k_major ? 0.98 : 1.0;
       default: return 0.0;
     }
   }

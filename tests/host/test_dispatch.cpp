@@ -563,8 +563,8 @@ TEST(Decide, FallsBackWhereTheKernelCannotTakeTheCall) {
 
 // The swapped kernel is built for A stored K-major (op_a = N, the tokens)
 // only, B either way: forced with op_a = T, refused with what is wrong;
-// with op_a = N it runs, the plan saying so. Chosen automatically for
-// nn.Linear's layout (op_b = T) only.
+// with op_a = N it runs, the plan saying so. Chosen automatically with B
+// stored either way, never with A MN-major.
 TEST(Decide, SwapAbNeedsTheTokensKMajor) {
   if (!built("sm_90a")) GTEST_SKIP() << "this build has no sm90 kernels";
   GemmArgs g = aligned_args();  // op_a = N, op_b = N
@@ -584,13 +584,18 @@ TEST(Decide, SwapAbNeedsTheTokensKMajor) {
   const Decision refused = decide(g, o, kH200);
   EXPECT_EQ(refused.plan.status, Status::invalid_argument);
   EXPECT_TRUE(contains(refused.plan.reason, "built for A stored K-major only (op_a = N")) << refused.plan.reason;
-  // Automatically: the mid-size product that takes it in nn.Linear's layout does not with op_b = N.
+  // Automatically: the mid-size product that takes it with B stored either way does not with A MN-major.
   g = aligned_args(3500, 3072, 8192);
   g.ldb = g.n;
-  EXPECT_FALSE(decide(g, Options{}, kH200).plan.config.swap_ab);
+  EXPECT_TRUE(decide(g, Options{}, kH200).plan.config.swap_ab);
   g.op_b = Op::T;
   g.ldb = g.k;
   EXPECT_TRUE(decide(g, Options{}, kH200).plan.config.swap_ab);
+  g.op_a = Op::T;
+  g.lda = g.m;
+  const Decision a_mn = decide(g, Options{}, kH200);
+  ASSERT_EQ(a_mn.plan.status, Status::ok) << a_mn.plan.reason;
+  EXPECT_FALSE(a_mn.plan.config.swap_ab);
 }
 
 TEST(Decide, TheDevicesFamilyChecksTheOptions) {

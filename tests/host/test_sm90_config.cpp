@@ -603,12 +603,13 @@ TEST(Sm90Config, ForcedDecodeTile) {
 // 32 or 16 columns: 144 and 112 wide (16-column panels) ran at 0.55x their
 // K-major speed as 128-row tiles (docs/PERF.md, "Mid-size products"), so
 // the widths' rule takes them for a K-major B only; 160 (32-column panels)
-// stays.
+// stays. (The swapped kernel's tiles, whose MN-major operand is B^T in
+// whole 64-column panels, are the swapped rules'.)
 TEST(Sm90Config, MnMajorBAvoidsSixteenColumnPanels) {
   ConfigRequest nn;
   nn.b_k_major = false;
   for (const Pick& p : {Pick{512, 4608, 3584, 160}, Pick{512, 3584, 3584, 128}, Pick{512, 10240, 8192, 160},
-                        Pick{288, 14336, 4096, 128}, Pick{100, 14336, 4096, 128}}) {
+                        Pick{100, 14336, 4096, 128}}) {
     const Config c = select_config(p.m, p.n, p.k, 132, nn);
     EXPECT_EQ(c.block_n, p.block_n) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_FALSE(c.swap_ab) << describe(c);
@@ -629,7 +630,9 @@ TEST(Sm90Config, MnMajorBAvoidsSixteenColumnPanels) {
 // NT 0.77x -> 0.98x on 16 token tiles of the tall swapped 144, 2400 x 4608 x
 // 4096 NT 0.84x -> 0.99x on 128 x 224 swapped; at K = 2048, 3500 x 2048 NT
 // 0.91x -> 0.98x on 128 x 224 swapped, while ping-pong 128 x 128 keeps 1000 x
-// 8192 (2% faster there than 128 x 256).
+// 8192 (2% faster there than 128 x 256). B MN-major (NN) takes the swapped
+// kernel too (docs/PERF.md, "Swap-AB with B stored K x N": 1100 x 4096 x
+// 4096 0.80x -> 0.99x on the tall swapped 144), from K = 3584 only.
 TEST(Sm90Config, MidSizeProductsTakeOneWaveOfLargeTiles) {
   struct Mid {
     int64_t m, n;
@@ -637,10 +640,10 @@ TEST(Sm90Config, MidSizeProductsTakeOneWaveOfLargeTiles) {
     int block_m, block_n;
     bool swap_ab;
   };
-  for (const Mid& p : {Mid{2900, 1024, true, 256, 96, false}, Mid{2900, 1024, false, 256, 96, false},
+  for (const Mid& p : {Mid{2900, 1024, true, 256, 96, false}, Mid{2900, 1024, false, 128, 200, true},
                        Mid{2200, 2048, true, 256, 144, true}, Mid{2100, 2048, true, 256, 136, true},
-                       Mid{2400, 4608, true, 128, 224, true}, Mid{2400, 4608, false, 128, 256, false},
-                       Mid{2100, 2048, false, 64, 256, false}, Mid{1100, 4096, false, 128, 160, false}}) {
+                       Mid{2400, 4608, true, 128, 224, true}, Mid{2400, 4608, false, 128, 224, true},
+                       Mid{2100, 2048, false, 256, 136, true}, Mid{1100, 4096, false, 256, 144, true}}) {
     ConfigRequest r;
     r.b_k_major = p.b_k_major;
     const Config c = select_config(p.m, p.n, 4096, 132, r);
@@ -656,6 +659,11 @@ TEST(Sm90Config, MidSizeProductsTakeOneWaveOfLargeTiles) {
   EXPECT_TRUE(select_config(1000, 8192, 2048, 132).pingpong);
   EXPECT_EQ(select_config(2900, 1024, 2048, 132).block_m, 256);
   EXPECT_NE(select_config(700, 3072, 1024, 132).block_m, 64);
+  ConfigRequest nn;
+  nn.b_k_major = false;
+  EXPECT_TRUE(select_config(1600, 6144, 1024, 132, nn).pingpong);  // (the swapped 256 x 152: 10% slower)
+  EXPECT_FALSE(select_config(1600, 6144, 1024, 132, nn).swap_ab);
+  EXPECT_TRUE(select_config(1600, 6144, 4096, 132, nn).swap_ab);
   // Not a batch (the swapped kernel is for plain calls), nor past six waves
   // (4096^3: ping-pong 128 x 128), nor with a configuration asked for.
   ConfigRequest batched;
@@ -839,13 +847,20 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   EXPECT_EQ(forced.stages, stages_for(208));
   // The kernel's M is N: 14336 / 128 = 112 tiles of one column.
   EXPECT_EQ(forced.num_ctas, 112);
-  // B MN-major (op_b = N): built swapped, taken when forced (not automatically: swap_choice, mid_size_factor).
+  // B MN-major (op_b = N): forced, and automatically by the same rule (the
+  // kernel's A, B^T, in whole 64-column panels): 136 rows on one token tile
+  // of 136 (0.81x -> 0.97x cuBLAS), 288 on two of the tall 144 (0.82x ->
+  // 1.07x; docs/PERF.md, "Swap-AB with B stored K x N").
   ConfigRequest mn{};
   mn.swap_ab = true;
   mn.b_k_major = false;
   EXPECT_TRUE(select_config(136, 14336, 4096, 132, mn).swap_ab);
   mn.swap_ab = false;
-  EXPECT_FALSE(select_config(136, 14336, 4096, 132, mn).swap_ab);
+  const Config mn_136 = select_config(136, 14336, 4096, 132, mn);
+  EXPECT_TRUE(mn_136.swap_ab && mn_136.block_m == 128 && mn_136.block_n == 136) << describe(mn_136);
+  const Config mn_288 = select_config(288, 14336, 4096, 132, mn);
+  EXPECT_TRUE(mn_288.swap_ab && mn_288.block_m == 256 && mn_288.block_n == 144) << describe(mn_288);
+  EXPECT_EQ(select_config(288, 14336, 4096, 132).block_n, 144);  // (as with B K-major)
   // Where the layout is not built swapped (A MN-major), forcing it falls back to the unswapped tiles.
   ConfigRequest a_mn{};
   a_mn.swap_ab = true;
