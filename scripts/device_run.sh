@@ -3,7 +3,7 @@
 # (GPU tests included), a correctness sweep, and the benchmarks. Results land
 # in $OUT (the device tool brings that folder back), at most 8 files:
 #   env.txt        nvidia-smi, tcgemm info
-#   ctest.log      host, GPU and SASS tests
+#   ctest.log      host, GPU and SASS tests (PREBUILT: the host and GPU test programs)
 #   check.log      tcgemm check (sweep against the reference and cuBLAS), then
 #                  the same sweep as M-grouped calls (check --groups 8)
 #   large.txt/json tcgemm bench --suite large  (fp16 and bf16)
@@ -23,6 +23,13 @@
 # STEP_TIMEOUT seconds (default 300), and a failing `check` (the quickest
 # sign of a broken or hanging kernel) stops the run before the long steps.
 # The build folder survives while the machine is warm.
+#
+# PREBUILT=DIR runs binaries built elsewhere instead of configuring and
+# building here (about 6 of the device's minutes): scripts/stage_prebuilt.sh
+# copies libtcgemm, the CLI and the two test programs of a build into one
+# ignored folder, which the device call carries. The `test` step then runs
+# the host and GPU test programs themselves (ctest's other entries need no
+# GPU and run in CI).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -34,18 +41,36 @@ export BUILD_DIR=${BUILD_DIR:-build-device}
 source scripts/env.sh
 
 { nvidia-smi; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv; } > "$OUT/env.txt" 2>&1
-if ! configure_and_build > "$OUT/build.log" 2>&1; then
-  tail -50 "$OUT/build.log"
-  exit 1
+PREBUILT=${PREBUILT:-}
+if [[ -n $PREBUILT ]]; then
+  [[ -x $PREBUILT/tcgemm ]] || { echo "device_run.sh: no staged build at '$PREBUILT' (scripts/stage_prebuilt.sh, then carry it)"; exit 2; }
+  export LD_LIBRARY_PATH="$PWD/$PREBUILT${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  tcgemm="$PREBUILT/tcgemm"
+  cat "$PREBUILT/STAGED" >> "$OUT/env.txt" 2>&1
+else
+  if ! configure_and_build > "$OUT/build.log" 2>&1; then
+    tail -50 "$OUT/build.log"
+    exit 1
+  fi
+  rm -f "$OUT/build.log"
+  tcgemm="$BUILD_DIR/tools/tcgemm"
 fi
-rm -f "$OUT/build.log"
-tcgemm="$BUILD_DIR/tools/tcgemm"
 "$tcgemm" info >> "$OUT/env.txt" 2>&1
+
+run_tests() {  # ctest over the build, or the staged test programs
+  if [[ -n $PREBUILT ]]; then
+    "$PREBUILT/tcgemm_host_tests" --gtest_brief=1 && "$PREBUILT/tcgemm_gpu_tests" --gtest_brief=1
+  else
+    ctest --test-dir "$BUILD_DIR" --output-on-failure
+  fi
+}
+export PREBUILT BUILD_DIR LD_LIBRARY_PATH
+export -f run_tests  # (for `timeout ... bash -c run_tests`)
 
 status=0
 for step in $STEPS; do
   case $step in
-    test)  timeout "$STEP_TIMEOUT" ctest --test-dir "$BUILD_DIR" --output-on-failure > "$OUT/ctest.log" 2>&1 || status=1
+    test)  timeout "$STEP_TIMEOUT" bash -c run_tests > "$OUT/ctest.log" 2>&1 || status=1
            tail -5 "$OUT/ctest.log" ;;
     check) if ! { timeout "$STEP_TIMEOUT" "$tcgemm" check && timeout "$STEP_TIMEOUT" "$tcgemm" check --groups 8; } \
              > "$OUT/check.log" 2>&1; then
