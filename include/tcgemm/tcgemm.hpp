@@ -220,9 +220,10 @@ inline constexpr int kTileWidths[] = {8,   16,  32,  40,  48,  64,  96,  112, 12
 // accumulators a consumer, 4 stages with one panel buffer a consumer),
 // where 256 rows of N halve the waves of 128-row tiles (docs/PERF.md,
 // "Swap-AB, tall"); no cluster, no ping-pong, for A stored K-major (op_a =
-// N, the tokens: the swap's wgmma B operand) with B either way. Chosen
-// automatically for B stored K-major (op_b = T) only; with op_b = N it is
-// built and can be forced (Options::swap_ab), its speed not yet measured.
+// N, the tokens: the swap's wgmma B operand) with B either way, chosen
+// automatically for both (with op_b = N its MN-major operand, B^T, is
+// loaded in whole 64-column panels: docs/PERF.md, "Swap-AB with B stored K
+// x N").
 struct TileConfig {
   int block_n;
   int cluster_m;
