@@ -60,11 +60,16 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
       v.options.schedule = tc.schedule;
       v.options.cluster_m = tc.cta_group == 1 ? 1 : 0;  // single-CTA tiles are asked for by name
       v.options.block_m = tc.cta_rows * tc.cta_group;   // (and by height: M <= 64 would take 64 rows)
+      v.options.swap_ab = tc.swap_ab;
       v.label = "block_n=" + std::to_string(tc.block_n) + (clc ? " clc" : " persistent") +
-                (tc.cta_group == 1 ? " single-CTA" : "") + (tc.cta_rows != 128 ? " block_m=64" : "");
+                (tc.cta_group == 1 ? " single-CTA" : "") + (tc.cta_rows != 128 ? " block_m=64" : "") +
+                (tc.swap_ab ? " swap_ab" : "");
       v.in_name = {"," + std::to_string(tc.cta_rows * tc.cta_group) + "x" + std::to_string(tc.block_n) + "x",
                    clc ? "cluster launch control" : "persistent"};
-      v.b_k_major_only = !sm100_tile_builds_mn_major_b(tc.block_n, tc.cta_group);
+      (tc.swap_ab ? v.in_name : v.not_in_name).push_back("swapped");
+      // (The swapped tiles load the call's B as their A, in either layout, and its A as their B: K-major.)
+      v.b_k_major_only = !tc.swap_ab && !sm100_tile_builds_mn_major_b(tc.block_n, tc.cta_group);
+      v.a_k_major_only = tc.swap_ab;
       out.push_back(std::move(v));
     }
   }

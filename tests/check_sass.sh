@@ -12,7 +12,8 @@
 #                  kernels (CTA group 2), UTCHMMA (cta_group::1) in the
 #                  single-CTA ones, UTCBAR (tcgen05.commit), LDTM
 #                  (tcgen05.ld), UTMALDG (TMA load), UTMASTG (TMA store; the
-#                  single-CTA tiles narrower than 64 store with STG instead,
+#                  single-CTA tiles narrower than 64 and the swapped tiles
+#                  store with STG instead, the swapped ones after SHFL.BFLY,
 #                  and every single-CTA kernel has STG), and
 #                  in the Cluster Launch Control kernels UGETNEXTWORKID
 #                  (clusterlaunchcontrol.try_cancel);
@@ -177,9 +178,12 @@ for f in "${families[@]}"; do
       require sm100_gemm 'UTCBAR' UTCBAR
       require sm100_gemm 'LDTM' LDTM
       require sm100_gemm 'UTMALDG' UTMALDG
-      # Tiles narrower than one 64-column panel store C from registers (STG), the others by TMA.
+      # Tiles narrower than one 64-column panel, and the swapped tiles (SWAP_AB, the last template
+      # argument: each thread stores one of C's columns), store C from registers (STG), the others by TMA.
       narrow='^void tcgemm::sm100::sm100_gemm<[^,]+, (8|16|32|40|48), '
-      require sm100_gemm 'UTMASTG' UTMASTG '' "$narrow"
+      swapped=', true>[(]'
+      require sm100_gemm 'UTMASTG' UTMASTG '' "$narrow|$swapped"
+      require sm100_gemm 'SHFL[.]BFLY' SHFL.BFLY "$swapped"
       require sm100_gemm 'STG[.]E' STG "$sm100_single"
       require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '[(]tcgemm::Schedule[)]2' ;;
   esac

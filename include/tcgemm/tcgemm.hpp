@@ -273,11 +273,22 @@ inline constexpr TileConfig kGroupedTileConfigs[] = {{128, 1, true}, {256, 1}, {
 // measured on sm100). Tiles whose CTA loads whole 64-column panels of B are
 // built for both layouts of B; 8, 16, 32, 40, 48 and 96 wide for B stored
 // K-major only (op_b = T, the nn.Linear layout): sm100_tile_builds_mn_major_b.
+//
+// swap_ab: the swapped single-CTA tiles, as sm90's (TileConfig::swap_ab): the
+// kernel computes C^T = op(B)^T op(A)^T, one 128 x block_n MMA a tile with
+// 128 of C's columns (a weight's rows) on the MMA's M side and block_n of
+// C's rows (the tokens) on its N side, which tcgen05 takes in steps of 16 at
+// M = 128 (144-224: sm90's widths that are multiples of 16). For A stored
+// K-major (op_a = N), B either way; each epilogue thread holds one of C's
+// columns and stores it down the tile's rows, two columns a store. Built and
+// forceable (Options::swap_ab), not chosen automatically: never measured on
+// a B200.
 struct Sm100TileConfig {
   int block_n;
   Schedule schedule;
   int cta_group = 2;
   int cta_rows = 128;  // rows of C per CTA: 128, or 64 (single-CTA tiles: a tcgen05 MMA of M = 64)
+  bool swap_ab = false;
 };
 // Whether the sm100 tiles `block_n` wide over `cta_group` CTAs are built for
 // B stored MN-major (op_b = N): each CTA loads its block_n / cta_group
@@ -303,7 +314,12 @@ inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_
                                                         {64, Schedule::persistent, 1, 64},
                                                         {96, Schedule::persistent, 1, 64},
                                                         {128, Schedule::persistent, 1, 64},
-                                                        {256, Schedule::persistent, 1, 64}};
+                                                        {256, Schedule::persistent, 1, 64},
+                                                        {144, Schedule::persistent, 1, 128, true},
+                                                        {160, Schedule::persistent, 1, 128, true},
+                                                        {176, Schedule::persistent, 1, 128, true},
+                                                        {208, Schedule::persistent, 1, 128, true},
+                                                        {224, Schedule::persistent, 1, 128, true}};
 // The sm100 tiles built for M-grouped calls (GemmArgs::groups): the
 // single-CTA tiles of these widths, persistent, both layouts of B.
 inline constexpr int kSm100GroupedWidths[] = {128, 256};
@@ -344,7 +360,9 @@ struct Options {
   // (or 256, the tall swapped tiles) and block_n (the rows of C a tile
   // covers) 0 or a width of a kTileConfigs entry with swap_ab of that
   // height; for op_a = N only. false: automatic where nothing else is forced.
-  // false on sm100.
+  // sm100: the swapped single-CTA tiles (Sm100TileConfig::swap_ab), block_n 0
+  // or one of their widths, block_m 0 or 128, cluster_m 0 or 1, persistent;
+  // for op_a = N only; chosen only when forced.
   bool swap_ab = false;
   // The SMs a call of tcgemm's kernels may take: its persistent grid has at
   // most this many CTAs, and the configuration is chosen for that many SMs
@@ -372,8 +390,8 @@ struct KernelConfig {
                                             // cluster_launch_control
   int cluster_n = 0;  // sm90: CTAs per cluster side by side along N, 1, or 2 sharing A by TMA
                       // multicast (Options::cluster_n); sm100 1
-  bool swap_ab = false;  // sm90: the kernel computes C^T (TileConfig::swap_ab): block_m counts C's
-                         // columns and block_n its rows
+  bool swap_ab = false;  // the kernel computes C^T (TileConfig::swap_ab, Sm100TileConfig::swap_ab):
+                         // block_m counts C's columns and block_n its rows
 };
 
 // The plan for a call: which backend and kernel, and why.

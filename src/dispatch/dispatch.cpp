@@ -190,7 +190,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     sm100::Config config =
         sm100::select_config(args.m, args.n, args.k, sms, options.block_n,
                              options.sm_count > 0 ? Schedule::persistent : options.schedule,
-                             options.cluster_m, args.op_b == Op::T, args.batch, options.block_m);
+                             options.cluster_m, args.op_b == Op::T, args.batch, options.block_m, options.swap_ab);
     config.pdl = options.pdl;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");

@@ -231,4 +231,92 @@ struct RegisterEpilogue {
   __device__ __forceinline__ void finish() const {}
 };
 
+// The epilogue of the swapped tiles (Sm100TileConfig::swap_ab), whose
+// accumulator holds C^T: lane r of warp w holds one of C's columns (the
+// kernel's row, col0 + r, col0 this warp's first) and its BLOCK_N
+// accumulator columns are C's rows from row0. Read 32 of them a load (then
+// 16 for 144, 176 and 208), each value gets the other epilogues'
+// arithmetic (alpha, the bias of its column, the activation; beta * C and
+// one rounding in store_pair), then neighbouring lanes trade values so that
+// each stores two adjacent columns of one row in one 4-byte access: the even
+// lane row j, the odd lane row j + 1; a warp's store covers 64 contiguous
+// bytes of a row. No panels, no TMA store (the same members as Epilogue, so
+// the kernel builds either alike).
+template <typename Element, int BLOCK_N>
+struct SwapEpilogue {
+  static_assert(BLOCK_N % 16 == 0 && BLOCK_N > 128 && BLOCK_N <= 256,
+                "the swapped tiles' widths: tcgen05 N in steps of 16 at M = 128");
+  static constexpr int kLoads = BLOCK_N / 32;    // 32-column tcgen05.lds
+  static constexpr int kRestCols = BLOCK_N % 32;  // then one of 16 (or none)
+
+  const CUtensorMap* tmap_c;  // (unused: no TMA store)
+  uint8_t* panels;            // (unused: no panels)
+  uint64_t* c_loaded;         // (unused: C is read by each thread)
+  uint32_t tmem_base;
+  uint32_t leader_acc_empty;
+  int warp;
+  int lane;
+
+  // Stores accumulator buffer `acc` as C's columns from col0 (this warp's
+  // first: the kernel's row) and rows from row0 (the kernel's column), of
+  // batch `batch` (0 for a plain call). ACT: detail::kPlainEpilogue, or the
+  // fused epilogue's activation.
+  template <int ACT>
+  __device__ __forceinline__ void store_tile(int acc, const detail::EpilogueParams& epi, int col0, int row0,
+                                             int batch) {
+    const int col = col0 + lane;
+    float bias = 0.0f;
+    if constexpr (ACT != detail::kPlainEpilogue) bias = detail::bias_at<Element>(epi, col);
+    Element* c = detail::c_matrix<Element>(epi, batch);
+    const uint32_t taddr = tmem_addr(tmem_base, warp * 32, static_cast<uint32_t>(acc * acc_columns(BLOCK_N)));
+#pragma unroll 1
+    for (int l = 0; l < kLoads; ++l) {
+      uint32_t v[32];
+      cuda::ptx::tcgen05_ld_32x32b(v, taddr + 32 * l);
+      cuda::ptx::tcgen05_wait_ld();
+      store_rows<ACT>(v, epi, c, col, row0 + 32 * l, bias);
+    }
+    if constexpr (kRestCols != 0) {
+      uint32_t v[kRestCols];
+      cuda::ptx::tcgen05_ld_32x32b(v, taddr + 32 * kLoads);
+      cuda::ptx::tcgen05_wait_ld();
+      store_rows<ACT>(v, epi, c, col, row0 + 32 * kLoads, bias);
+    }
+  }
+
+  // As Epilogue::release: this warp's loads of `acc` have completed.
+  __device__ __forceinline__ void release(int acc) const { release_accumulator(leader_acc_empty, acc, lane); }
+
+  __device__ __forceinline__ void finish() const {}
+
+ private:
+  // Rows row0 .. row0 + ROWS - 1 of this lane's column `col`, from its
+  // accumulator values v.
+  template <int ACT, int ROWS>
+  __device__ __forceinline__ void store_rows(const uint32_t (&v)[ROWS], const detail::EpilogueParams& epi,
+                                             Element* c, int col, int row0, float bias) const {
+    const bool even = lane % 2 == 0;
+    const int pair_col = col - lane % 2;  // the pair's first column: this lane's or its left neighbour's
+#pragma unroll
+    for (int j = 0; j < ROWS; j += 2) {
+      float x0, x1;  // this column's values in rows j and j + 1
+      if constexpr (ACT != detail::kPlainEpilogue) {
+        x0 = detail::activate(detail::pre_activation(epi.alpha, __uint_as_float(v[j]), bias), ACT);
+        x1 = detail::activate(detail::pre_activation(epi.alpha, __uint_as_float(v[j + 1]), bias), ACT);
+      } else {
+        x0 = epi.alpha * __uint_as_float(v[j]);
+        x1 = epi.alpha * __uint_as_float(v[j + 1]);
+      }
+      // The even lane keeps row j and takes its neighbour's (the next
+      // column's); the odd lane keeps row j + 1 and takes its neighbour's
+      // (the previous column's). Every lane trades, rows past M too.
+      const float theirs = __shfl_xor_sync(0xffffffffu, even ? x1 : x0, 1);
+      const int row = row0 + j + (even ? 0 : 1);
+      if (row < epi.m)
+        detail::store_pair(c + static_cast<int64_t>(row) * epi.ldc, pair_col, epi, even ? x0 : theirs,
+                           even ? theirs : x1);
+    }
+  }
+};
+
 }  // namespace tcgemm::sm100

@@ -43,7 +43,7 @@ inline constexpr int kClcReaders = kCtaGroup * (1 + kEpilogueWarps) + 1;
 // it where it is used.
 template <int BLOCK_N, int NUM_STAGES, int CTA_GROUP = kCtaGroup, int BLOCK_M = kBlockM>
 struct SharedStorage {
-  static_assert(is_tile_width(BLOCK_N), "BLOCK_N must be one of kSm100TileConfigs' widths");
+  static_assert(is_tile_width(BLOCK_N) || is_tile_width(BLOCK_N, true), "BLOCK_N must be one of kSm100TileConfigs' widths");
   static_assert(smem_bytes(BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M) <= kSmemLimit,
                 "the ring and panels must fit in 227 KiB");
   static constexpr int kStageBytes = StageLayout<BLOCK_N, CTA_GROUP, BLOCK_M>::kStageBytes;

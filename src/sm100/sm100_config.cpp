@@ -14,6 +14,10 @@ static_assert(stages_for(8, 1, 64) >= 16 && stages_for(256, 1, 64) >= 4,
               "the 64-row single-CTA tiles: half of A's rows in a stage, so a deeper ring than the 128-row ones");
 static_assert(tmem_lane(15, 64) == 15 && tmem_lane(16, 64) == 32 && tmem_lane(63, 64) == 111 && tmem_lane(77) == 77,
               "a 64-row accumulator: 16 rows in each warp's quarter of the lanes");
+static_assert(swap_width(1) == 144 && swap_width(150) == 160 && swap_width(209) == 224 && swap_width(300) == 224,
+              "the swapped tiles' width: the narrowest holding M, else the widest");
+static_assert(tmem_columns(224) <= kTmemColumns && stages_for(224, 1) >= 4,
+              "the widest swapped tile: two accumulators in tensor memory, a ring of 4 stages");
 static_assert(tmem_columns(48) == 128 && acc_columns(48) >= 48 && tmem_columns(96) == 256 && acc_columns(96) >= 96,
               "the widths between powers of two: a power-of-two allocation, each accumulator in its half");
 
@@ -32,7 +36,7 @@ int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batc
   int best = 0;
   int64_t best_waves = 0;
   for (const Sm100TileConfig tc : kSm100TileConfigs) {
-    if (tc.cta_group != 1 || tc.cta_rows != rows || !builds_for_b(tc.block_n, 1, b_k_major)) continue;
+    if (tc.swap_ab || tc.cta_group != 1 || tc.cta_rows != rows || !builds_for_b(tc.block_n, 1, b_k_major)) continue;
     const int64_t waves = ceil_div(ceil_div(m, rows) * ceil_div(n, tc.block_n) * batch, num_sms);
     if (best == 0 || waves < best_waves || (waves == best_waves && tc.block_n < best)) {
       best = tc.block_n;
@@ -61,9 +65,19 @@ Config single_config(int64_t m, int64_t n, int num_sms, int rows, int block_n, i
 }  // namespace
 
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override, Schedule schedule,
-                     int cta_group, bool b_k_major, int64_t batch, int block_m) {
+                     int cta_group, bool b_k_major, int64_t batch, int block_m, bool swap_ab) {
   (void)k;  // every tile does the same K loop: K moves no choice here
   if (num_sms < 1) num_sms = 1;
+  // The swapped tiles, forced: the kernel's M is N (128 a tile), its N M.
+  if (swap_ab) {
+    const int width = is_tile_config(block_n_override, Schedule::persistent, 1, kBlockM, true) ? block_n_override
+                                                                                              : swap_width(m);
+    if (detail::tile_count_fits_int32(n, m, kBlockM, width, batch)) {
+      Config c = single_config(n, m, num_sms, kBlockM, width, batch);
+      c.swap_ab = true;
+      return c;
+    }
+  }
   // A tile height asked for names the CTA group: 256 rows are the pair's.
   if (cta_group == 0 && block_m != 0) cta_group = block_m == kMmaM ? kCtaGroup : 1;
   // Single-CTA tiles: asked for, or M <= 128 where the schedule allows
@@ -167,7 +181,8 @@ Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, in
 std::string describe(const KernelConfig& c) {
   return std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" + std::to_string(c.block_k) + ", " +
          std::to_string(c.stages) + " stages, " +
-         (c.schedule == Schedule::persistent ? "persistent" : "cluster launch control");
+         (c.schedule == Schedule::persistent ? "persistent" : "cluster launch control") +
+         (c.swap_ab ? ", swapped (C^T = B^T A^T)" : "");
 }
 
 }  // namespace tcgemm::sm100

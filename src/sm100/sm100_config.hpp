@@ -108,9 +108,11 @@ constexpr int tmem_columns(int block_n) {
 // starts at the same column alignment as those of the power-of-two widths.
 constexpr int acc_columns(int block_n) { return tmem_columns(block_n) / kAccBuffers; }
 
-constexpr bool is_tile_width(int block_n) {
+// Whether block_n is a width of kSm100TileConfigs, among the unswapped
+// tiles or (swap_ab) the swapped ones.
+constexpr bool is_tile_width(int block_n, bool swap_ab = false) {
   for (Sm100TileConfig c : kSm100TileConfigs)
-    if (c.block_n == block_n) return true;
+    if (c.block_n == block_n && c.swap_ab == swap_ab) return true;
   return false;
 }
 
@@ -123,13 +125,26 @@ constexpr bool builds_for_b(int block_n, int cta_group, bool b_k_major) {
 }
 
 // Whether (block_n, schedule, cta_group) is one of kSm100TileConfigs, of
-// `cta_rows` rows a CTA (0: of any).
-constexpr bool is_tile_config(int block_n, Schedule schedule, int cta_group, int cta_rows = kBlockM) {
+// `cta_rows` rows a CTA (0: of any), unswapped or (swap_ab) swapped.
+constexpr bool is_tile_config(int block_n, Schedule schedule, int cta_group, int cta_rows = kBlockM,
+                              bool swap_ab = false) {
   for (Sm100TileConfig c : kSm100TileConfigs)
     if (c.block_n == block_n && c.schedule == schedule && c.cta_group == cta_group &&
-        (cta_rows == 0 || c.cta_rows == cta_rows))
+        (cta_rows == 0 || c.cta_rows == cta_rows) && c.swap_ab == swap_ab)
       return true;
   return false;
+}
+
+// The swapped tiles' width for M rows of C (Options::swap_ab forced without
+// a width): the narrowest that holds M, else the widest (several token tiles).
+constexpr int swap_width(int64_t m) {
+  int narrowest = 0, widest = 0;
+  for (Sm100TileConfig c : kSm100TileConfigs) {
+    if (!c.swap_ab) continue;
+    if (c.block_n >= m && (narrowest == 0 || c.block_n < narrowest)) narrowest = c.block_n;
+    if (c.block_n > widest) widest = c.block_n;
+  }
+  return narrowest != 0 ? narrowest : widest;
 }
 
 // The configuration of one call: what Plan::config shows (block_m = kMmaM
@@ -161,6 +176,10 @@ struct Config : KernelConfig {
 // single-CTA tiles at the M <= 128 rule's width instead, unless a width, a
 // CTA group or Cluster Launch Control is asked for (sm100_config.cpp says
 // why).
+// swap_ab (forced only): the swapped single-CTA tiles (Sm100TileConfig::
+// swap_ab), 128 of N by block_n of M: the width asked for if it is one of
+// theirs, else swap_width(m); the kernel's tiles then run along N by 128 and
+// along M by block_n.
 // Overrides: block_n 0 (automatic) or one of kSm100TileConfigs' widths;
 // schedule automatic, persistent or cluster_launch_control; cta_group 0
 // (automatic), 1 or 2; block_m 0 (automatic), 256 (the pair tiles), 128 or
@@ -171,7 +190,7 @@ struct Config : KernelConfig {
 // batch x tiles.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
                      Schedule schedule = Schedule::automatic, int cta_group = 0, bool b_k_major = true,
-                     int64_t batch = 1, int block_m = 0);
+                     int64_t batch = 1, int block_m = 0, bool swap_ab = false);
 
 // The ring of the M-grouped tiles (kSm100GroupedWidths, tcgemm.hpp): as deep as fits beside the slot table (static shared memory,
 // common/m_groups.hpp), one stage less than stages_for(block_n, 1) where the

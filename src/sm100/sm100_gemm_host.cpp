@@ -21,20 +21,45 @@ std::string can_implement(const GemmArgs& args) {
                                       tma_output_c(args, kEpiPanelCols, kEpiPanelRows));
 }
 
+namespace {
+
+// "0, 16, ... or 256": automatic, then the widths of the unswapped (or the
+// swapped) tiles of kSm100TileConfigs, ascending.
+std::string width_list(bool swap_ab) {
+  std::vector<int> widths{0};
+  for (Sm100TileConfig c : kSm100TileConfigs)
+    if (c.swap_ab == swap_ab && std::find(widths.begin(), widths.end(), c.block_n) == widths.end())
+      widths.push_back(c.block_n);
+  std::sort(widths.begin(), widths.end());
+  std::string list;
+  for (size_t i = 0; i < widths.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == widths.size() ? " or " : ", ") + std::to_string(widths[i]);
+  return list;
+}
+
+// check_options for the swapped tiles (Options::swap_ab).
+std::string check_swapped_options(const Options& o) {
+  if (o.block_n != 0 && !is_tile_width(o.block_n, true))
+    return "Options::block_n must be " + width_list(true) + " with Options::swap_ab on sm_100 (the swapped tiles' " +
+           "widths: the rows of C a tile covers), not " + std::to_string(o.block_n);
+  if (o.pingpong || o.cluster_n != 0)
+    return "Options::pingpong and cluster_n select sm90 configurations; leave them false and 0 with "
+           "Options::swap_ab on sm_100";
+  if ((o.block_m != 0 && o.block_m != kBlockM) || (o.cluster_m != 0 && o.cluster_m != 1))
+    return "the swapped sm_100 tiles are single-CTA, 128 of N a tile (Options::block_m 0 or 128, cluster_m 0 or 1), "
+           "not block_m = " + std::to_string(o.block_m) + ", cluster_m = " + std::to_string(o.cluster_m);
+  if (o.schedule == Schedule::cluster_launch_control)
+    return "the swapped sm_100 tiles are built with the persistent schedule only, not cluster_launch_control";
+  return {};
+}
+
+}  // namespace
+
 std::string check_options(const Options& o) {
-  if (o.block_n != 0 && !is_tile_width(o.block_n)) {
-    // "0, 16, ... or 256": automatic, then the widths of kSm100TileConfigs, ascending.
-    std::vector<int> widths{0};
-    for (Sm100TileConfig c : kSm100TileConfigs)
-      if (std::find(widths.begin(), widths.end(), c.block_n) == widths.end()) widths.push_back(c.block_n);
-    std::sort(widths.begin(), widths.end());
-    std::string list;
-    for (size_t i = 0; i < widths.size(); ++i)
-      list += (i == 0 ? "" : i + 1 == widths.size() ? " or " : ", ") + std::to_string(widths[i]);
-    return "Options::block_n must be " + list + " on sm_100, not " + std::to_string(o.block_n);
-  }
-  if (o.swap_ab)
-    return "Options::swap_ab selects the sm90 swapped kernel; on sm_100 leave it false";
+  if (o.swap_ab) return check_swapped_options(o);
+  if (o.block_n != 0 && !is_tile_width(o.block_n))
+    return "Options::block_n must be " + width_list(false) + " on sm_100, not " + std::to_string(o.block_n) +
+           (is_tile_width(o.block_n, true) ? " (a width of the swapped tiles: with Options::swap_ab)" : "");
   if (o.pingpong || o.cluster_n != 0)
     return "Options::pingpong and cluster_n select sm90 configurations; on sm_100 a tile is 256 rows over a 2-CTA "
            "cluster or 128 or 64 rows in one CTA (Options::cluster_m 2 or 1, Options::block_m; leave pingpong false "
@@ -79,6 +104,11 @@ std::string check_grouped_options(const GemmArgs& args, const Options& o) {
 }
 
 std::string check_layout(const GemmArgs& args, const Options& o) {
+  if (o.swap_ab)
+    return args.op_a == Op::N
+               ? std::string()
+               : "Options::swap_ab (the swapped tiles) is built for A stored K-major only (op_a = N: the tokens, B "
+                 "either way); this call has op_a = " + std::string(to_string(args.op_a));
   if (o.block_n != 0 && !builds_for_b(o.block_n, 1, args.op_b == Op::T) &&
       !is_tile_config(o.block_n, Schedule::persistent, kCtaGroup))
     return "Options::block_n=" + std::to_string(o.block_n) +

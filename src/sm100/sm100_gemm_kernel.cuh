@@ -80,8 +80,15 @@ namespace tcgemm::sm100 {
 
 using detail::EpilogueParams;
 
+// SWAP_AB: the swapped tiles (Sm100TileConfig::swap_ab). The launcher hands
+// the kernel the call's B as its A and the call's A (the tokens, K-major) as
+// its B (detail::swapped_operands), so its tiles, maps and k-loop are the
+// single-CTA 128-row tile's over C^T; only the epilogue differs
+// (SwapEpilogue: each thread stores one of C's columns down the tile's rows),
+// and `epi` is the call's own (C's M, N and leading dimension).
 template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE,
-          int CTA_GROUP = kCtaGroup, bool FUSED = false, bool GROUPED = false, int BLOCK_M = kBlockM>
+          int CTA_GROUP = kCtaGroup, bool FUSED = false, bool GROUPED = false, int BLOCK_M = kBlockM,
+          bool SWAP_AB = false>
 __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_a_tail,
@@ -94,6 +101,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                 "an M-grouped call: single-CTA tiles of whole panels, A K-major, the plain epilogue");
   static_assert(BLOCK_M == kBlockM || (BLOCK_M == 64 && CTA_GROUP == 1 && !GROUPED),
                 "64-row tiles are single-CTA (a tcgen05 MMA of M = 64), not M-grouped");
+  static_assert(!SWAP_AB || (CTA_GROUP == 1 && BLOCK_M == kBlockM && B_MAJOR == Major::K && !GROUPED &&
+                             SCHEDULE == Schedule::persistent),
+                "the swapped tiles: single-CTA, 128 rows, persistent, the tokens (the kernel's B) K-major");
   constexpr bool kPair = CTA_GROUP == 2;
   using Ring = detail::RingState<NUM_STAGES>;
   using AccRing = detail::RingState<kAccBuffers>;
@@ -160,8 +170,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         // past M, left as the stage last held them, reach only accumulator
         // rows that are never stored. (Not for pairs or groups: there
         // tmap_a_tail is tmap_a.) Map and byte count picked once a tile, as
-        // scalars, as on Hopper.
-        constexpr bool kTailMap = !kPair && !GROUPED;
+        // scalars, as on Hopper. (Nor for the swapped tiles, whose `epi`
+        // counts C's rows, not the kernel's: their A, W, is read whole.)
+        constexpr bool kTailMap = !kPair && !GROUPED && !SWAP_AB;
         auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
@@ -217,11 +228,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Tiles narrower than one 64-column panel (8 to 48) store straight
     // from registers; the others through 64-column panels (96: and a last
     // one of 32 columns, stored by the warp's threads). Each warp stores
-    // its epilogue_rows(BLOCK_M) rows of the tile.
+    // its epilogue_rows(BLOCK_M) rows of the tile (the swapped tiles: its 32
+    // of C's columns, down the tile's rows of C).
     constexpr int kWarpRows = epilogue_rows(BLOCK_M);
-    using TileEpilogue =
+    using TileEpilogue = std::conditional_t<
+        SWAP_AB, SwapEpilogue<Element, BLOCK_N>,
         std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N, kWarpRows>,
-                           Epilogue<Element, BLOCK_N, GROUPED, kWarpRows>>;
+                           Epilogue<Element, BLOCK_N, GROUPED, kWarpRows>>>;
     TileEpilogue epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, leader_addr(smem.acc_empty()), warp,
                           lane};
     // The tile loop, with the epilogue kind as a compile-time constant: a

@@ -26,13 +26,18 @@ inline int a_tail_rows(const GemmArgs& args, const Config& config) {
   return detail::a_tail_box_rows(args, config.cta_rows(), config.cta_rows());
 }
 
+// `args`: the operands as the kernel takes them (its tiles, grid and maps);
+// `call`: the call itself, whose epilogue the kernel runs. The same call but
+// for the swapped tiles (SWAP_AB), whose `args` are
+// detail::swapped_operands(call).
 template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule SCHEDULE, int CTA_GROUP, bool FUSED,
-          bool GROUPED = false, int BLOCK_M = kBlockM>
-std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas) {
+          bool GROUPED = false, int BLOCK_M = kBlockM, bool SWAP_AB = false>
+std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas,
+                   const GemmArgs& call) {
   // (An M-grouped kernel's slot table is static shared memory beside the ring: grouped_stages_for.)
   constexpr int kStages = GROUPED ? grouped_stages_for(BLOCK_N) : stages_for(BLOCK_N, CTA_GROUP, BLOCK_M);
-  constexpr auto kernel =
-      &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP, FUSED, GROUPED, BLOCK_M>;
+  constexpr auto kernel = &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP, FUSED,
+                                      GROUPED, BLOCK_M, SWAP_AB>;
   constexpr int kSmem = smem_bytes(BLOCK_N, kStages, CTA_GROUP, BLOCK_M);
   int resident = 0;
   if (std::string why = detail::setup_kernel_once<kernel>(kThreads, CTA_GROUP, kSmem, &resident); !why.empty())
@@ -43,7 +48,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
                              config.group_m, static_cast<int>(args.batch)};
   const detail::MGroups groups{args.group_ends, static_cast<int>(args.groups), static_cast<int>(args.m)};
   const int num_k_blocks = ceil_div(args.k, kBlockK);
-  detail::EpilogueParams epi = detail::epilogue_params(args);
+  detail::EpilogueParams epi = detail::epilogue_params(call);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
   // Cluster Launch Control: one cluster per tile, however many fit at once.
   // Persistent: no more clusters than fit at once.
@@ -70,7 +75,7 @@ std::string launch_layout(const detail::GemmTensorMaps& maps, const GemmArgs& ar
     } else {
       return detail::with_epilogue_kind(args, [&](auto fused) {
         return launch<Element, BLOCK_N, kA, kB, SCHEDULE, CTA_GROUP, decltype(fused)::value, false, BLOCK_M>(
-            maps, args, config, grid_ctas);
+            maps, args, config, grid_ctas, args);
       });
     }
   });
@@ -83,28 +88,53 @@ std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& a
                            int* grid_ctas) {
   const auto run = [&](auto b) {
     return launch<Element, BLOCK_N, Major::K, decltype(b)::value, Schedule::persistent, 1, false, true>(
-        maps, args, config, grid_ctas);
+        maps, args, config, grid_ctas, args);
   };
   if (args.op_a != Op::N) return "an M-grouped call needs A stored K-major (op_a = N)";
   return args.op_b == Op::T ? run(std::integral_constant<Major, Major::K>{})
                             : run(std::integral_constant<Major, Major::MN>{});
 }
 
+// The swapped tile BLOCK_N wide (Sm100TileConfig::swap_ab) for `call`, whose
+// operands the kernel takes as `ops` (detail::swapped_operands(call)): its
+// A is the call's B, stored either way; its B the call's A, K-major
+// (op_a = N: check_layout refuses the other).
+template <typename Element, int BLOCK_N>
+std::string launch_swapped(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const Config& config,
+                           int* grid_ctas, const GemmArgs& call) {
+  return detail::with_operand_majors(ops, [&](auto a, auto b) -> std::string {
+    constexpr Major kA = decltype(a)::value;
+    if constexpr (decltype(b)::value != Major::K) {
+      return "the swapped sm100 tiles are built for A stored K-major only (op_a = N)";
+    } else {
+      return detail::with_epilogue_kind(call, [&](auto fused) {
+        return launch<Element, BLOCK_N, kA, Major::K, Schedule::persistent, 1, decltype(fused)::value, false, kBlockM,
+                      true>(maps, ops, config, grid_ctas, call);
+      });
+    }
+  });
+}
+
 // The kernel of kSm100TileConfigs that `config` names (its width, schedule,
-// CTA group and rows a CTA), launched; nothing if none.
+// CTA group, rows a CTA and whether swapped), launched for `call`, whose
+// operands the kernel takes as `ops` (detail::swapped_operands(call) for a
+// swapped tile, else `call`); nothing if none.
 template <typename Element, size_t... I>
-std::optional<std::string> launch_built(const detail::GemmTensorMaps& maps, const GemmArgs& args,
+std::optional<std::string> launch_built(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
                                         const Config& config, int* grid_ctas, std::index_sequence<I...>) {
   std::optional<std::string> run;
   const auto names = [&config](const Sm100TileConfig& tc) {
     return config.block_n == tc.block_n && config.schedule == tc.schedule && config.cta_group() == tc.cta_group &&
-           config.cta_rows() == tc.cta_rows;
+           config.cta_rows() == tc.cta_rows && config.swap_ab == tc.swap_ab;
   };
-  ((names(kSm100TileConfigs[I]) &&
-    (run = launch_layout<Element, kSm100TileConfigs[I].block_n, kSm100TileConfigs[I].schedule,
-                         kSm100TileConfigs[I].cta_group, kSm100TileConfigs[I].cta_rows>(maps, args, config, grid_ctas),
-     true)) ||
-   ...);
+  const auto launch_config = [&](auto index) -> std::string {
+    constexpr Sm100TileConfig tc = kSm100TileConfigs[decltype(index)::value];
+    if constexpr (tc.swap_ab)
+      return launch_swapped<Element, tc.block_n>(maps, ops, config, grid_ctas, call);
+    else
+      return launch_layout<Element, tc.block_n, tc.schedule, tc.cta_group, tc.cta_rows>(maps, call, config, grid_ctas);
+  };
+  ((names(kSm100TileConfigs[I]) && (run = launch_config(std::integral_constant<size_t, I>{}), true)) || ...);
   return run;
 }
 
@@ -119,15 +149,23 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   // epilogue warp's rows (16 for the 64-row tiles).
   const int rows = config.cta_rows();
   const Tma2D c_map = tma_output_c(args, kEpiPanelCols, epilogue_rows(rows));
+  // The operands as the kernel takes them: the call's, or for the swapped
+  // tiles B as A and A as B, whose epilogue stores C from registers (no map
+  // for C) and reads W's rows whole (the tail map a copy of A's). (Built
+  // once, and only for the swapped tiles: no copy on the other calls'
+  // launch path.)
+  std::optional<GemmArgs> swapped;
+  if (config.swap_ab) swapped = swapped_operands(args);
+  const GemmArgs& ops = swapped ? *swapped : args;
   // (One block-row: A's map takes the cut box itself, the tail map a copy; as on Hopper.)
-  const int a_tail = a_tail_rows(args, config);
-  const int a_rows = args.m <= rows ? a_tail : rows;
-  if (std::string why = encode_gemm_maps(args, tma_operand_a(args, a_rows, kBlockK),
-                                         tma_operand_b(args, config.block_n, kBlockK, config.cta_group()), &c_map,
-                                         &maps);
+  const int a_tail = config.swap_ab ? rows : a_tail_rows(args, config);
+  const int a_rows = ops.m <= rows ? a_tail : rows;
+  if (std::string why = encode_gemm_maps(ops, tma_operand_a(ops, a_rows, kBlockK),
+                                         tma_operand_b(ops, config.block_n, kBlockK, config.cta_group()),
+                                         config.swap_ab ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
-  if (std::string why = encode_a_tail(args, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
+  if (std::string why = encode_a_tail(ops, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
   const bool clc = config.schedule == Schedule::cluster_launch_control;
   // The instantiated configurations: kSm100GroupedWidths for an M-grouped call, else kSm100TileConfigs.
   if (args.grouped()) {
@@ -138,7 +176,7 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       return launch_grouped<Element, 256>(maps, args, config, grid_ctas);
     return "no M-grouped sm100 kernel for " + describe(config);
   }
-  if (auto run = launch_built<Element>(maps, args, config, grid_ctas,
+  if (auto run = launch_built<Element>(maps, ops, args, config, grid_ctas,
                                        std::make_index_sequence<std::size(kSm100TileConfigs)>{}))
     return *run;
   return "no sm100 kernel for " + describe(config);

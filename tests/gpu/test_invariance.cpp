@@ -267,7 +267,9 @@ TEST_F(Invariance, TallTileLeavesOutOnlyRowsPastM) {
 // 128 x 128 tile's bit for bit, within the element-wise bound, and nothing
 // past M or N is written.
 TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
-  if (own_backend() != Backend::sm90) GTEST_SKIP() << "the swapped kernel is an sm90 configuration";
+  const Backend family = own_backend();
+  if (family != Backend::sm90 && family != Backend::sm100)
+    GTEST_SKIP() << "the swapped tiles are sm90 and sm100 configurations";
   uint64_t seed = 14000;
   support::DeviceBuffer<float> bias(1000);
   {
@@ -286,14 +288,25 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
     int width;
     int height = 128;
   };
-  for (const Tokens t : {Tokens{1, 0},   Tokens{8, 0},   Tokens{63, 0},  Tokens{64, 0},  Tokens{65, 0},  Tokens{129, 0},
-                         Tokens{136, 0}, Tokens{144, 0}, Tokens{145, 0}, Tokens{152, 0}, Tokens{153, 0}, Tokens{160, 0},
-                         Tokens{161, 0}, Tokens{176, 0}, Tokens{199, 0}, Tokens{200, 0}, Tokens{208, 0}, Tokens{209, 0},
-                         Tokens{224, 0}, Tokens{300, 0}, Tokens{300, 152}, Tokens{1, 0, 256}, Tokens{136, 0, 256},
-                         Tokens{144, 144, 256}, Tokens{150, 0, 256}, Tokens{160, 160, 256}, Tokens{300, 152, 256},
-                         Tokens{320, 160, 256}, Tokens{520, 176}, Tokens{560, 144, 256}, Tokens{513, 144},
-                         Tokens{540, 144}, Tokens{136, 136}, Tokens{260, 136, 256}, Tokens{530, 136},
-                         Tokens{2100, 136, 256}, Tokens{2200, 144, 256}, Tokens{2900, 200}, Tokens{2400, 224}})
+  const std::vector<Tokens> sm90_tokens = {
+      Tokens{1, 0},         Tokens{8, 0},         Tokens{63, 0},        Tokens{64, 0},         Tokens{65, 0},
+      Tokens{129, 0},       Tokens{136, 0},       Tokens{144, 0},       Tokens{145, 0},        Tokens{152, 0},
+      Tokens{153, 0},       Tokens{160, 0},       Tokens{161, 0},       Tokens{176, 0},        Tokens{199, 0},
+      Tokens{200, 0},       Tokens{208, 0},       Tokens{209, 0},       Tokens{224, 0},        Tokens{300, 0},
+      Tokens{300, 152},     Tokens{1, 0, 256},    Tokens{136, 0, 256},  Tokens{144, 144, 256}, Tokens{150, 0, 256},
+      Tokens{160, 160, 256}, Tokens{300, 152, 256}, Tokens{320, 160, 256}, Tokens{520, 176},   Tokens{560, 144, 256},
+      Tokens{513, 144},     Tokens{540, 144},     Tokens{136, 136},     Tokens{260, 136, 256}, Tokens{530, 136},
+      Tokens{2100, 136, 256}, Tokens{2200, 144, 256}, Tokens{2900, 200}, Tokens{2400, 224}};
+  // sm100's swapped tiles: 128 rows, 144-224 wide (a tcgen05 N in steps of
+  // 16), each epilogue thread storing one of C's columns down the tile's
+  // rows, two columns a store (the odd lane's row one below the even's):
+  // odd token counts leave a last row alone, 1000 columns a last warp
+  // partly past N.
+  const std::vector<Tokens> sm100_tokens = {
+      Tokens{1, 0},     Tokens{8, 0},     Tokens{65, 0},    Tokens{129, 0},   Tokens{144, 0},   Tokens{145, 0},
+      Tokens{161, 0},   Tokens{176, 176}, Tokens{199, 208}, Tokens{224, 224}, Tokens{225, 0},   Tokens{300, 144},
+      Tokens{513, 160}, Tokens{520, 176}, Tokens{700, 208}, Tokens{150, 224}};
+  for (const Tokens t : family == Backend::sm90 ? sm90_tokens : sm100_tokens)
     for (const int64_t n : {200, 300, 1000})
     for (const Layout layout : {kLayouts[1], kLayouts[0]}) {  // nn.Linear's NT, and B stored K x N (NN)
       const int64_t m = t.m;

@@ -22,7 +22,10 @@
 //   8. the 64-row single-CTA tiles (tcgen05.mma.cta_group::1, M = 64, N =
 //      8-256, chosen for M <= 64): the accumulator in the first 16 lanes of
 //      each epilogue warp's quarter of tensor memory (PTX ISA layout F), the
-//      16-row epilogue panels and C map, the 8- and 40-wide tiles.
+//      16-row epilogue panels and C map, the 8- and 40-wide tiles;
+//   9. the swapped tiles (Options::swap_ab: C^T = B^T A^T, 128 x 144-224):
+//      the operands traded, the call's B as an MN-major A, and the epilogue
+//      that stores a column of C a thread, neighbouring lanes trading values.
 //
 // Each case runs every affected sm100 configuration against the reference
 // GEMM. A wrong answer fails the test; so does a hang: a -DTCGEMM_DEBUG_HANGS=ON
@@ -89,6 +92,7 @@ struct Sm100Config {
   Schedule schedule;
   int cta_group = 2;  // 2: the pair tiles (cases 1-6), 1: single-CTA tiles (cases 7, 8)
   int cta_rows = 128;  // rows a CTA: 128, or 64 (case 8)
+  bool swap_ab = false;  // the swapped tiles (case 9)
 };
 constexpr Sm100Config kAllConfigs[] = {{256, Schedule::cluster_launch_control},
                                        {256, Schedule::persistent},
@@ -98,7 +102,8 @@ constexpr Sm100Config kAllConfigs[] = {{256, Schedule::cluster_launch_control},
 std::string label(const Sm100Config& c) {
   return "block_n=" + std::to_string(c.block_n) +
          (c.schedule == Schedule::cluster_launch_control ? " cluster launch control" : " persistent") +
-         (c.cta_group == 1 ? " single-CTA" : "") + (c.cta_rows != 128 ? " 64-row" : "");
+         (c.cta_group == 1 ? " single-CTA" : "") + (c.cta_rows != 128 ? " 64-row" : "") +
+         (c.swap_ab ? " swapped" : "");
 }
 
 // tcgemm::gemm with the configuration forced, then a wait for the kernel
@@ -112,6 +117,7 @@ Plan run_watched(const GemmArgs& args, const Sm100Config& config, const std::str
   o.schedule = config.schedule;
   o.cluster_m = config.cta_group;  // the pair tiles even where M <= 128 would pick single-CTA ones
   o.block_m = config.cta_rows * config.cta_group;  // and the height: M <= 64 would pick 64 rows
+  o.swap_ab = config.swap_ab;
   cudaEvent_t done = nullptr;
   check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
   const Plan p = gemm(args, o);
@@ -337,6 +343,46 @@ TEST_F(Sm100FirstRun, SixtyFourRowSingleCtaTiles) {
       {40, Schedule::persistent, 1, 64}, {48, Schedule::persistent, 1, 64}, {64, Schedule::persistent, 1, 64},
       {96, Schedule::persistent, 1, 64}, {128, Schedule::persistent, 1, 64}, {256, Schedule::persistent, 1, 64}};
   check_single_cta_tiles(kRows64, {1, 7, 16, 64, 100}, 68000);
+}
+
+// 9. The swapped tiles: the kernel's A is the call's B (either layout: an
+// MN-major one in whole 64-column panels) and its B the call's A (K-major);
+// each epilogue thread holds one of C's columns, and neighbouring lanes
+// trade values so that each stores two adjacent columns of one row. M from
+// 1 (one token, zero-filled past it) to 521 (three or four token tiles, the
+// last holding one row: an odd row alone); N = 1000 (the last tile's fourth
+// warp holds 8 columns of C) and 203 (an odd last column, stored alone);
+// beta != 0; then the rows must be the unswapped single-CTA tile's, bit for
+// bit.
+TEST_F(Sm100FirstRun, SwappedTiles) {
+  constexpr Sm100Config kSwapped[] = {{144, Schedule::persistent, 1, 128, true},
+                                      {160, Schedule::persistent, 1, 128, true},
+                                      {176, Schedule::persistent, 1, 128, true},
+                                      {208, Schedule::persistent, 1, 128, true},
+                                      {224, Schedule::persistent, 1, 128, true}};
+  constexpr Sm100Config kUnswapped{128, Schedule::persistent, 1};
+  uint64_t seed = 69000;
+  for (const Layout& layout : {kLayouts[0], kLayouts[1]})  // A K-major (op_a = N); B either way
+    for (const Sm100Config& config : kSwapped)
+      for (const int64_t m : {1, 7, 145, 200, 300, 521}) {
+        check_case(make_case(DType::bf16, layout, m, 1000, 520, Fill::uniform_pm1, ++seed), config);
+        GemmCase gc = make_case(DType::f16, layout, m, 203, 96, Fill::small_int, ++seed);
+        gc.alpha = 0.5f;
+        gc.beta = 2.0f;
+        check_case(gc, config, seed + 7);
+      }
+  for (const Layout& layout : {kLayouts[0], kLayouts[1]}) {
+    const GemmCase gc = make_case(DType::bf16, layout, 300, 1000, 1000, Fill::uniform_pm1, ++seed);
+    Problem prob(gc);
+    run_watched(prob.args(prob.c()), kUnswapped, gc.describe() + " unswapped");
+    const std::vector<uint16_t> unswapped = prob.download_c();
+    for (const Sm100Config& config : kSwapped) {
+      prob.poison_c();
+      run_watched(prob.args(prob.c()), config, gc.describe() + " " + label(config));
+      EXPECT_TRUE(unswapped == prob.download_c())
+          << "swapped and unswapped tiles differ: " << gc.describe() << " " << label(config);
+    }
+  }
 }
 
 }  // namespace

@@ -61,6 +61,13 @@ Options forced(const TileConfig& tc) {
   o.swap_ab = tc.swap_ab;
   return o;
 }
+// An sm100 configuration by name: its width, its CTA group (single-CTA tiles
+// by cluster_m 1, or with cluster_m 0 by `rows`), schedule and swap.
+Options forced(const Sm100TileConfig& tc, int cluster_m, int rows = 0) {
+  Options o = forced(tc.block_n, cluster_m, false, tc.schedule, rows);
+  o.swap_ab = tc.swap_ab;
+  return o;
+}
 
 TEST(CheckOptions, AcceptsTheDefaultsAndEveryBuiltInConfiguration) {
   EXPECT_EQ(check_options(Options{}), "");
@@ -70,8 +77,7 @@ TEST(CheckOptions, AcceptsTheDefaultsAndEveryBuiltInConfiguration) {
     }
     EXPECT_EQ(check_options(forced(tc)), "");
   }
-  for (Sm100TileConfig tc : kSm100TileConfigs)
-    EXPECT_EQ(check_options(forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule)), "");
+  for (Sm100TileConfig tc : kSm100TileConfigs) EXPECT_EQ(check_options(forced(tc, tc.cta_group == 1 ? 1 : 0)), "");
 }
 
 TEST(CheckOptions, NamesWhatIsWrong) {
@@ -115,10 +121,17 @@ TEST(CheckOptions, NamesWhatIsWrong) {
   EXPECT_TRUE(contains(sm90::check_config_options(swap), "pingpong=true")) << sm90::check_config_options(swap);
   EXPECT_EQ(sm90::check_config_options(forced(208)),
             "Options::block_n=208 is built only for the sm90 swapped kernel (Options::swap_ab = true)");
+  // sm100 builds its own swapped tiles (widths in steps of 16, 128 rows), not sm90's 152 or 256-row ones.
   Options swap100;
   swap100.swap_ab = true;
+  EXPECT_EQ(sm100::check_options(swap100), "");
+  swap100.block_n = 152;
   EXPECT_EQ(sm100::check_options(swap100),
-            "Options::swap_ab selects the sm90 swapped kernel; on sm_100 leave it false");
+            "Options::block_n must be 0, 144, 160, 176, 208 or 224 with Options::swap_ab on sm_100 (the swapped tiles' "
+            "widths: the rows of C a tile covers), not 152");
+  swap100.block_n = 144;
+  swap100.block_m = 256;
+  EXPECT_TRUE(contains(sm100::check_options(swap100), "128 of N a tile")) << sm100::check_options(swap100);
   EXPECT_EQ(sm90::check_config_options(forced(0, 0, false, Schedule::automatic, 96)),
             "Options::block_m must be 0 (automatic), 8, 64, 128 or 256, not 96");
   EXPECT_EQ(sm90::check_config_options(forced(96, 0, false, Schedule::automatic, 8)),
@@ -286,9 +299,29 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_TRUE(contains(sm100::check_options(forced(48, 0, false, Schedule::cluster_launch_control)),
                        "persistent schedule only"));
   for (Sm100TileConfig tc : kSm100TileConfigs) {
-    EXPECT_EQ(sm100::check_options(forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule)), "");
-    EXPECT_EQ(sm100::check_options(forced(tc.block_n, 0, false, tc.schedule, tc.cta_rows * tc.cta_group)), "");
+    EXPECT_EQ(sm100::check_options(forced(tc, tc.cta_group == 1 ? 1 : 0)), "");
+    EXPECT_EQ(sm100::check_options(forced(tc, 0, tc.cta_rows * tc.cta_group)), "");
   }
+  // The swapped tiles (Options::swap_ab): their widths with it, not without; single-CTA, 128 rows, persistent.
+  Options swapped;
+  swapped.swap_ab = true;
+  EXPECT_EQ(sm100::check_options(swapped), "");
+  swapped.block_n = 176;
+  EXPECT_EQ(sm100::check_options(swapped), "");
+  EXPECT_TRUE(contains(sm100::check_options(forced(176)), "a width of the swapped tiles: with Options::swap_ab"))
+      << sm100::check_options(forced(176));
+  swapped.block_n = 136;  // (sm90's: tcgen05 takes N in steps of 16 at M = 128)
+  EXPECT_TRUE(contains(sm100::check_options(swapped), "must be 0, 144, 160, 176, 208 or 224 with Options::swap_ab"))
+      << sm100::check_options(swapped);
+  swapped.block_n = 0;
+  swapped.block_m = 256;
+  EXPECT_TRUE(contains(sm100::check_options(swapped), "single-CTA, 128 of N a tile")) << sm100::check_options(swapped);
+  swapped.block_m = 0;
+  swapped.cluster_m = 2;
+  EXPECT_TRUE(contains(sm100::check_options(swapped), "single-CTA, 128 of N a tile")) << sm100::check_options(swapped);
+  swapped.cluster_m = 0;
+  swapped.schedule = Schedule::cluster_launch_control;
+  EXPECT_TRUE(contains(sm100::check_options(swapped), "persistent schedule only")) << sm100::check_options(swapped);
 }
 
 TEST(Decide, KZeroScalesC) {
@@ -483,7 +516,7 @@ TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
   g.ldb = g.k;
   for (Sm100TileConfig tc : kSm100TileConfigs) {
     const int rows = tc.cta_rows * tc.cta_group;
-    const Decision d = decide(g, forced(tc.block_n, tc.cta_group == 1 ? 1 : 0, false, tc.schedule, rows), kB200);
+    const Decision d = decide(g, forced(tc, tc.cta_group == 1 ? 1 : 0, rows), kB200);
     ASSERT_EQ(d.plan.status, Status::ok) << d.plan.reason;
     EXPECT_EQ(d.plan.path, Path::kernel);
     EXPECT_EQ(d.plan.backend, Backend::sm100);
@@ -497,7 +530,9 @@ TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
     EXPECT_EQ(d.plan.kernel, "sm100_gemm<bf16,NT," + std::to_string(rows) + "x" +
                                  std::to_string(tc.block_n) + "x" + std::to_string(k.block_k) + ", " +
                                  std::to_string(k.stages) + " stages, " +
-                                 (clc ? "cluster launch control" : "persistent") + ">");
+                                 (clc ? "cluster launch control" : "persistent") +
+                                 (tc.swap_ab ? ", swapped (C^T = B^T A^T)" : "") + ">");
+    EXPECT_EQ(k.swap_ab, tc.swap_ab);
   }
 }
 

@@ -3,6 +3,7 @@
 // None of it needs a GPU; the kernel itself has not run on Blackwell here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -226,8 +227,9 @@ TEST(Sm100SelectConfig, GridsAndSchedules) {
 // sm90-only ping-pong, and a schedule that is never automatic.
 TEST(Sm100SelectConfig, FillsThePublicFields) {
   for (Sm100TileConfig tc : kSm100TileConfigs) {
-    const Config c =
-        select_config(4096, 4096, 4096, 148, tc.block_n, tc.schedule, tc.cta_group, true, 1, tc.cta_rows * tc.cta_group);
+    const Config c = select_config(4096, 4096, 4096, 148, tc.block_n, tc.schedule, tc.cta_group, true, 1,
+                                   tc.cta_rows * tc.cta_group, tc.swap_ab);
+    EXPECT_EQ(c.swap_ab, tc.swap_ab);
     EXPECT_EQ(c.block_m, tc.cta_rows * tc.cta_group);
     EXPECT_EQ(c.cta_rows(), tc.cta_rows);
     EXPECT_EQ(c.block_n, tc.block_n);
@@ -395,6 +397,54 @@ TEST(Sm100Config, AccumulatorRowsInTheirEpilogueWarpsLanes) {
   EXPECT_EQ(field(d, 24, 28), 64u >> 4);
   EXPECT_EQ(field(d, 17, 22), 1u);
   EXPECT_EQ(d, 0x04020490u) << "bf16, M=64, N=8, K-major";
+}
+
+// The swapped tiles (Sm100TileConfig::swap_ab): single-CTA, 128 of N a
+// tile, persistent, a tcgen05 N in steps of 16. Forced (Options::swap_ab):
+// the width asked for, else the narrowest holding M, else the widest; the
+// kernel's tiles run along N by 128 and along M by the width. Never chosen
+// automatically (not measured on a B200).
+TEST(Sm100SelectConfig, SwappedTilesWhenForced) {
+  int swapped = 0;
+  for (Sm100TileConfig tc : kSm100TileConfigs) {
+    if (!tc.swap_ab) continue;
+    ++swapped;
+    SCOPED_TRACE("block_n=" + std::to_string(tc.block_n));
+    EXPECT_EQ(tc.cta_group, 1);
+    EXPECT_EQ(tc.cta_rows, 128);
+    EXPECT_EQ(tc.schedule, Schedule::persistent);
+    EXPECT_TRUE(valid_1sm_mma_shape(128, tc.block_n));
+    EXPECT_FALSE(is_tile_width(tc.block_n)) << "a swapped width is not also an unswapped one";
+  }
+  EXPECT_EQ(swapped, 5);
+  struct Forced {
+    int64_t m, n;
+    int block_n_asked, width;
+    int64_t batch;
+  };
+  for (const Forced& f : {Forced{150, 14336, 0, 160, 1}, Forced{144, 14336, 0, 144, 1}, Forced{1, 4096, 0, 144, 1},
+                          Forced{300, 14336, 0, 224, 1}, Forced{100, 4096, 208, 208, 1}, Forced{520, 8192, 176, 176, 3},
+                          Forced{200, 4096, 136, 208, 1}}) {
+    const Config c = select_config(f.m, f.n, 4096, 148, f.block_n_asked, Schedule::automatic, 0, true, f.batch, 0, true);
+    SCOPED_TRACE(std::to_string(f.m) + " x " + std::to_string(f.n) + " asked " + std::to_string(f.block_n_asked));
+    EXPECT_TRUE(c.swap_ab);
+    EXPECT_EQ(c.block_m, 128);
+    EXPECT_EQ(c.block_n, f.width);
+    EXPECT_EQ(c.cluster_m, 1);
+    EXPECT_EQ(c.schedule, Schedule::persistent);
+    EXPECT_EQ(c.stages, stages_for(f.width, 1));
+    const int64_t tiles = ceil_div(f.n, 128) * ceil_div(f.m, f.width) * f.batch;
+    EXPECT_EQ(c.num_tiles, tiles);
+    EXPECT_EQ(c.grid_clusters, std::min<int64_t>(tiles, 148));
+    EXPECT_NE(describe(c).find(", swapped (C^T = B^T A^T)"), std::string::npos) << describe(c);
+  }
+  for (int64_t m = 1; m <= 1024; m += 37)
+    for (int64_t n : {4096, 14336, 57344})
+      for (bool b_k_major : {true, false}) {
+        const Config c = select_config(m, n, 4096, 148, 0, Schedule::automatic, 0, b_k_major);
+        EXPECT_FALSE(c.swap_ab) << m << " x " << n;
+        EXPECT_EQ(describe(c).find("swapped"), std::string::npos) << describe(c);
+      }
 }
 
 // Small problems: where the pair tiles chosen would occupy half the SMs or

@@ -618,8 +618,9 @@ TEST(Sm90Config, MnMajorBAvoidsSixteenColumnPanels) {
     for (int64_t n : {3584, 4608, 14336, 37888}) {
       // (The tall tile 112 wide ran at 0.87x its K-major speed: the rule for it is best_tall's.)
       const Config c = select_config(m, n, 4096, 132, nn);
-      if (c.block_m == kBlockM)
+      if (c.block_m == kBlockM && !c.swap_ab) {
         EXPECT_NE(detail::mn_panel_cols(c.block_n), 16u) << shape(m, n, 4096, 132) << " " << describe(c);
+      }
     }
 }
 
