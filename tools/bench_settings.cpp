@@ -49,7 +49,7 @@ void add_bench_options(ArgParser& parser) {
                     "with --configs all: time only the configurations whose label contains TEXT, beside the "
                     "automatic choice (sm90 labels: block_n=W cluster_m=C [pingpong] [block_m=H] [cluster_n=2] "
                     "[swap_ab], e.g. --only swap_ab, or 'block_n=16 ' with the space to leave out 160; sm100: "
-                    "block_n=W clc|persistent [single-CTA])");
+                    "block_n=W clc|persistent [single-CTA] [block_m=64] [swap_ab])");
   add_fused_epilogue_options(parser,
                              "time tcgemm with a fused epilogue (a fourth side, tcgemm without it, timed beside it; "
                              "cuBLAS runs the GEMM alone)");
