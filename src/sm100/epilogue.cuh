@@ -156,15 +156,34 @@ struct Epilogue {
   }
 };
 
+// What the epilogues that store C straight from registers (RegisterEpilogue,
+// SwapEpilogue) hold: the same members as Epilogue, in its order, so the
+// kernel builds every kind alike (`TileEpilogue epilogue{...}`), and the
+// same hand-back of an accumulator; no panels, no TMA store, so nothing to
+// wait for at the end.
+struct RegisterStores {
+  const CUtensorMap* tmap_c;  // (unused: no TMA store)
+  uint8_t* panels;            // (unused: no panels)
+  uint64_t* c_loaded;         // (unused: C is read by each thread)
+  uint32_t tmem_base;
+  uint32_t leader_acc_empty;
+  int warp;
+  int lane;
+
+  // As Epilogue::release: this warp's loads of `acc` have completed.
+  __device__ __forceinline__ void release(int acc) const { release_accumulator(leader_acc_empty, acc, lane); }
+
+  __device__ __forceinline__ void finish() const {}
+};
+
 // The epilogue of the single-CTA tiles narrower than one 64-column panel
 // (BLOCK_N 8, 16, 32, 40 or 48: decoding): each thread holds one row of its
 // warp's ROWS (32, or the first 16 lanes' of a 64-row tile: tmem_lane) and
 // stores its BLOCK_N values straight to C, two columns at a time
 // (detail::store_pair: the same fp32 alpha/beta arithmetic and single
-// rounding as the panel epilogue). The same members as Epilogue, so the
-// kernel builds either one alike; no panels, no TMA store.
+// rounding as the panel epilogue; RegisterStores: no panels, no TMA store).
 template <typename Element, int BLOCK_N, int ROWS = kEpiPanelRows>
-struct RegisterEpilogue {
+struct RegisterEpilogue : RegisterStores {
   static_assert(BLOCK_N % 8 == 0 && BLOCK_N <= 48 && BLOCK_N != 24,
                 "one tcgen05.ld of 8, 16 or 32 columns per row, or 32 then 8 or 16");
   static_assert(ROWS == 32 || ROWS == 16, "a warp's quarter of 128 or 64 rows");
@@ -173,14 +192,6 @@ struct RegisterEpilogue {
   static constexpr int kCols1 = BLOCK_N - kCols0;
   // Bias values per lane: column n0 + lane, and n0 + 32 + lane for 48.
   static constexpr int kBiasRegs = (BLOCK_N + 31) / 32;
-
-  const CUtensorMap* tmap_c;  // (unused: no TMA store)
-  uint8_t* panels;            // (unused: no panels)
-  uint64_t* c_loaded;         // (unused: C is read by each thread)
-  uint32_t tmem_base;
-  uint32_t leader_acc_empty;
-  int warp;
-  int lane;
 
   // Stores accumulator buffer `acc` as the rows of C from row0 (this warp's
   // first; this lane's is row0 + lane) and the columns from n0, of batch
@@ -225,10 +236,6 @@ struct RegisterEpilogue {
     }
   }
 
-  // As Epilogue::release: this warp's loads of `acc` have completed.
-  __device__ __forceinline__ void release(int acc) const { release_accumulator(leader_acc_empty, acc, lane); }
-
-  __device__ __forceinline__ void finish() const {}
 };
 
 // The epilogue of the swapped tiles (Sm100TileConfig::swap_ab), whose
@@ -240,22 +247,13 @@ struct RegisterEpilogue {
 // one rounding in store_pair), then neighbouring lanes trade values so that
 // each stores two adjacent columns of one row in one 4-byte access: the even
 // lane row j, the odd lane row j + 1; a warp's store covers 64 contiguous
-// bytes of a row. No panels, no TMA store (the same members as Epilogue, so
-// the kernel builds either alike).
+// bytes of a row (RegisterStores: no panels, no TMA store).
 template <typename Element, int BLOCK_N>
-struct SwapEpilogue {
+struct SwapEpilogue : RegisterStores {
   static_assert(BLOCK_N % 16 == 0 && BLOCK_N > 128 && BLOCK_N <= 256,
                 "the swapped tiles' widths: tcgen05 N in steps of 16 at M = 128");
   static constexpr int kLoads = BLOCK_N / 32;    // 32-column tcgen05.lds
   static constexpr int kRestCols = BLOCK_N % 32;  // then one of 16 (or none)
-
-  const CUtensorMap* tmap_c;  // (unused: no TMA store)
-  uint8_t* panels;            // (unused: no panels)
-  uint64_t* c_loaded;         // (unused: C is read by each thread)
-  uint32_t tmem_base;
-  uint32_t leader_acc_empty;
-  int warp;
-  int lane;
 
   // Stores accumulator buffer `acc` as C's columns from col0 (this warp's
   // first: the kernel's row) and rows from row0 (the kernel's column), of
@@ -283,11 +281,6 @@ struct SwapEpilogue {
       store_rows<ACT>(v, epi, c, col, row0 + 32 * kLoads, bias);
     }
   }
-
-  // As Epilogue::release: this warp's loads of `acc` have completed.
-  __device__ __forceinline__ void release(int acc) const { release_accumulator(leader_acc_empty, acc, lane); }
-
-  __device__ __forceinline__ void finish() const {}
 
  private:
   // Rows row0 .. row0 + ROWS - 1 of this lane's column `col`, from its
