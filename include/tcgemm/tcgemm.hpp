@@ -293,7 +293,8 @@ struct Sm100TileConfig {
 // Whether the sm100 tiles `block_n` wide over `cta_group` CTAs are built for
 // B stored MN-major (op_b = N): each CTA loads its block_n / cta_group
 // columns of B's k-block in 64-column panels (128-byte swizzle), so its share
-// must be whole panels.
+// must be whole panels. (The unswapped tiles: the swapped ones take B either
+// way, as their A, and need A K-major instead.)
 constexpr bool sm100_tile_builds_mn_major_b(int block_n, int cta_group) { return (block_n / cta_group) % 64 == 0; }
 inline constexpr Sm100TileConfig kSm100TileConfigs[] = {{256, Schedule::cluster_launch_control},
                                                         {256, Schedule::persistent},

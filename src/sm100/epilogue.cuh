@@ -270,12 +270,14 @@ struct SwapEpilogue : RegisterStores {
 #pragma unroll 1
     for (int l = 0; l < kLoads; ++l) {
       uint32_t v[32];
+      __syncwarp();  // (tcgen05.ld is .sync.aligned: the whole warp, after the row-checked stores)
       cuda::ptx::tcgen05_ld_32x32b(v, taddr + 32 * l);
       cuda::ptx::tcgen05_wait_ld();
       store_rows<ACT>(v, epi, c, col, row0 + 32 * l, bias);
     }
     if constexpr (kRestCols != 0) {
       uint32_t v[kRestCols];
+      __syncwarp();
       cuda::ptx::tcgen05_ld_32x32b(v, taddr + 32 * kLoads);
       cuda::ptx::tcgen05_wait_ld();
       store_rows<ACT>(v, epi, c, col, row0 + 32 * kLoads, bias);

@@ -92,6 +92,7 @@ std::string check_options(const Options& o) {
 
 std::string check_grouped_options(const GemmArgs& args, const Options& o) {
   (void)args;
+  if (o.swap_ab) return "an M-grouped call runs unswapped (Options::swap_ab false)";
   if (o.cluster_m == kCtaGroup || o.schedule == Schedule::cluster_launch_control ||
       (o.block_m != 0 && o.block_m != kBlockM))
     return "an M-grouped call runs on the single-CTA sm_100 tiles of 128 rows, persistent (Options::cluster_m 0 or "

@@ -122,7 +122,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     return kPair ? detail::map_to_cta(p, 0) : static_cast<uint32_t>(__cvta_generic_to_shared(p));
   };
   if (threadIdx.x == 0) {
-    detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_a_tail);
+    if constexpr (SWAP_AB) detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_a_tail);  // (C: stored from registers)
+    else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_a_tail);
     smem.init_barriers(detail::ring_full_arrivals(epi));
   }
   // Every CTA of the group has launched and initialized its barriers.

@@ -740,10 +740,20 @@ TEST(Decide, MGroupedOnTcgemmsKernelsOnly) {
     const Decision pair = decide(g, forced(256, 2), kB200);
     EXPECT_EQ(pair.plan.status, Status::invalid_argument);
     EXPECT_TRUE(contains(pair.plan.reason, "single-CTA")) << pair.plan.reason;
+    Options swapped;
+    swapped.swap_ab = true;
+    const Decision swap = decide(g, swapped, kB200);
+    EXPECT_EQ(swap.plan.status, Status::invalid_argument);
+    EXPECT_TRUE(contains(swap.plan.reason, "runs unswapped")) << swap.plan.reason;
   } else {
     EXPECT_EQ(b200.plan.status, Status::unsupported);
     EXPECT_TRUE(contains(b200.plan.reason, "no cuBLAS call computes an M-grouped GEMM")) << b200.plan.reason;
   }
+  // The swapped tiles are for plain calls, in both families (sm100's accepts swap_ab for those).
+  Options swap_ab;
+  swap_ab.swap_ab = true;
+  EXPECT_EQ(sm100::check_grouped_options(g, swap_ab), "an M-grouped call runs unswapped (Options::swap_ab false)");
+  EXPECT_EQ(sm90::check_grouped_options(g, swap_ab), "an M-grouped call runs unswapped (Options::swap_ab false)");
   const Decision a100 = decide(g, Options{}, kA100);
   EXPECT_EQ(a100.plan.status, Status::unsupported);
   EXPECT_TRUE(contains(a100.plan.reason, "no cuBLAS call computes an M-grouped GEMM")) << a100.plan.reason;
