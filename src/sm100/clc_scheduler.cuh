@@ -89,8 +89,8 @@ struct ClcTileWalk {
 
 // The walk of a role under SCHEDULE: `releases` and `whole_warp` as in
 // ClcTileWalk (ignored by the persistent walk).
-template <Schedule SCHEDULE, int CTA_GROUP, int BLOCK_N, int NUM_STAGES, int BLOCK_M>
-__device__ __forceinline__ auto make_tile_walk(const SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M>& smem,
+template <Schedule SCHEDULE, int CTA_GROUP, int BLOCK_N, int NUM_STAGES, int BLOCK_M, bool SWAP_AB>
+__device__ __forceinline__ auto make_tile_walk(const SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M, SWAP_AB>& smem,
                                                int num_tiles, const char* role, bool releases, bool whole_warp) {
   if constexpr (SCHEDULE == Schedule::cluster_launch_control) {
     static_assert(CTA_GROUP == kCtaGroup, "Cluster Launch Control runs the pair tiles");

@@ -3,7 +3,8 @@
 // arithmetic in sm100_config.hpp; this is the same layout seen from the kernel.
 //
 //   [ring: NUM_STAGES x (A: this CTA's BLOCK_M rows | B: this CTA's share)]  1 KiB aligned
-//   [epilogue panels: epilogue warp x kEpiBuffers x (BLOCK_M / 4) x 64]
+//   [epilogue panels: epilogue warp x kEpiBuffers x (BLOCK_M / 4) x 64; none
+//    where the epilogue stores from registers: stores_from_registers]
 //   [smem_full[stage]][smem_empty[stage]][acc_full[b]][acc_empty[b]]
 //   [c_loaded[epilogue warp][buffer]][clc_full[r]][clc_empty[r]]
 //   [clc_response[r]: 16 bytes each][tmem base: written by tcgen05.alloc]
@@ -41,11 +42,13 @@ inline constexpr int kClcReaders = kCtaGroup * (1 + kEpilogueWarps) + 1;
 
 // A view of the dynamic shared memory: one pointer, the rest computed from
 // it where it is used.
-template <int BLOCK_N, int NUM_STAGES, int CTA_GROUP = kCtaGroup, int BLOCK_M = kBlockM>
+template <int BLOCK_N, int NUM_STAGES, int CTA_GROUP = kCtaGroup, int BLOCK_M = kBlockM, bool SWAP_AB = false>
 struct SharedStorage {
-  static_assert(is_tile_width(BLOCK_N) || is_tile_width(BLOCK_N, true), "BLOCK_N must be one of kSm100TileConfigs' widths");
-  static_assert(smem_bytes(BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M) <= kSmemLimit,
+  static_assert(is_tile_width(BLOCK_N, SWAP_AB), "BLOCK_N must be one of kSm100TileConfigs' widths");
+  static_assert(smem_bytes(BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M, SWAP_AB) <= kSmemLimit,
                 "the ring and panels must fit in 227 KiB");
+  // The epilogue panels' bytes: none where the epilogue stores from registers (stores_from_registers).
+  static constexpr int kPanelAreaBytes = panel_area_bytes(BLOCK_N, BLOCK_M, SWAP_AB);
   static constexpr int kStageBytes = StageLayout<BLOCK_N, CTA_GROUP, BLOCK_M>::kStageBytes;
 
   uint8_t* ring;  // stage s at ring + s * kStageBytes
@@ -55,7 +58,7 @@ struct SharedStorage {
   }
   __device__ __forceinline__ uint8_t* stage(int s) const { return ring + s * kStageBytes; }
   __device__ __forceinline__ uint8_t* panels() const { return ring + NUM_STAGES * kStageBytes; }
-  __device__ __forceinline__ uint64_t* smem_full() const { return reinterpret_cast<uint64_t*>(panels() + epilogue_bytes(BLOCK_M)); }
+  __device__ __forceinline__ uint64_t* smem_full() const { return reinterpret_cast<uint64_t*>(panels() + kPanelAreaBytes); }
   __device__ __forceinline__ uint64_t* smem_empty() const { return smem_full() + NUM_STAGES; }
   __device__ __forceinline__ uint64_t* acc_full() const { return smem_empty() + NUM_STAGES; }
   __device__ __forceinline__ uint64_t* acc_empty() const { return acc_full() + kAccBuffers; }

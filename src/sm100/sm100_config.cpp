@@ -16,8 +16,10 @@ static_assert(tmem_lane(15, 64) == 15 && tmem_lane(16, 64) == 32 && tmem_lane(63
               "a 64-row accumulator: 16 rows in each warp's quarter of the lanes");
 static_assert(swap_width(1) == 144 && swap_width(150) == 160 && swap_width(209) == 224 && swap_width(300) == 224,
               "the swapped tiles' width: the narrowest holding M, else the widest");
-static_assert(tmem_columns(224) <= kTmemColumns && stages_for(224, 1) >= 4,
-              "the widest swapped tile: two accumulators in tensor memory, a ring of 4 stages");
+static_assert(tmem_columns(224) <= kTmemColumns && stages_for(224, 1, kBlockM, true) >= 5,
+              "the widest swapped tile: two accumulators in tensor memory, a ring of 5 stages (no panels)");
+static_assert(stages_for(16, 1) == stages_for(16, 1, kBlockM, true) && stages_for(96, 1) < stages_for(96, 1, kBlockM, true),
+              "no panels for tiles narrower than one (their epilogue stores from registers), nor for swapped ones");
 static_assert(tmem_columns(48) == 128 && acc_columns(48) >= 48 && tmem_columns(96) == 256 && acc_columns(96) >= 96,
               "the widths between powers of two: a power-of-two allocation, each accumulator in its half");
 
@@ -46,13 +48,15 @@ int single_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t batc
   return best;
 }
 
-// The single-CTA configuration `rows` x `block_n` (persistent, one CTA per SM at most).
-Config single_config(int64_t m, int64_t n, int num_sms, int rows, int block_n, int64_t batch) {
+// The single-CTA configuration `rows` x `block_n` (persistent, one CTA per
+// SM at most; swap_ab: the swapped tiles, `m` and `n` then the kernel's).
+Config single_config(int64_t m, int64_t n, int num_sms, int rows, int block_n, int64_t batch, bool swap_ab = false) {
   Config c{};
   c.block_m = rows;
   c.block_n = block_n;
   c.block_k = kBlockK;
-  c.stages = stages_for(c.block_n, 1, rows);
+  c.swap_ab = swap_ab;
+  c.stages = stages_for(c.block_n, 1, rows, swap_ab);
   c.cluster_m = 1;
   c.cluster_n = 1;
   c.schedule = Schedule::persistent;
@@ -72,11 +76,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
   if (swap_ab) {
     const int width = is_tile_config(block_n_override, Schedule::persistent, 1, kBlockM, true) ? block_n_override
                                                                                               : swap_width(m);
-    if (detail::tile_count_fits_int32(n, m, kBlockM, width, batch)) {
-      Config c = single_config(n, m, num_sms, kBlockM, width, batch);
-      c.swap_ab = true;
-      return c;
-    }
+    if (detail::tile_count_fits_int32(n, m, kBlockM, width, batch))
+      return single_config(n, m, num_sms, kBlockM, width, batch, true);
   }
   // A tile height asked for names the CTA group: 256 rows are the pair's.
   if (cta_group == 0 && block_m != 0) cta_group = block_m == kMmaM ? kCtaGroup : 1;

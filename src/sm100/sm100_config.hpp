@@ -79,6 +79,18 @@ constexpr int stage_bytes(int block_n, int cta_group = kCtaGroup, int cta_rows =
 // them a warp.
 constexpr int panel_bytes(int cta_rows = kBlockM) { return epilogue_rows(cta_rows) * kEpiPanelCols * 2; }
 constexpr int epilogue_bytes(int cta_rows = kBlockM) { return kEpilogueWarps * kEpiBuffers * panel_bytes(cta_rows); }
+// Whether a tile's epilogue stores C straight from registers: tiles narrower
+// than one panel (RegisterEpilogue) and the swapped tiles (SwapEpilogue).
+// Their shared memory holds no panels, and the ring takes those bytes (one
+// or two stages more: 10 -> 12 at 16 wide, 5 -> 6 at the swapped 144), as
+// Hopper's 64- and 8-row tiles do.
+constexpr bool stores_from_registers(int block_n, bool swap_ab = false) {
+  return swap_ab || block_n < kEpiPanelCols;
+}
+// The panels' bytes of a tile: epilogue_bytes, or none.
+constexpr int panel_area_bytes(int block_n, int cta_rows = kBlockM, bool swap_ab = false) {
+  return stores_from_registers(block_n, swap_ab) ? 0 : epilogue_bytes(cta_rows);
+}
 // smem_full + smem_empty per stage; acc_full + acc_empty per accumulator
 // buffer; c_loaded per epilogue warp and buffer; clc_full + clc_empty per
 // response slot; then the 16-byte responses and the tensor-memory base.
@@ -86,13 +98,16 @@ constexpr int barrier_bytes(int stages) {
   return (2 * stages + 2 * kAccBuffers + kEpilogueWarps * kEpiBuffers + 2 * kClcSlots) * 8 +
          kClcSlots * kClcResponseBytes + 16;
 }
-constexpr int smem_bytes(int block_n, int stages, int cta_group = kCtaGroup, int cta_rows = kBlockM) {
-  return 1024 + stages * stage_bytes(block_n, cta_group, cta_rows) + epilogue_bytes(cta_rows) + barrier_bytes(stages);
+constexpr int smem_bytes(int block_n, int stages, int cta_group = kCtaGroup, int cta_rows = kBlockM,
+                         bool swap_ab = false) {
+  return 1024 + stages * stage_bytes(block_n, cta_group, cta_rows) + panel_area_bytes(block_n, cta_rows, swap_ab) +
+         barrier_bytes(stages);
 }
 // The deepest ring that fits in 227 KiB (as the matmul_v2 B200 design sizes its ring).
-constexpr int stages_for(int block_n, int cta_group = kCtaGroup, int cta_rows = kBlockM) {
+constexpr int stages_for(int block_n, int cta_group = kCtaGroup, int cta_rows = kBlockM, bool swap_ab = false) {
   return detail::deepest_ring(
-      [block_n, cta_group, cta_rows](int s) { return smem_bytes(block_n, s, cta_group, cta_rows); }, kSmemLimit);
+      [block_n, cta_group, cta_rows, swap_ab](int s) { return smem_bytes(block_n, s, cta_group, cta_rows, swap_ab); },
+      kSmemLimit);
 }
 // Tensor-memory columns: two fp32 accumulators of BLOCK_N columns each,
 // allocated as a power of two >= 32 (tcgen05.alloc's rule).

@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using AccRing = detail::RingState<kAccBuffers>;
   using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, BLOCK_M>;
   extern __shared__ uint8_t smem_raw[];
-  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M>::at(smem_raw);
+  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M, SWAP_AB>::at(smem_raw);
   const TmemAllocator<tmem_columns(BLOCK_N), CTA_GROUP> tmem{smem.tmem_base_slot()};
   const int warp = detail::warp_uniform(static_cast<int>(threadIdx.x) / 32);  // (keeps roles' loops uniform)
   const int lane = static_cast<int>(threadIdx.x) % 32;

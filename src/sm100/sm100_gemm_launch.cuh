@@ -35,10 +35,10 @@ template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, Schedule 
 std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, const Config& config, int* grid_ctas,
                    const GemmArgs& call) {
   // (An M-grouped kernel's slot table is static shared memory beside the ring: grouped_stages_for.)
-  constexpr int kStages = GROUPED ? grouped_stages_for(BLOCK_N) : stages_for(BLOCK_N, CTA_GROUP, BLOCK_M);
+  constexpr int kStages = GROUPED ? grouped_stages_for(BLOCK_N) : stages_for(BLOCK_N, CTA_GROUP, BLOCK_M, SWAP_AB);
   constexpr auto kernel = &sm100_gemm<Element, BLOCK_N, kStages, A_MAJOR, B_MAJOR, SCHEDULE, CTA_GROUP, FUSED,
                                       GROUPED, BLOCK_M, SWAP_AB>;
-  constexpr int kSmem = smem_bytes(BLOCK_N, kStages, CTA_GROUP, BLOCK_M);
+  constexpr int kSmem = smem_bytes(BLOCK_N, kStages, CTA_GROUP, BLOCK_M, SWAP_AB);
   int resident = 0;
   if (std::string why = detail::setup_kernel_once<kernel>(kThreads, CTA_GROUP, kSmem, &resident); !why.empty())
     return why;

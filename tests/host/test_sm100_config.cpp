@@ -30,9 +30,9 @@ TEST(Sm100Config, BudgetsFit) {
   for (Sm100TileConfig tc : kSm100TileConfigs) {
     SCOPED_TRACE("block_n=" + std::to_string(tc.block_n) + " cta_group=" + std::to_string(tc.cta_group) +
                  " cta_rows=" + std::to_string(tc.cta_rows));
-    const int s = stages_for(tc.block_n, tc.cta_group, tc.cta_rows);
-    EXPECT_LE(smem_bytes(tc.block_n, s, tc.cta_group, tc.cta_rows) + kPtxasReservedSmem, kB200SmemOptIn);
-    EXPECT_GT(smem_bytes(tc.block_n, s + 1, tc.cta_group, tc.cta_rows) + kPtxasReservedSmem, kB200SmemOptIn)
+    const int s = stages_for(tc.block_n, tc.cta_group, tc.cta_rows, tc.swap_ab);
+    EXPECT_LE(smem_bytes(tc.block_n, s, tc.cta_group, tc.cta_rows, tc.swap_ab) + kPtxasReservedSmem, kB200SmemOptIn);
+    EXPECT_GT(smem_bytes(tc.block_n, s + 1, tc.cta_group, tc.cta_rows, tc.swap_ab) + kPtxasReservedSmem, kB200SmemOptIn)
         << "the ring is as deep as fits";
     // Every stage's A and B, and every epilogue panel, start on a 1024-byte swizzle pattern.
     EXPECT_EQ(stage_bytes(tc.block_n, tc.cta_group, tc.cta_rows) % 1024, 0);
@@ -105,8 +105,18 @@ TEST(UmmaDesc, SingleCtaWidthsBetweenPowersOfTwo) {
   EXPECT_EQ(tmem_columns(96), 256);
   EXPECT_EQ(acc_columns(96), 128);
   for (int w : {16, 32, 64, 128, 256}) EXPECT_EQ(acc_columns(w), w) << "the power-of-two widths: buffers back to back";
-  EXPECT_EQ(stages_for(48, 1), 8);
+  EXPECT_EQ(stages_for(48, 1), 10) << "stored from registers: no panels, the ring takes their 32 KiB";
   EXPECT_EQ(stages_for(96, 1), 6);
+  // The ring's depths with the panels' bytes given to it (stores_from_registers), written out.
+  EXPECT_EQ(stages_for(16, 1), 12);
+  EXPECT_EQ(stages_for(32, 1), 11);
+  EXPECT_EQ(stages_for(8, 1, 64), 24);
+  EXPECT_EQ(stages_for(48, 1, 64), 16);
+  EXPECT_EQ(stages_for(144, 1, 128, true), 6);
+  EXPECT_EQ(stages_for(176, 1, 128, true), 5);
+  EXPECT_EQ(stages_for(224, 1, 128, true), 5);
+  EXPECT_EQ(smem_bytes(64, 4, 1) - smem_bytes(48, 4, 1), epilogue_bytes() + 4 * 16 * 64 * 2)
+      << "the panels and 16 columns of B a stage";
   EXPECT_EQ(stage_bytes(48, 1), (128 + 48) * 64 * 2);
   EXPECT_EQ(stage_bytes(96, 1), (128 + 96) * 64 * 2);
 }
@@ -234,7 +244,7 @@ TEST(Sm100SelectConfig, FillsThePublicFields) {
     EXPECT_EQ(c.cta_rows(), tc.cta_rows);
     EXPECT_EQ(c.block_n, tc.block_n);
     EXPECT_EQ(c.block_k, kBlockK);
-    EXPECT_EQ(c.stages, stages_for(tc.block_n, tc.cta_group, tc.cta_rows));
+    EXPECT_EQ(c.stages, stages_for(tc.block_n, tc.cta_group, tc.cta_rows, tc.swap_ab));
     EXPECT_EQ(c.cluster_m, tc.cta_group);
     EXPECT_FALSE(c.pingpong);
     EXPECT_EQ(c.schedule, tc.schedule);
@@ -432,7 +442,7 @@ TEST(Sm100SelectConfig, SwappedTilesWhenForced) {
     EXPECT_EQ(c.block_n, f.width);
     EXPECT_EQ(c.cluster_m, 1);
     EXPECT_EQ(c.schedule, Schedule::persistent);
-    EXPECT_EQ(c.stages, stages_for(f.width, 1));
+    EXPECT_EQ(c.stages, stages_for(f.width, 1, 128, true));
     const int64_t tiles = ceil_div(f.n, 128) * ceil_div(f.m, f.width) * f.batch;
     EXPECT_EQ(c.num_tiles, tiles);
     EXPECT_EQ(c.grid_clusters, std::min<int64_t>(tiles, 148));
