@@ -38,8 +38,9 @@ struct MainloopLoad {
   // Stage::kStageBytes where A's box is cut to M rounded up to 8 rows (A
   // K-major, the last block-row's tiles, through a map of their own: the
   // rows past M are never stored, and zero-filling them costs time:
-  // sm100_gemm_launch.cuh, a_tail_rows). The pair arms its leader's barrier
-  // with both CTAs' whole stages.
+  // sm100_gemm_launch.cuh, a_tail_rows), or for the swapped tiles where
+  // B's box is cut to the tokens of the last token tile. The pair arms its
+  // leader's barrier with both CTAs' whole stages.
   uint32_t stage_bytes = Stage::kStageBytes;
 
   // The k-block at k0 of this CTA's rows from m0 and B columns from n0, into

@@ -91,9 +91,9 @@ template <typename Element, int BLOCK_N, int NUM_STAGES, Major A_MAJOR, Major B_
           bool SWAP_AB = false>
 __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-               const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_a_tail,
+               const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_tail,
                const GroupedRaster raster, const int num_k_blocks, const EpilogueParams epi,
-               const uint32_t a_tail_bytes, const detail::BatchSteps batch_steps, const detail::MGroups groups) {
+               const uint32_t tail_bytes, const detail::BatchSteps batch_steps, const detail::MGroups groups) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 1000) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
   static_assert(CTA_GROUP == kCtaGroup || (CTA_GROUP == 1 && SCHEDULE == Schedule::persistent),
                 "single-CTA tiles are built with the persistent schedule");
@@ -122,8 +122,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     return kPair ? detail::map_to_cta(p, 0) : static_cast<uint32_t>(__cvta_generic_to_shared(p));
   };
   if (threadIdx.x == 0) {
-    if constexpr (SWAP_AB) detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_a_tail);  // (C: stored from registers)
-    else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_a_tail);
+    if constexpr (SWAP_AB) detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_tail);  // (C: stored from registers)
+    else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_tail);
     smem.init_barriers(detail::ring_full_arrivals(epi));
   }
   // Every CTA of the group has launched and initialized its barriers.
@@ -166,14 +166,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         constexpr bool kBatched = decltype(batched)::value;
         using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, kBatched, BLOCK_M>;
         // A single-CTA tile of the last block-row, whose rows run past M,
-        // loads A through tmap_a_tail, its box cut to the rows there are
-        // (a_tail_bytes of a stage; the launcher's a_tail_rows): the rows
+        // loads A through tmap_tail, its box cut to the rows there are
+        // (tail_bytes of a stage; the launcher's a_tail_rows): the rows
         // past M, left as the stage last held them, reach only accumulator
         // rows that are never stored. (Not for pairs or groups: there
-        // tmap_a_tail is tmap_a.) Map and byte count picked once a tile, as
-        // scalars, as on Hopper. (Nor for the swapped tiles, whose `epi`
-        // counts C's rows, not the kernel's: their A, W, is read whole.)
-        constexpr bool kTailMap = !kPair && !GROUPED && !SWAP_AB;
+        // tmap_tail is tmap_a.) The swapped tiles cut B's box instead, for
+        // the tiles of the last token tile (the kernel's N is C's M,
+        // epi.m): the tokens past M reach only accumulator columns that are
+        // never stored. Map and byte count picked once a tile, as scalars,
+        // as on Hopper.
+        constexpr bool kTailMap = !kPair && !GROUPED;
         auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
@@ -181,14 +183,17 @@ __global__ void __launch_bounds__(kThreads, 1)
           // (An M-grouped tile: its group's rows of A, its group's matrix of B.)
           const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
           const int m0 = GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP, BLOCK_M);
-          const bool tail = kTailMap && m0 + BLOCK_M > epi.m;
-          const Load load{tail ? &tmap_a_tail : &tmap_a, &tmap_b,
-                          tail ? a_tail_bytes + Load::Stage::kBBytes : Load::Stage::kStageBytes};
+          const int n0 = cta_b_col0(t, rank, BLOCK_N, CTA_GROUP);
+          const bool tail = kTailMap && (SWAP_AB ? n0 + BLOCK_N > epi.m : m0 + BLOCK_M > epi.m);
+          const Load load{tail && !SWAP_AB ? &tmap_tail : &tmap_a, tail && SWAP_AB ? &tmap_tail : &tmap_b,
+                          !tail     ? Load::Stage::kStageBytes
+                          : SWAP_AB ? Load::Stage::kABytes + tail_bytes
+                                    : tail_bytes + Load::Stage::kBBytes};
           for (int kb = 0; kb < num_k_blocks; ++kb) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
-            load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader, m0,
-                 cta_b_col0(t, rank, BLOCK_N, CTA_GROUP), kb * kBlockK, GROUPED ? 0 : t.batch * batch_steps.a,
+            load(smem.stage(ring.index), &smem.smem_full()[ring.index], leader_smem_full + ring.index * 8, leader, m0, n0,
+                 kb * kBlockK, GROUPED ? 0 : t.batch * batch_steps.a,
                  (GROUPED ? rows.group : t.batch) * batch_steps.b);
             ring.advance();
           }

@@ -151,21 +151,28 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   const Tma2D c_map = tma_output_c(args, kEpiPanelCols, epilogue_rows(rows));
   // The operands as the kernel takes them: the call's, or for the swapped
   // tiles B as A and A as B, whose epilogue stores C from registers (no map
-  // for C) and reads W's rows whole (the tail map a copy of A's). (Built
-  // once, and only for the swapped tiles: no copy on the other calls'
-  // launch path.)
+  // for C). (Built once, and only for the swapped tiles: no copy on the
+  // other calls' launch path.)
   std::optional<GemmArgs> swapped;
   if (config.swap_ab) swapped = swapped_operands(args);
   const GemmArgs& ops = swapped ? *swapped : args;
-  // (One block-row: A's map takes the cut box itself, the tail map a copy; as on Hopper.)
-  const int a_tail = config.swap_ab ? rows : a_tail_rows(args, config);
-  const int a_rows = ops.m <= rows ? a_tail : rows;
+  // The tail map: A's for the last block-row, or for the swapped tiles B's
+  // for the last token tile, its box cut to the rows (tokens) there are,
+  // rounded up to 8. With one block-row (token tile) the operand's map
+  // takes the cut box itself, the tail map a copy; as on Hopper.
+  const int tail = config.swap_ab ? detail::b_tail_box_rows(ops, config.block_n, config.block_n)
+                                  : a_tail_rows(args, config);
+  const int a_rows = !config.swap_ab && ops.m <= rows ? tail : rows;
+  const int b_rows = config.swap_ab && ops.n <= config.block_n ? tail : config.block_n;
   if (std::string why = encode_gemm_maps(ops, tma_operand_a(ops, a_rows, kBlockK),
-                                         tma_operand_b(ops, config.block_n, kBlockK, config.cta_group()),
+                                         tma_operand_b(ops, b_rows, kBlockK, config.cta_group()),
                                          config.swap_ab ? nullptr : &c_map, &maps);
       !why.empty())
     return why;
-  if (std::string why = encode_a_tail(ops, a_rows, a_tail, kBlockK, &maps); !why.empty()) return why;
+  if (std::string why = config.swap_ab ? encode_b_tail(ops, b_rows, tail, kBlockK, &maps)
+                                       : encode_a_tail(ops, a_rows, tail, kBlockK, &maps);
+      !why.empty())
+    return why;
   const bool clc = config.schedule == Schedule::cluster_launch_control;
   // The instantiated configurations: kSm100GroupedWidths for an M-grouped call, else kSm100TileConfigs.
   if (args.grouped()) {

@@ -72,7 +72,7 @@ struct GemmTensorMaps {
   // the box cut to the rows there are (a copy of the operand's map where the
   // box is not cut): A's for the tiles of the last block-row, whose rows run
   // past M (encode_a_tail), or B's for those of the last block of N
-  // (encode_b_tail: sm90's swapped kernel, whose B is the call's tokens).
+  // (encode_b_tail: the swapped kernels, whose B is the call's tokens).
   // encode_gemm_maps does not set it.
   CUtensorMap tail;
   // The bytes of one k-block of the tail map's box: what a tile that loads
