@@ -237,10 +237,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     // its epilogue_rows(BLOCK_M) rows of the tile (the swapped tiles: its 32
     // of C's columns, down the tile's rows of C).
     constexpr int kWarpRows = epilogue_rows(BLOCK_M);
+    // (stores_from_registers says which: the shared memory holds panels for the others only.)
     using TileEpilogue = std::conditional_t<
         SWAP_AB, SwapEpilogue<Element, BLOCK_N>,
-        std::conditional_t<(BLOCK_N < kEpiPanelCols), RegisterEpilogue<Element, BLOCK_N, kWarpRows>,
+        std::conditional_t<stores_from_registers(BLOCK_N), RegisterEpilogue<Element, BLOCK_N, kWarpRows>,
                            Epilogue<Element, BLOCK_N, GROUPED, kWarpRows>>>;
+    static_assert(stores_from_registers(BLOCK_N, SWAP_AB) == (std::remove_cv_t<decltype(smem)>::kPanelAreaBytes == 0),
+                  "panels in shared memory exactly for the panel epilogue");
     TileEpilogue epilogue{&tmap_c, smem.panels(), smem.c_loaded(), tmem_base, leader_addr(smem.acc_empty()), warp,
                           lane};
     // The tile loop, with the epilogue kind as a compile-time constant: a

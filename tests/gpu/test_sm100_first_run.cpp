@@ -350,8 +350,9 @@ TEST_F(Sm100FirstRun, SixtyFourRowSingleCtaTiles) {
 // each epilogue thread holds one of C's columns, and neighbouring lanes
 // trade values so that each stores two adjacent columns of one row. M from
 // 1 (one token: its box cut to 8 rows, the stage's rows past them stale) to
-// 521 (three or four token tiles, the last holding one row, its box cut to
-// 8 rows: an odd row alone); N = 1000 (the last tile's fourth
+// 521 (three or four token tiles, the last one's box cut to its 41-169
+// tokens rounded up to 8; at 145 and width 144 to 8 rows, an odd row
+// alone); N = 1000 (the last tile's fourth
 // warp holds 8 columns of C) and 203 (an odd last column, stored alone);
 // beta != 0; then the rows must be the unswapped single-CTA tile's, bit for
 // bit.
