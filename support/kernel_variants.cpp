@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "sm100/sm100_config.hpp"
 #include "sm90/sm90_config.hpp"
 
 namespace tcgemm::support {
@@ -67,9 +68,9 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
       v.in_name = {"," + std::to_string(tc.cta_rows * tc.cta_group) + "x" + std::to_string(tc.block_n) + "x",
                    clc ? "cluster launch control" : "persistent"};
       (tc.swap_ab ? v.in_name : v.not_in_name).push_back("swapped");
-      // (The swapped tiles load the call's B as their A, in either layout, and its A as their B: K-major.)
-      v.b_k_major_only = !tc.swap_ab && !sm100_tile_builds_mn_major_b(tc.block_n, tc.cta_group);
-      v.a_k_major_only = tc.swap_ab;
+      // (The layouts the kernel is built for: builds_for_layout, as dispatch asks.)
+      v.b_k_major_only = !sm100::builds_for_layout(tc.block_n, tc.cta_group, true, false, tc.swap_ab);
+      v.a_k_major_only = !sm100::builds_for_layout(tc.block_n, tc.cta_group, false, true, tc.swap_ab);
       out.push_back(std::move(v));
     }
   }

@@ -138,6 +138,12 @@ constexpr bool is_tile_width(int block_n, bool swap_ab = false) {
 constexpr bool builds_for_b(int block_n, int cta_group, bool b_k_major) {
   return b_k_major || sm100_tile_builds_mn_major_b(block_n, cta_group);
 }
+// Whether a configuration is built for the call's layout: the swapped tiles
+// for A stored K-major (the kernel's B: the tokens), B either way (the
+// kernel's A); the others for B's layout as builds_for_b says, A either way.
+constexpr bool builds_for_layout(int block_n, int cta_group, bool a_k_major, bool b_k_major, bool swap_ab = false) {
+  return swap_ab ? a_k_major : builds_for_b(block_n, cta_group, b_k_major);
+}
 
 // Whether (block_n, schedule, cta_group) is one of kSm100TileConfigs, of
 // `cta_rows` rows a CTA (0: of any), unswapped or (swap_ab) swapped.

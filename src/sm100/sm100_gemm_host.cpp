@@ -106,7 +106,7 @@ std::string check_grouped_options(const GemmArgs& args, const Options& o) {
 
 std::string check_layout(const GemmArgs& args, const Options& o) {
   if (o.swap_ab)
-    return args.op_a == Op::N
+    return builds_for_layout(o.block_n, 1, args.op_a == Op::N, args.op_b == Op::T, true)
                ? std::string()
                : "Options::swap_ab (the swapped tiles) is built for A stored K-major only (op_a = N: the tokens, B "
                  "either way); this call has op_a = " + std::string(to_string(args.op_a));

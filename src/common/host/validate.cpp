@@ -237,11 +237,12 @@ std::string check_args(const GemmArgs& a) {
   if (auto r = check_batch(a); !r.empty()) return r;
 
   // A plain (or M-grouped) call's matrices addressable too (a batch's are checked above, B's groups too).
+  const StoredShape sa = stored_shape_a(a), sb = stored_shape_b(a);
   if (a.batch <= 1) {
     const struct {
       const char* name;
       int64_t rows, ld;
-    } operands[] = {{"A", stored_shape_a(a).rows, a.lda}, {"B", stored_shape_b(a).rows, a.ldb}, {"C", a.m, a.ldc}};
+    } operands[] = {{"A", sa.rows, a.lda}, {"B", sb.rows, a.ldb}, {"C", a.m, a.ldc}};
     for (const auto& o : operands)
       if (!addressable(1, 0, o.rows, o.ld))
         return fail(std::string(o.name) + "'s rows x leading dimension overflows 64-bit byte offsets", a);
@@ -264,7 +265,6 @@ std::string check_args(const GemmArgs& a) {
   if (reinterpret_cast<uintptr_t>(a.b) % 2 != 0) return fail("B is not aligned to its 2-byte elements", a);
   // C must not share memory with what the call reads: tiles of C are stored
   // while other tiles still load A and B (no in-place products).
-  const StoredShape sa = stored_shape_a(a), sb = stored_shape_b(a);
   const Extent read[] = {
       {reinterpret_cast<uintptr_t>(a.a), c_count, a.batch > 1 ? a.stride_a : 0, sa.rows, sa.cols, a.lda, 2},
       {reinterpret_cast<uintptr_t>(a.b), a.grouped() ? a.groups : c_count,
