@@ -136,18 +136,23 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     const at::Tensor& weight = saved[1];
     const at::Tensor& bias = saved[2];
     const int64_t activation = ctx->saved_data["activation"].toInt();
-    const int64_t n = weight.size(0), k = weight.size(1);
+    // Sizes as SymInts: under torch.compile the backward is traced with
+    // symbolic sizes, and reading one as an integer would fix a dynamic
+    // dimension (rows, sequence length) to the value it was traced with.
+    const c10::SymInt n = weight.sym_size(0), k = weight.sym_size(1);
     at::Tensor grad_z = grads[0];
     if (activation != 0) {
       const std::optional<at::Tensor> b = bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
       grad_z = activation_backward(grad_z, call_linear(x, weight, b, 0), activation);
     }
     // The rows from x's leading dimensions (-1 would be ambiguous where N or K is 0).
-    const int64_t m = c10::multiply_integers(x.sizes().begin(), x.sizes().end() - 1);
-    const at::Tensor g2 = grad_z.reshape({m, n});
+    const c10::SymIntArrayRef x_sizes = x.sym_sizes();
+    c10::SymInt m = 1;
+    for (size_t d = 0; d + 1 < x_sizes.size(); ++d) m *= x_sizes[d];
+    const at::Tensor g2 = grad_z.reshape_symint({m, n});
     at::Tensor grad_x, grad_w, grad_b;
-    if (ctx->needs_input_grad(0)) grad_x = call_mm(g2, weight, 1.0).view(x.sizes());
-    if (ctx->needs_input_grad(1)) grad_w = call_mm(g2.t(), x.reshape({m, k}), 1.0);
+    if (ctx->needs_input_grad(0)) grad_x = call_mm(g2, weight, 1.0).view_symint(x_sizes);
+    if (ctx->needs_input_grad(1)) grad_w = call_mm(g2.t(), x.reshape_symint({m, k}), 1.0);
     if (bias.defined() && ctx->needs_input_grad(2)) grad_b = g2.sum({0}, false, at::kFloat).to(bias.scalar_type());
     return {grad_x, grad_w, grad_b, at::Tensor()};
   }
@@ -166,8 +171,11 @@ struct BmmFunction : torch::autograd::Function<BmmFunction> {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& a = saved[0];
     const at::Tensor& b = saved[1];
+    // (Symbolic batch sizes, as in LinearFunction: comparing one with 1
+    // guards on "is 1", which a dynamic batch already excludes, not on its
+    // value.)
     const auto summed_if_broadcast = [](at::Tensor g, const at::Tensor& operand) {
-      if (operand.size(0) == 1 && g.size(0) != 1) return g.sum({0}, true, at::kFloat).to(operand.scalar_type());
+      if (operand.sym_size(0) == 1 && g.sym_size(0) != 1) return g.sum({0}, true, at::kFloat).to(operand.scalar_type());
       return g;
     };
     at::Tensor grad_a, grad_b;

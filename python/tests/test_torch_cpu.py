@@ -1,0 +1,209 @@
+"""The torch operators where no GPU is needed: their fake (meta)
+implementations, their autograd formulas as torch.compile traces them (with
+dynamic sizes), and the refusal of CPU tensors. Meta tensors carry shapes,
+strides and dtypes but no data, so every call here runs the same Python and
+C++ code a CUDA call runs, up to the kernel. Needs torch and the installed
+package, not a device: scripts/test.sh builds the package wherever torch is a
+CUDA build, so these run in CI. Skipped, saying why, elsewhere.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+
+def _skip_reason() -> str | None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return "torch is not installed"
+    if importlib.util.find_spec("tcgemm") is None:
+        return "the tcgemm package is not installed (pip install --no-build-isolation . from the checkout)"
+    return None
+
+
+_skip = _skip_reason()
+if _skip:
+    pytest.skip(_skip, allow_module_level=True)
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch._dynamo.utils import counters  # noqa: E402
+
+import tcgemm  # noqa: E402
+
+META = "meta"
+BF16 = torch.bfloat16
+
+
+def meta(*shape: int, dtype: torch.dtype = BF16, grad: bool = False) -> torch.Tensor:
+    return torch.empty(shape, dtype=dtype, device=META, requires_grad=grad)
+
+
+@pytest.mark.parametrize("m", [0, 1, 17, 64])
+def test_fake_shapes_are_torchs(m: int) -> None:
+    # The shapes (and dtype) torch's own functions give, for every operator.
+    a, b = meta(m, 96), meta(96, 40)
+    assert tcgemm.matmul(a, b).shape == torch.matmul(a, b).shape
+    w, bias = meta(40, 96), meta(40, dtype=torch.float32)
+    for x in (meta(96), meta(m, 96), meta(3, m, 96), meta(2, 3, m, 96)):
+        for act in (None, "relu", "gelu", "gelu_tanh", "silu"):
+            y = tcgemm.linear(x, w, bias, act)
+            assert y.shape == F.linear(x, w).shape and y.dtype == BF16, (x.shape, act)
+    for batch_a, batch_b in ((5, 5), (5, 1), (1, 5), (0, 1)):
+        got = tcgemm.bmm(meta(batch_a, m, 96), meta(batch_b, 96, 40))
+        assert got.shape == (max(batch_a, batch_b) if min(batch_a, batch_b) else 0, m, 40)
+    offs = torch.empty(4, dtype=torch.int32, device=META)
+    assert tcgemm.grouped_mm(meta(m, 96), meta(4, 96, 40), offs).shape == (m, 40)
+
+
+def test_fake_bmm_strides_are_the_ops() -> None:
+    # One row and N not a multiple of 8: each problem's row starts 8 elements apart (bmm's docstring).
+    assert tcgemm.bmm(meta(6, 1, 32), meta(6, 32, 12)).stride() == (16, 16, 1)
+    assert tcgemm.bmm(meta(6, 3, 32), meta(6, 32, 12)).stride() == (36, 12, 1)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: tcgemm.matmul(meta(8, 16), meta(24, 8)), ValueError, "shapes do not match"),
+    (lambda: tcgemm.matmul(meta(8, 16, dtype=torch.float32), meta(16, 8, dtype=torch.float32)), TypeError,
+     "not supported"),
+    (lambda: tcgemm.matmul(meta(8, 16), meta(16, 8, dtype=torch.float16)), TypeError, "same dtype"),
+    (lambda: tcgemm.linear(meta(8, 16), meta(24, 8)), ValueError, "in_features"),
+    (lambda: tcgemm.linear(meta(8, 16), meta(24, 16), meta(23)), ValueError, "bias must be [24]"),
+    (lambda: tcgemm.linear(meta(8, 16), meta(24, 16), meta(24, dtype=torch.float16)), TypeError, "bias must be"),
+    (lambda: tcgemm.linear(meta(8, 16), meta(24, 16), None, "tanh"), ValueError, "unknown activation"),
+    (lambda: tcgemm.bmm(meta(3, 8, 16), meta(2, 16, 8)), ValueError, "batch sizes"),
+    (lambda: tcgemm.bmm(meta(8, 16), meta(16, 8)), ValueError, "3-D"),
+    (lambda: tcgemm.grouped_mm(meta(8, 16), meta(4, 16, 8), torch.empty(4, device=META)), TypeError, "int32"),
+])
+def test_fake_refusals_say_what_is_wrong(call, error, words: str) -> None:
+    with pytest.raises(error, match="tcgemm") as info:
+        call()
+    assert words in str(info.value)
+
+
+def test_cpu_tensors_are_refused_by_name() -> None:
+    a, b = torch.ones(8, 16, dtype=BF16), torch.ones(16, 8, dtype=BF16)
+    with pytest.raises(ValueError, match="a is on cpu; tcgemm computes on CUDA tensors only"):
+        tcgemm.matmul(a, b)
+    with pytest.raises(ValueError, match="CUDA tensors only"):
+        tcgemm.linear(a, b.t())
+    with pytest.raises(ValueError, match="CUDA tensors only"):
+        tcgemm.bmm(a[None], b[None])
+    out = torch.full((8, 8), float("nan"), dtype=BF16)
+    with pytest.raises(ValueError, match="CUDA tensors only"):
+        tcgemm.matmul(a, b, out=out)
+    assert out.isnan().all()  # refused: nothing written
+
+
+def _compiled_once(step, sizes, mark) -> None:
+    """Runs step(size, compiled) for each size (eager first, then compiled),
+    marking the dynamic dimension on the first compiled call (mark), and
+    checks that torch.compile traced one graph for all of them."""
+    torch._dynamo.reset()
+    counters.clear()
+    for i, size in enumerate(sizes):
+        step(size, None)
+        step(size, mark if i == 0 else (lambda *tensors: None))
+    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("activation", [None, "gelu"])
+@pytest.mark.parametrize("rank", [2, 3])
+def test_compile_trains_linear_with_dynamic_rows(rank: int, activation: str | None) -> None:
+    # A training step whose batch (2-D x) or sequence length (3-D x) changes
+    # from call to call, marked dynamic: the forward and the backward (which
+    # reshapes by x's leading sizes) are traced once for all of them, as
+    # F.linear's are, and every gradient has its input's shape.
+    w, bias = meta(32, 64, grad=True), meta(32, dtype=torch.float32, grad=True)
+    compiled = torch.compile(lambda x: tcgemm.linear(x, w, bias, activation), backend="aot_eager",
+                             fullgraph=True)
+
+    def step(rows: int, mark) -> None:
+        x = meta(*((3,) if rank == 3 else ()), rows, 64, grad=True)
+        if mark is not None:
+            mark(x)
+        fn = compiled if mark is not None else (lambda x: tcgemm.linear(x, w, bias, activation))
+        w.grad = bias.grad = None
+        y = fn(x)
+        assert y.shape == (*x.shape[:-1], 32)
+        y.backward(torch.empty_like(y))
+        assert x.grad.shape == x.shape and w.grad.shape == w.shape and bias.grad.shape == bias.shape
+        assert bias.grad.dtype == torch.float32
+
+    _compiled_once(step, (17, 5, 33, 2), lambda x: torch._dynamo.mark_dynamic(x, rank - 2))
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+def test_compile_trains_bmm_with_dynamic_batch(broadcast_b: bool) -> None:
+    # Attention-like products whose batch (heads x sequences) changes, marked
+    # dynamic; with broadcast_b, b is one matrix for the whole batch and its
+    # gradient the batch's sum.
+    compiled = torch.compile(tcgemm.bmm, backend="aot_eager", fullgraph=True)
+    b_shared = meta(1, 32, 24, grad=True)
+
+    def step(batch: int, mark) -> None:
+        a = meta(batch, 16, 32, grad=True)
+        b = b_shared if broadcast_b else meta(batch, 32, 24, grad=True)
+        b.grad = None
+        if mark is not None:
+            mark(a, b)
+        y = (compiled if mark is not None else tcgemm.bmm)(a, b)
+        assert y.shape == (batch, 16, 24)
+        y.backward(torch.empty_like(y))
+        assert a.grad.shape == a.shape and b.grad.shape == b.shape
+
+    def mark(a: torch.Tensor, b: torch.Tensor) -> None:
+        torch._dynamo.mark_dynamic(a, 0)
+        if not broadcast_b:
+            torch._dynamo.mark_dynamic(b, 0)
+
+    _compiled_once(step, (6, 3, 10, 2), mark)
+
+
+def test_compile_trains_matmul_with_dynamic_rows() -> None:
+    w = meta(64, 48, grad=True)
+    compiled = torch.compile(tcgemm.matmul, backend="aot_eager", fullgraph=True)
+
+    def step(rows: int, mark) -> None:
+        x = meta(rows, 64, grad=True)
+        if mark is not None:
+            mark(x)
+        w.grad = None
+        y = (compiled if mark is not None else tcgemm.matmul)(x, w)
+        y.backward(torch.empty_like(y))
+        assert x.grad.shape == x.shape and w.grad.shape == w.shape
+
+    _compiled_once(step, (9, 40, 3), lambda x: torch._dynamo.mark_dynamic(x, 0))
+
+
+def test_nn_linear_is_torchs_in_state_and_falls_back_on_cpu() -> None:
+    # Same parameters and state_dict keys as torch.nn.Linear; a float32 CPU
+    # input is not for tcgemm and runs torch's linear (with its activation), warning once.
+    torch.manual_seed(0)
+    ref = torch.nn.Linear(16, 8)
+    layer = tcgemm.nn.Linear.from_linear(ref, activation="relu")
+    assert list(layer.state_dict()) == list(ref.state_dict())
+    assert layer.weight is ref.weight and layer.bias is ref.bias
+    x = torch.randn(4, 16)
+    with pytest.warns(UserWarning, match="not for tcgemm"):
+        y = layer(x)
+    assert torch.equal(y, torch.relu(ref(x)))
+    layer(x)
+    assert layer.fallbacks == 2
+
+
+def test_patch_linear_round_trip_on_a_cpu_model() -> None:
+    # patch_linear swaps the Linears (fusing the ReLU that follows one inside
+    # a Sequential), unpatch_linear puts back the very same modules.
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
+    originals = list(model)
+    tcgemm.patch_linear(model)
+    assert [type(m) for m in model] == [tcgemm.nn.Linear, torch.nn.Identity, tcgemm.nn.Linear]
+    assert model[0].activation == "relu" and model[2].activation is None
+    assert model[0].weight is originals[0].weight
+    tcgemm.unpatch_linear(model)
+    assert all(now is before for now, before in zip(model, originals))
