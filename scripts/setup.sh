@@ -4,9 +4,10 @@
 #   setup.sh bench   CMake, Ninja and a C++20 compiler (g++)
 #   setup.sh test    the same, GoogleTest, python3 and pytest; then, best
 #                    effort, clang with libFuzzer (the API fuzz test), torch
-#                    (the tensor-parallel schedules' tests, which run on CPU)
-#                    and, when the toolkit has none, cuobjdump/nvdisasm (the
-#                    SASS check)
+#                    (the tensor-parallel schedules' tests, which run on CPU),
+#                    scikit-build-core (with a CUDA build of torch: the torch
+#                    operators' tests) and, when the toolkit has none,
+#                    cuobjdump/nvdisasm (the SASS check)
 # (no argument: test). Only what is missing is installed: with nothing
 # missing, no package manager runs. A required tool that cannot be installed
 # (no network, say) stops setup with one line naming it and what needs it; an
@@ -138,6 +139,14 @@ if [[ $mode == test ]]; then
   if ! python3 -c "import torch.distributed" 2>/dev/null; then
     echo "setup: installing torch"
     pip_install torch || optional_missing torch "tensor-parallel schedule tests" "$(reason)"
+  fi
+  # scikit-build-core: with a CUDA build of torch, scripts/test.sh builds the
+  # tcgemm package (pip install --no-build-isolation) and runs its operators'
+  # tests, on meta and CPU tensors where there is no GPU.
+  if python3 -c "import sys, torch; sys.exit(0 if torch.version.cuda else 1)" 2>/dev/null &&
+      ! python3 -c "import scikit_build_core" 2>/dev/null; then
+    echo "setup: installing scikit-build-core"
+    pip_install scikit-build-core || optional_missing scikit-build-core "torch operator tests" "$(reason)"
   fi
 
   # cuobjdump (and nvdisasm) read the shipped machine code for

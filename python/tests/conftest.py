@@ -1,8 +1,11 @@
 """Shared helpers for the Python tests.
 
-Two kinds of tests live here:
+Three kinds of tests live here:
 - no-GPU tests (test_make_submission.py): the generator's text; they need
   neither torch nor the compiled package and run in CI;
+- package tests without a GPU (test_torch_cpu.py): the operators on meta and
+  CPU tensors; they need torch and the installed package (built in CI against
+  a CUDA build of torch) but no device;
 - GPU tests (test_ops.py, test_leaderboard.py, test_submission_file.py): they
   need torch, an sm_90 device and the installed package (scripts/device_python.sh)
   and skip, saying why, when torch or the device is missing.
