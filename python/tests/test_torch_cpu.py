@@ -15,9 +15,7 @@ import pytest
 
 
 def _skip_reason() -> str | None:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("torch") is None:
         return "torch is not installed"
     if importlib.util.find_spec("tcgemm") is None:
         return "the tcgemm package is not installed (pip install --no-build-isolation . from the checkout)"
