@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of kernel time on the GPU machine: the working tree against a base
 # tree (a copy of an older commit, e.g. `git archive BASE | tar -x -C .base`,
-# carried to the machine), kernel by kernel, under Nsight Compute.
+# copied to the GPU machine with the tree), kernel by kernel, under Nsight Compute.
 #
 #   BASE=.base SUITE=matmul_v2 ROUNDS=2 scripts/device_ab.sh
 #
@@ -30,7 +30,7 @@ build() {  # build SOURCE_DIR: the CLI, in SOURCE_DIR/build-ab
     -DTCGEMM_BUILD_TOOLS=ON > "$OUT/build.log" 2>&1 &&
     cmake --build "$1/build-ab" -j "$JOBS" >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 }
-[[ -d $BASE ]] || { echo "device_ab.sh: no base tree at '$BASE' (carry it)"; exit 2; }
+[[ -d $BASE ]] || { echo "device_ab.sh: no base tree at '$BASE' (copy it there with the tree)"; exit 2; }
 build "$BASE"
 build .
 rm -f "$OUT/build.log"

@@ -11,7 +11,7 @@
 #   torch_SUITE.md     bench_torch.py: kernel time against torch.matmul, per suite
 #                      of TORCH_SUITES (default "matmul_v2 decode large"; "" skips)
 # The build folder (build-python/) and the compiled submission
-# (build-python/torch_extensions/) are reused while the machine stays warm.
+# (build-python/torch_extensions/) are reused by the next run on the same machine.
 # PYTHON picks the interpreter (default python3); PYTEST_ARGS adds pytest
 # arguments (e.g. "-k leaderboard"); BENCH_ARGS adds benchmark arguments.
 set -uo pipefail

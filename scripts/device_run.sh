@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build with all cores, run the tests
 # (GPU tests included), a correctness sweep, and the benchmarks. Results land
-# in $OUT (the device tool brings that folder back), at most 8 files:
+# in $OUT (set OUT to a folder to keep them), at most 8 files:
 #   env.txt        nvidia-smi, tcgemm info
 #   ctest.log      host, GPU and SASS tests (PREBUILT: the host and GPU test programs)
 #   check.log      tcgemm check (sweep against the reference and cuBLAS), then
@@ -22,12 +22,12 @@
 # adds arguments to every bench (e.g. "--configs all"). Each step is bounded by
 # STEP_TIMEOUT seconds (default 300), and a failing `check` (the quickest
 # sign of a broken or hanging kernel) stops the run before the long steps.
-# The build folder survives while the machine is warm.
+# A second run on the same machine reuses the build folder.
 #
 # PREBUILT=DIR runs binaries built elsewhere instead of configuring and
-# building here (about 6 of the device's minutes): scripts/stage_prebuilt.sh
+# building here (about 6 minutes of the GPU machine's time): scripts/stage_prebuilt.sh
 # copies libtcgemm, the CLI and the two test programs of a build into one
-# ignored folder, which the device call carries. The `test` step then runs
+# ignored folder, to be copied to the GPU machine with the tree. The `test` step then runs
 # the host and GPU test programs themselves (ctest's other entries need no
 # GPU and run in CI).
 set -uo pipefail
@@ -43,7 +43,7 @@ source scripts/env.sh
 { nvidia-smi; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv; } > "$OUT/env.txt" 2>&1
 PREBUILT=${PREBUILT:-}
 if [[ -n $PREBUILT ]]; then
-  [[ -x $PREBUILT/tcgemm ]] || { echo "device_run.sh: no staged build at '$PREBUILT' (scripts/stage_prebuilt.sh, then carry it)"; exit 2; }
+  [[ -x $PREBUILT/tcgemm ]] || { echo "device_run.sh: no staged build at '$PREBUILT' (scripts/stage_prebuilt.sh, then copy it to this machine)"; exit 2; }
   export LD_LIBRARY_PATH="$PWD/$PREBUILT${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   tcgemm="$PREBUILT/tcgemm"
   cat "$PREBUILT/STAGED" >> "$OUT/env.txt" 2>&1

@@ -2,12 +2,12 @@
 # Copies what scripts/device_run.sh runs with PREBUILT=DIR out of a build
 # (default build/) into DIR (default .scratch/prebuilt, ignored by git):
 # libtcgemm, the `tcgemm` CLI and the host and GPU test programs, plus a
-# STAGED note of the commit and whether the tree had changes. Carry DIR on
-# the device call:
+# STAGED note of the commit and whether the tree had changes. Copy DIR to
+# the GPU machine with the tree, and there:
 #
 #   ninja -C build tcgemm tools/tcgemm tests/tcgemm_host_tests tests/tcgemm_gpu_tests
 #   scripts/stage_prebuilt.sh build .scratch/prebuilt
-#   device: PREBUILT=.scratch/prebuilt STEPS="check test" scripts/device_run.sh  (carry .scratch/prebuilt)
+#   (on the GPU machine) PREBUILT=.scratch/prebuilt STEPS="check test" scripts/device_run.sh
 #
 # The build must target the device's architecture (-DTCGEMM_CUDA_ARCHS=90a
 # for the H200) and the binaries run against the device's CUDA runtime and

@@ -15,7 +15,7 @@ void add_bench_options(ArgParser& parser) {
                     true);
   parser.add_option("shape", "MxNxK", "a shape to time (C is M x N, inner dimension K); inputs uniform(-1,1)", true);
   parser.add_option("dtype", "f16|bf16|both", "element types (default f16)");
-  parser.add_option("layout", "NN|NT|TN|TT|all", "layouts, op_a then op_b, or a comma-separated list (default NN; NT for the model suites llm, decode and small)");
+  parser.add_option("layout", "NN|NT|TN|TT|all", "layouts, op_a then op_b, or a comma-separated list (default: NN for --shape and the suites matmul_v2, large and prefill8k; NT for the model suites llm, decode, small, rows and narrow)");
   parser.add_option("repeats", "R", "timed calls per backend per round (default 20)");
   parser.add_option("batch", "N",
                     "time every shape as a strided batch of N problems in one call (tcgemm's batched kernel "

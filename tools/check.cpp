@@ -329,7 +329,7 @@ void add_check_options(ArgParser& parser) {
   parser.add_option("streams", "S", "with --soak: concurrent host threads, one stream each (default 4)");
   parser.add_option("case", "\"m=.. n=.. k=.. f16 NT ...\"",
                     "one fuzz case as a failure prints it (edit it freely); inputs from --seed");
-  parser.add_flag("all-configs", "with --fuzz: also run every built-in configuration on each case (same bits)");
+  parser.add_flag("all-configs", "with --fuzz or --case: also run every built-in configuration on each case (same bits)");
   parser.add_option("activation", "none|relu|gelu|gelu_tanh|silu",
                     "run the sweep with the fused epilogue's activation (held to its own element-wise bound; no "
                     "cuBLAS comparison; calls no kernel takes are refused, as documented)");

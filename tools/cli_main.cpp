@@ -40,7 +40,7 @@ std::string main_usage() {
   std::string out =
       "usage: tcgemm <command> [options]\n"
       "       tcgemm <command> --help\n\n"
-      "Tensor-core GEMM for Hopper: C = alpha * op(A) @ op(B) + beta * C (fp16/bf16, fp32 accumulation).\n\n"
+      "Tensor-core GEMM for Hopper (sm_90a) and Blackwell (sm_100a): C = alpha * op(A) @ op(B) + beta * C (fp16/bf16, fp32 accumulation).\n\n"
       "commands:\n";
   for (const Command& c : kCommands) out += format("  %-7s %s\n", c.name, c.summary);
   out += "\n  --version  print the library version\n  --help     print this message\n\n"

@@ -212,8 +212,8 @@ inline constexpr int kTileWidths[] = {8,   16,  32,  40,  48,  64,  96,  112, 12
 // comes in steps of 8: a tile is 128 of C's columns by block_n of its rows,
 // stored transposed. For 129-640 rows of C against a wide B (one to four
 // tiles of tokens), where the 64- and 128-row steps of the other tiles
-// compute up to 384 rows (docs/PERF.md, "Swap-AB"), and for mid-size
-// products of more rows, where one wave of its tiles fits better than the
+// compute up to 63 or 127 rows past the tokens (384 rows for 257:
+// docs/PERF.md, "Swap-AB"), and for mid-size products of more rows, where one wave of its tiles fits better than the
 // other tiles' waves (docs/PERF.md, "Mid-size products"); its widths cut
 // those token counts finely (300 tokens in two tiles of 152, 200 in one of 200,
 // 520 in four of 136). 128 rows (two consumers), or 256 (136-160 wide: two m64
@@ -266,9 +266,9 @@ inline constexpr TileConfig kGroupedTileConfigs[] = {{128, 1, true}, {256, 1}, {
 // tile would hold twice the rows of A there are, and a tcgen05 MMA of 64
 // rows takes widths in steps of 8 from 8). The schedule says how clusters
 // get their tiles. The single-CTA widths follow the sm90 family's 64-row
-// ones: 40, 48 and 96 put N = 4608, 6144 and 12288 (at M <= 128) on one wave
-// of 116-128 tiles over a B200's 148 SMs instead of 72-96 tiles 64 or 128
-// wide, and 8 spreads a small N over 8 times its 8-column blocks of CTAs
+// ones: 40, 48 and 96 put N = 4608, 6144 and 12288 (at M <= 128; 40, built
+// 64 rows high only, at M <= 64) on one wave of 116-128 tiles over a
+// B200's 148 SMs instead of 72-96 tiles 64 or 128 wide, and 8 spreads a small N over 8 times its 8-column blocks of CTAs
 // (the narrower tile's gain carried over from the sm90 measurements, not
 // measured on sm100). Tiles whose CTA loads whole 64-column panels of B are
 // built for both layouts of B; 8, 16, 32, 40, 48 and 96 wide for B stored

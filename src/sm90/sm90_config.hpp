@@ -212,8 +212,8 @@ struct ConfigRequest {
 // by how well each tile keeps the tensor cores fed (narrower tiles move more
 // operand bytes per FLOP: 128x64 moves 2.5x what 128x256 does) and, for the
 // ping-pong 128x128, by how much epilogue it hides (more at short K). For
-// 129-176, 193-224 and 257-320 rows of C against a wide B (A and B K-major,
-// no batch), and up to 640 where it computes 10% fewer rows than the
+// 129-176, 193-224 and 257-320 rows of C against a wide B (A K-major, B
+// either way, no batch), and up to 640 where it computes 10% fewer rows than the
 // 128-row tiles, the swapped kernel (swap_ab) where its grid fills the SMs,
 // 128 or 256 rows of B (the tall swapped tiles) a tile.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
@@ -243,7 +243,7 @@ Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, in
 const TileConfig* grouped_tile_config(int block_n, int block_m, bool pingpong);
 
 // "128x256x64, 4 stages[, cluster 2x1 (B multicast)][, cluster 1x2 (A
-// multicast)][, ping-pong]": for plans and tables.
+// multicast)][, ping-pong][, swapped (C^T = B^T A^T)]": for plans and tables.
 std::string describe(const KernelConfig& config);
 
 }  // namespace tcgemm::sm90

@@ -30,8 +30,8 @@ std::string check_grouped_options(const GemmArgs& args, const Options& options);
 std::string check_options(const Options& options);
 
 // Empty when the configuration `options` force is built for the call's
-// layout (widths 8 and 40: B K-major only; block_m 8 and swap_ab: A and B
-// K-major only); otherwise why not.
+// layout (widths 8 and 40: B K-major only; block_m 8: A and B K-major only;
+// swap_ab: A K-major only); otherwise why not.
 std::string check_layout(const GemmArgs& args, const Options& options);
 
 // "sm90_gemm_persistent<f16,NT,128x256x64, 4 stages>": the name of the kernel
