@@ -16,6 +16,10 @@
 #   swapnn.txt/json (step "swapnn") the swapped kernel's configurations on the
 #                  mid-size products with B stored K x N (NN), beside the
 #                  automatic choice: the data for its NN factor
+#   shortk.txt/json (step "shortk") every configuration on products the
+#                  swapped kernel takes at 129-640 rows, at a short K (1024,
+#                  2048), both layouts of B: whether its rule, fitted at K =
+#                  4096-8192, holds there
 #   smcount.txt    (step "smcount") the large suite (bf16) on at most 124 and
 #                  116 SMs (--sm-count): what bounding a product costs
 # STEPS (default "check test large mv2") picks the parts, in order; BENCH_ARGS
@@ -94,6 +98,13 @@ for step in $STEPS; do
            timeout "$STEP_TIMEOUT" "$tcgemm" bench "${shapes[@]}" --layout NN --dtype bf16 --configs all \
              --only swap_ab --rounds 2 --json "$OUT/swapnn.json" $BENCH_ARGS > "$OUT/swapnn.txt" 2>&1 || status=1
            tail -40 "$OUT/swapnn.txt" ;;
+    shortk)
+           shapes=()
+           for s in 200x57344x1024 200x14336x1024 160x14336x1024 300x28672x1024 520x11008x1024 \
+                    200x57344x2048 300x14336x2048 520x4096x2048; do shapes+=(--shape "$s"); done
+           timeout "$STEP_TIMEOUT" "$tcgemm" bench "${shapes[@]}" --layout NT,NN --dtype bf16 --configs all \
+             --rounds 2 --json "$OUT/shortk.json" $BENCH_ARGS > "$OUT/shortk.txt" 2>&1 || status=1
+           sed -n '/heuristic vs best/,$p' "$OUT/shortk.txt" ;;
     smcount)
            for sms in 124 116; do
              timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite large --dtype bf16 --sm-count "$sms" $BENCH_ARGS \
