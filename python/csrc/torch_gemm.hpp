@@ -19,6 +19,7 @@
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
@@ -255,12 +256,19 @@ inline Options sm_bound(int64_t sm_count) {
   return o;
 }
 
-// A call that writes a caller's tensor bumps its version counter first, as
-// torch's in-place operators do: autograd then refuses a backward that needs
-// the values it overwrote, and an inference tensor is refused outside
-// inference_mode, before anything is written. (No ADInplaceOrView kernel
-// would: the autograd fallback of an operator without a derivative dispatches
-// below that key.)
+// A call that writes a caller's tensor bumps its version counter once the
+// library has taken the call, as torch's in-place operators do after they
+// write: autograd then refuses a backward that needs the values it
+// overwrote. A refused call changes nothing, its version included. (No
+// ADInplaceOrView kernel would bump it: the autograd fallback of an operator
+// without a derivative dispatches below that key.) An inference tensor,
+// whose version cannot change outside inference_mode, is refused there by
+// writable() before anything runs, with torch's own words.
+inline void writable(const at::Tensor& out) {
+  TORCH_CHECK(!out.is_inference() || c10::InferenceMode::is_enabled(),
+              "Inplace update to inference tensor outside InferenceMode is not allowed (tcgemm writes out in "
+              "place); make a clone of it to get a normal tensor first");
+}
 inline void mark_written(const at::Tensor& out) { out.unsafeGetTensorImpl()->bump_version(); }
 
 // out = alpha * a @ b + beta * out, on at most sm_count SMs (0: all).
@@ -269,8 +277,9 @@ inline void mm_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& o
   const Options options = sm_bound(sm_count);
   check_tensors(a, b, &out);
   const Call c = make_call(a, b, out, alpha, beta);
-  mark_written(out);
+  writable(out);
   run(c, options);
+  mark_written(out);
 }
 
 // alpha * a @ b into a new row-major tensor.
@@ -458,8 +467,9 @@ void run_linear(const at::Tensor& x2, const at::Tensor& weight, const std::optio
     c = make_call(xp, wp.t(), out2, 1.0, 0.0);
     fuse(c);
   }
-  if (caller_out) mark_written(out2);
+  if (caller_out) writable(out2);
   run(c, options);
+  if (caller_out) mark_written(out2);
 }
 
 // " (x: ..., weight: ..., bias: ..., out: ...)": a linear call as messages show it.

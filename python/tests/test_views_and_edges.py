@@ -460,6 +460,7 @@ def test_out_refusals_write_nothing() -> None:
     out = torch.full((64, 96), NAN, **bf16)
     buffers = [pitched, flat, row, out]
     before = [bits(t) for t in buffers]
+    versions = [t._version for t in buffers]
     lin = torch.ops.tcgemm.linear_out
     cases = [
         # A fused call (bias or activation) needs tcgemm's kernels, whose stores need out's rows 16 bytes apart
@@ -480,8 +481,10 @@ def test_out_refusals_write_nothing() -> None:
             call()
         out.requires_grad_(False)
         torch.cuda.synchronize()
-        for t, was in zip(buffers, before):
+        for t, was, version in zip(buffers, before, versions):
             assert torch.equal(bits(t), was), f"refused call {i} ({match}) wrote to an output"
+            # Nothing written, nothing for autograd to see: the version counter is as it was.
+            assert t._version == version, f"refused call {i} ({match}) bumped the version of an output"
     # The same outputs without a bias or activation: the plain call runs (on cuBLAS) and writes exactly them.
     want = (x.double() @ w.double().t()).to(torch.bfloat16)
     lin(x, w, None, 0, pitched[:, :96])
