@@ -235,6 +235,25 @@ def test_matmul_out_at_odd_offsets_and_pitches(dtype) -> None:
     assert rows[1, :3].isnan().all() and rows[1, 3 + n:].isnan().all()
 
 
+def test_out_beside_a_copied_operand_in_one_buffer() -> None:
+    # One buffer holds a strided operand (every other column of its left half: copied before the call)
+    # and out (its right half). Their byte spans meet, their elements do not, and the copy is read before
+    # anything is written: taken, as torch's out= takes it, with the bits of the call on a contiguous copy.
+    # An operand read in place whose elements do meet out's is refused.
+    dtype = torch.bfloat16
+    buf = rand(64, 192, dtype=dtype, seed=31, ints=True)
+    b = rand(64, 48, dtype=dtype, seed=32, ints=True)
+    a, out = buf[:, 0:128:2], buf[:, 128:176]
+    left = buf[:, :128].clone()
+    plan = tcgemm.plan(a, b, out=out)
+    assert plan.status == "ok" and "copied a" in plan.layout, plan
+    want = tcgemm.matmul(a.contiguous(), b)
+    tcgemm.matmul(a, b, out=out)
+    assert torch.equal(out, want) and torch.equal(buf[:, :128], left)
+    with pytest.raises(ValueError, match="out overlaps a"):
+        tcgemm.matmul(buf[:, 100:164], b, out=out)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
 def test_alpha_zero_reads_neither_operand(dtype) -> None:
     # tcgemm.hpp: K == 0 or alpha == 0 -> C = beta * C; A and B are not read, so NaN or Inf in them does
