@@ -261,7 +261,9 @@ TORCH_LIBRARY(tcgemm, m) {
   m.def("info() -> str[]", &info);
 }
 
-TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) {
+namespace {
+// The kernels of the CUDA key, registered for CPU too (see the top).
+void register_kernels(torch::Library& m) {
   m.impl("bmm", &bmm);
   m.impl("grouped_mm", &grouped_mm);
   m.impl("linear", &linear);
@@ -270,16 +272,10 @@ TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) {
   m.impl("mm_out", &mm_out);
   m.impl("plan", &plan);
 }
+}  // namespace
 
-TORCH_LIBRARY_IMPL(tcgemm, CPU, m) {
-  m.impl("bmm", &bmm);
-  m.impl("grouped_mm", &grouped_mm);
-  m.impl("linear", &linear);
-  m.impl("linear_out", &linear_out);
-  m.impl("mm", &mm);
-  m.impl("mm_out", &mm_out);
-  m.impl("plan", &plan);
-}
+TORCH_LIBRARY_IMPL(tcgemm, CUDA, m) { register_kernels(m); }
+TORCH_LIBRARY_IMPL(tcgemm, CPU, m) { register_kernels(m); }
 
 TORCH_LIBRARY_IMPL(tcgemm, Autograd, m) {
   m.impl("bmm", &bmm_autograd);
