@@ -1,6 +1,6 @@
 """The torch operators where no GPU is needed: their fake (meta)
 implementations, their autograd formulas as torch.compile traces them (with
-dynamic sizes), and the refusal of CPU tensors. Meta tensors carry shapes,
+dynamic sizes), torch.export, and the refusal of CPU tensors. Meta tensors carry shapes,
 strides and dtypes but no data, so every call here runs the same Python and
 C++ code a CUDA call runs, up to the kernel. Needs torch and the installed
 package, not a device: scripts/test.sh builds the package wherever torch is a
@@ -205,3 +205,25 @@ def test_patch_linear_round_trip_on_a_cpu_model() -> None:
     assert model[0].weight is originals[0].weight
     tcgemm.unpatch_linear(model)
     assert all(now is before for now, before in zip(model, originals))
+
+
+def test_export_keeps_the_operators_with_a_dynamic_batch() -> None:
+    # torch.export (the path to AOTInductor and other deployments): the operators stay in the exported
+    # graph as themselves, with the batch a symbol, and the exported program runs at another batch.
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.up = torch.nn.Linear(64, 128, dtype=BF16, device=META)
+            self.down = torch.nn.Linear(128, 32, dtype=BF16, device=META)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h = tcgemm.linear(x, self.up.weight, self.up.bias, "gelu")
+            scores = tcgemm.bmm(x[None], self.up.weight.t()[None])[0]
+            return tcgemm.linear(h, self.down.weight) + tcgemm.matmul(scores, self.down.weight.t())
+
+    batch = torch.export.Dim("batch", min=2)
+    program = torch.export.export(Block(), (meta(17, 64),), dynamic_shapes={"x": {0: batch}})
+    targets = [str(node.target) for node in program.graph.nodes if node.op == "call_function"]
+    for op in ("tcgemm.linear.default", "tcgemm.bmm.default", "tcgemm.mm.default"):
+        assert op in targets, targets
+    assert program.module()(meta(5, 64)).shape == (5, 32)
