@@ -178,35 +178,6 @@ def test_compile_trains_matmul_with_dynamic_rows() -> None:
     _compiled_once(step, (9, 40, 3), lambda x: torch._dynamo.mark_dynamic(x, 0))
 
 
-def test_nn_linear_is_torchs_in_state_and_falls_back_on_cpu() -> None:
-    # Same parameters and state_dict keys as torch.nn.Linear; a float32 CPU
-    # input is not for tcgemm and runs torch's linear (with its activation), warning once.
-    torch.manual_seed(0)
-    ref = torch.nn.Linear(16, 8)
-    layer = tcgemm.nn.Linear.from_linear(ref, activation="relu")
-    assert list(layer.state_dict()) == list(ref.state_dict())
-    assert layer.weight is ref.weight and layer.bias is ref.bias
-    x = torch.randn(4, 16)
-    with pytest.warns(UserWarning, match="not for tcgemm"):
-        y = layer(x)
-    assert torch.equal(y, torch.relu(ref(x)))
-    layer(x)
-    assert layer.fallbacks == 2
-
-
-def test_patch_linear_round_trip_on_a_cpu_model() -> None:
-    # patch_linear swaps the Linears (fusing the ReLU that follows one inside
-    # a Sequential), unpatch_linear puts back the very same modules.
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
-    originals = list(model)
-    tcgemm.patch_linear(model)
-    assert [type(m) for m in model] == [tcgemm.nn.Linear, torch.nn.Identity, tcgemm.nn.Linear]
-    assert model[0].activation == "relu" and model[2].activation is None
-    assert model[0].weight is originals[0].weight
-    tcgemm.unpatch_linear(model)
-    assert all(now is before for now, before in zip(model, originals))
-
-
 def test_export_keeps_the_operators_with_a_dynamic_batch() -> None:
     # torch.export (the path to AOTInductor and other deployments): the operators stay in the exported
     # graph as themselves, with the batch a symbol, and the exported program runs at another batch.
