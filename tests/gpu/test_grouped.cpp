@@ -80,7 +80,10 @@ struct GroupedProblem {
     std::string s = std::string("dtype=") + to_string(dtype) + " layout=N" + to_string(op_b) + " m=" +
                     std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " fill=" +
                     to_string(fill) + " ends=";
-    for (size_t g = 0; g < ends.size(); ++g) s += (g ? "," : "") + std::to_string(ends[g]);
+    for (size_t g = 0; g < ends.size(); ++g) {
+      if (g > 0) s += ',';
+      s += std::to_string(ends[g]);
+    }
     return s;
   }
 

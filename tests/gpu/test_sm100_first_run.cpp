@@ -159,7 +159,7 @@ void check_case(const GemmCase& gc, const Sm100Config& config, uint64_t c_seed =
   const Plan p = run_watched(prob.args(prob.c()), config, what);
   TCGEMM_ASSERT_OK(p, what);
   EXPECT_EQ(p.backend, Backend::sm100) << p.reason;
-  EXPECT_NE(p.kernel.find("," + std::to_string(config.cta_rows * config.cta_group) + "x" +
+  EXPECT_NE(p.kernel.find(std::string(",") + std::to_string(config.cta_rows * config.cta_group) + "x" +
                           std::to_string(config.block_n) + "x"),
             std::string::npos)
       << p.kernel;

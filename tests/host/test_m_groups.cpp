@@ -28,7 +28,10 @@ std::vector<int> slot_table(const MGroups& groups, int block_m) {
 
 std::string describe(const std::vector<int32_t>& ends, int m, int block_m) {
   std::string s = "m=" + std::to_string(m) + " block_m=" + std::to_string(block_m) + " ends=";
-  for (size_t g = 0; g < ends.size(); ++g) s += (g ? "," : "") + std::to_string(ends[g]);
+  for (size_t g = 0; g < ends.size(); ++g) {
+    if (g > 0) s += ',';
+    s += std::to_string(ends[g]);
+  }
   return s;
 }
 
