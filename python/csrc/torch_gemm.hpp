@@ -269,7 +269,8 @@ inline Options sm_bound(int64_t sm_count) {
 // whose version cannot change outside inference_mode, is refused there by
 // writable() before anything runs, with torch's own words.
 inline void writable(const at::Tensor& out) {
-  TORCH_CHECK(!out.is_inference() || c10::InferenceMode::is_enabled(),
+  // (The condition of the version counter's own bump: an inference tensor has none.)
+  TORCH_CHECK(out.unsafeGetTensorImpl()->version_counter().enabled() || c10::InferenceMode::is_enabled(),
               "Inplace update to inference tensor outside InferenceMode is not allowed (tcgemm writes out in "
               "place); make a clone of it to get a normal tensor first");
 }
