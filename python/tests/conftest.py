@@ -81,3 +81,32 @@ def capture_graph(fn: Callable[[], object], mode: str, warm_up: bool = True) -> 
         fn()
     torch.cuda.synchronize()
     return graph
+
+
+def c_abi() -> Any:
+    """The installed package's libtcgemm through ctypes, with the C ABI's
+    signatures (include/tcgemm/tcgemm.h) declared: tcgemm_gemm,
+    tcgemm_gemm_epilogue, tcgemm_gemm_strided_batched, tcgemm_gemm_m_grouped
+    and tcgemm_last_error."""
+    import ctypes
+
+    import tcgemm
+
+    lib_dir = Path(tcgemm.__file__).resolve().parent
+    candidates = sorted(lib_dir.glob("libtcgemm.so*"))
+    assert candidates, f"no libtcgemm.so in {lib_dir}"
+    lib = ctypes.CDLL(str(candidates[0]))
+    i, i64, f, p = ctypes.c_int, ctypes.c_int64, ctypes.c_float, ctypes.c_void_p
+    signatures = {
+        "tcgemm_gemm": [i, i, i, i64, i64, i64, f, p, i64, p, i64, f, p, i64, p],
+        "tcgemm_gemm_epilogue": [i, i, i, i64, i64, i64, f, p, i64, p, i64, f, p, i64, p, i, i, p],
+        "tcgemm_gemm_strided_batched": [i, i, i, i64, i64, i64, f, p, i64, i64, p, i64, i64, f, p, i64, i64, i64, p],
+        "tcgemm_gemm_m_grouped": [i, i, i64, i64, i64, f, p, i64, p, i64, i64, f, p, i64, p, i64, p],
+    }
+    for name, argtypes in signatures.items():
+        fn = getattr(lib, name)
+        fn.argtypes = argtypes
+        fn.restype = i
+    lib.tcgemm_last_error.argtypes = []
+    lib.tcgemm_last_error.restype = ctypes.c_char_p
+    return lib

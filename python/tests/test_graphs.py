@@ -10,12 +10,11 @@ Skipped without torch or such a GPU.
 from __future__ import annotations
 
 import ctypes
-from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from conftest import capture_graph as capture, gpu_skip_reason
+from conftest import c_abi, capture_graph as capture, gpu_skip_reason
 
 _skip = gpu_skip_reason()
 if _skip:
@@ -129,22 +128,9 @@ def test_first_call_inside_the_capture(mode: str) -> None:
     assert torch.equal(out, want)
 
 
-def _c_abi() -> ctypes.CDLL:
-    lib_dir = Path(tcgemm.__file__).resolve().parent
-    candidates = sorted(lib_dir.glob("libtcgemm.so*"))
-    assert candidates, f"no libtcgemm.so in {lib_dir}"
-    lib = ctypes.CDLL(str(candidates[0]))
-    lib.tcgemm_gemm.restype = ctypes.c_int
-    lib.tcgemm_gemm.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64,
-                                ctypes.c_int64, ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                                ctypes.c_int64, ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
-    lib.tcgemm_last_error.restype = ctypes.c_char_p
-    return lib
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_c_abi_through_ctypes(mode: str) -> None:
-    lib = _c_abi()
+    lib = c_abi()
     m, n, k = 64, 4096, 1024
     x = randn_(torch.empty(m, k, device="cuda", dtype=torch.bfloat16), 3)
     w = randn_(torch.empty(n, k, device="cuda", dtype=torch.bfloat16), 4)  # nn.Linear's weight: op_b = T

@@ -19,12 +19,11 @@ from __future__ import annotations
 import ctypes
 import re
 import threading
-from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from conftest import gpu_skip_reason, rand
+from conftest import c_abi, gpu_skip_reason, rand
 
 _skip = gpu_skip_reason()
 if _skip:
@@ -715,63 +714,62 @@ def test_compile_key_length_marked_dynamic_bmm() -> None:
     torch._dynamo.reset()
 
 
+def _trains_compiled_as_eager(fn, sizes, make, mark) -> None:
+    """For each size, make(size, step) gives (inputs, grad, params); fn compiled (aot_eager, fullgraph: the
+    dynamic-shape tracing is inductor's, and no kernels are generated) and fn eager each run on fresh copies
+    of the inputs that require grad (the first compiled call's marked dynamic by mark) and backward from grad.
+    Outputs and every gradient equal bit for bit (small integers: exact), and one graph serves every size."""
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(fn, backend="aot_eager", fullgraph=True)
+    for step, size in enumerate(sizes):
+        inputs, grad, params = make(size, step)
+        results = []
+        for f in (compiled, fn):
+            copies = [t.clone().requires_grad_() for t in inputs]
+            if step == 0 and f is compiled:
+                mark(*copies)
+            for p in params:
+                p.grad = None
+            y = f(*copies)
+            y.backward(grad)
+            results.append((y.detach(), *[t.grad for t in copies], *[p.grad for p in params]))
+        for got, want in zip(*results):
+            assert torch.equal(got, want), size
+    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
+    torch._dynamo.reset()
+
+
 def test_compile_rows_marked_dynamic_training_step() -> None:
-    # A training step whose batch size varies, as F.linear's compiles: the number of rows marked dynamic,
-    # parameters that require grad, forward and backward traced once for every number of rows >= 2.
-    # (The aot_eager backend: the dynamic-shape tracing is the same as inductor's, and no kernels are
-    # generated.) Small integers: the gradients are exact, so compiled and eager agree bit for bit.
+    # A training step whose batch size varies, as F.linear's compiles: the rows marked dynamic, parameters
+    # that require grad, forward and backward traced once for every number of rows >= 2.
     dtype = torch.bfloat16
     w = rand(32, 64, dtype=dtype, seed=181, ints=True).requires_grad_()
     b = rand(32, dtype=torch.float32, seed=182, ints=True).requires_grad_()
 
-    def layer(x: torch.Tensor) -> torch.Tensor:
-        return tcgemm.linear(x, w, b, "relu")
-
-    torch._dynamo.reset()
-    counters.clear()
-    compiled = torch.compile(layer, backend="aot_eager", fullgraph=True)
-    for step, m in enumerate((17, 5, 33, 2)):
+    def make(m: int, step: int):
         x = rand(m, 64, dtype=dtype, seed=183 + step, ints=True)
-        grad = rand(m, 32, dtype=dtype, seed=190 + step, ints=True)
-        results = []
-        for fn in (compiled, layer):
-            xx = x.clone().requires_grad_()
-            if step == 0 and fn is compiled:
-                torch._dynamo.mark_dynamic(xx, 0)
-            w.grad = b.grad = None
-            y = fn(xx)
-            y.backward(grad)
-            results.append((y.detach(), xx.grad, w.grad, b.grad))
-        for got, want in zip(*results):
-            assert torch.equal(got, want), m
-    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
-    torch._dynamo.reset()
+        return [x], rand(m, 32, dtype=dtype, seed=190 + step, ints=True), [w, b]
+
+    _trains_compiled_as_eager(lambda x: tcgemm.linear(x, w, b, "relu"), (17, 5, 33, 2), make,
+                              lambda x: torch._dynamo.mark_dynamic(x, 0))
 
 
 def test_compile_batch_marked_dynamic_bmm_training_step() -> None:
     # As above for bmm, as torch.bmm compiles: the batch (heads x sequences) marked dynamic, both operands
-    # requiring grad, one traced graph for every batch >= 2, compiled and eager bit for bit.
+    # requiring grad.
     dtype = torch.bfloat16
-    torch._dynamo.reset()
-    counters.clear()
-    compiled = torch.compile(tcgemm.bmm, backend="aot_eager", fullgraph=True)
-    for step, batch in enumerate((6, 3, 10, 2)):
+
+    def make(batch: int, step: int):
         a = rand(batch, 16, 32, dtype=dtype, seed=251 + step, ints=True)
         b = rand(batch, 32, 24, dtype=dtype, seed=261 + step, ints=True)
-        grad = rand(batch, 16, 24, dtype=dtype, seed=271 + step, ints=True)
-        results = []
-        for fn in (compiled, tcgemm.bmm):
-            aa, bb = a.clone().requires_grad_(), b.clone().requires_grad_()
-            if step == 0 and fn is compiled:
-                torch._dynamo.mark_dynamic(aa, 0)
-                torch._dynamo.mark_dynamic(bb, 0)
-            y = fn(aa, bb)
-            y.backward(grad)
-            results.append((y.detach(), aa.grad, bb.grad))
-        for got, want in zip(*results):
-            assert torch.equal(got, want), batch
-    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
-    torch._dynamo.reset()
+        return [a, b], rand(batch, 16, 24, dtype=dtype, seed=271 + step, ints=True), []
+
+    def mark(a: torch.Tensor, b: torch.Tensor) -> None:
+        torch._dynamo.mark_dynamic(a, 0)
+        torch._dynamo.mark_dynamic(b, 0)
+
+    _trains_compiled_as_eager(tcgemm.bmm, (6, 3, 10, 2), make, mark)
 
 
 def test_cuda_graphs_per_batch_size_share_one_pool() -> None:
@@ -841,31 +839,8 @@ def test_decode_shapes_4096_against_float64(dtype) -> None:
 # The C ABI through ctypes
 # ---------------------------------------------------------------------------------------------------------------
 
-_I, _L, _F, _P = ctypes.c_int, ctypes.c_int64, ctypes.c_float, ctypes.c_void_p
-
-
-def _c_abi() -> ctypes.CDLL:
-    lib_dir = Path(tcgemm.__file__).resolve().parent
-    candidates = sorted(lib_dir.glob("libtcgemm.so*"))
-    assert candidates, f"no libtcgemm.so in {lib_dir}"
-    lib = ctypes.CDLL(str(candidates[0]))
-    signatures = {
-        "tcgemm_gemm": [_I, _I, _I, _L, _L, _L, _F, _P, _L, _P, _L, _F, _P, _L, _P],
-        "tcgemm_gemm_epilogue": [_I, _I, _I, _L, _L, _L, _F, _P, _L, _P, _L, _F, _P, _L, _P, _I, _I, _P],
-        "tcgemm_gemm_strided_batched": [_I, _I, _I, _L, _L, _L, _F, _P, _L, _L, _P, _L, _L, _F, _P, _L, _L, _L, _P],
-        "tcgemm_gemm_m_grouped": [_I, _I, _L, _L, _L, _F, _P, _L, _P, _L, _L, _F, _P, _L, _P, _L, _P],
-    }
-    for name, argtypes in signatures.items():
-        fn = getattr(lib, name)
-        fn.argtypes = argtypes
-        fn.restype = _I
-    lib.tcgemm_last_error.argtypes = []
-    lib.tcgemm_last_error.restype = ctypes.c_char_p
-    return lib
-
-
 def test_c_abi_epilogue_and_batch_give_the_operators_bits() -> None:
-    lib = _c_abi()
+    lib = c_abi()
     stream = torch.cuda.current_stream().cuda_stream
     m, n, k = 24, 256, 512
     x = rand(m, k, dtype=torch.bfloat16, seed=231)
@@ -889,7 +864,7 @@ def test_c_abi_epilogue_and_batch_give_the_operators_bits() -> None:
 
 
 def test_c_abi_refusals_write_nothing_and_keep_their_reason_per_thread() -> None:
-    lib = _c_abi()
+    lib = c_abi()
     stream = torch.cuda.current_stream().cuda_stream
     m, n, k = 32, 48, 64
     a = rand(m, k, dtype=torch.float16, seed=241)
