@@ -42,7 +42,7 @@ std::vector<KernelVariant> builtin_variants(Backend family) {
       v.label = "block_n=" + std::to_string(tc.block_n) + " cluster_m=" + std::to_string(tc.cluster_m) +
                 (tc.pingpong ? " pingpong" : "") + (tc.block_m != 128 ? " block_m=" + std::to_string(tc.block_m) : "") +
                 (tc.cluster_n != 1 ? " cluster_n=" + std::to_string(tc.cluster_n) : "") + (tc.swap_ab ? " swap_ab" : "");
-      v.in_name = {"," + std::to_string(tc.block_m) + "x" + std::to_string(tc.block_n) + "x"};
+      v.in_name = {std::string(",") + std::to_string(tc.block_m) + "x" + std::to_string(tc.block_n) + "x"};
       // (The layouts the kernel is built for: builds_for_layout, as dispatch asks.)
       v.b_k_major_only = !sm90::builds_for_layout(tc.block_m, tc.block_n, true, false, tc.swap_ab);
       v.a_k_major_only = !sm90::builds_for_layout(tc.block_m, tc.block_n, false, true, tc.swap_ab);
@@ -96,7 +96,7 @@ std::vector<KernelVariant> grouped_variants(Backend family) {
       o.cluster_m = t.cluster_m;
       o.pingpong = t.pingpong;
       add(o, "grouped " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + (t.pingpong ? " pingpong" : ""),
-          "," + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + "x");
+          std::string(",") + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + "x");
     }
   } else if (family == Backend::sm100) {
     for (const int w : kSm100GroupedWidths) {

@@ -122,7 +122,10 @@ support::ElementwiseStats elementwise_groups(const GemmArgs& g, const std::vecto
 
 std::string join_ints(const std::vector<int32_t>& v) {
   std::string out;
-  for (const int32_t x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  for (const int32_t x : v) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(x);
+  }
   return out;
 }
 

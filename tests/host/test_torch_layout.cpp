@@ -58,8 +58,8 @@ bool representable(int64_t rows, int64_t cols, int64_t s0, int64_t s1, bool n_on
 }
 
 std::string name(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
-  return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "] strides [" + std::to_string(s0) + ", " +
-         std::to_string(s1) + "]";
+  return std::string("[") + std::to_string(rows) + ", " + std::to_string(cols) + "] strides [" +
+         std::to_string(s0) + ", " + std::to_string(s1) + "]";
 }
 
 TEST(TorchLayout, OperandsAreAddressedExactlyOrCopied) {
