@@ -178,6 +178,31 @@ def test_compile_trains_matmul_with_dynamic_rows() -> None:
     _compiled_once(step, (9, 40, 3), lambda x: torch._dynamo.mark_dynamic(x, 0))
 
 
+def test_compile_in_place_and_grouped_with_dynamic_rows() -> None:
+    # Inference steps whose rows change: the in-place operators (functionalized by torch.compile) into a
+    # buffer of those rows, and the M-grouped product; one graph each for every number of rows >= 2.
+    w = meta(64, 48)
+    experts, offs = meta(4, 64, 48), torch.empty(4, dtype=torch.int32, device=META)
+
+    def in_place(x: torch.Tensor) -> torch.Tensor:
+        out = x.new_empty(x.shape[0], 48)
+        tcgemm.matmul(x, w, out=out)
+        torch.ops.tcgemm.linear_out(x, w.t(), None, 1, out)
+        return out
+
+    for fn in (in_place, lambda x: tcgemm.grouped_mm(x, experts, offs)):
+        compiled = torch.compile(fn, backend="aot_eager", fullgraph=True)
+
+        def step(rows: int, mark) -> None:
+            x = meta(rows, 64)
+            if mark is not None:
+                mark(x)
+            with torch.no_grad():
+                assert (compiled if mark is not None else fn)(x).shape == (rows, 48)
+
+        _compiled_once(step, (17, 5, 33), lambda x: torch._dynamo.mark_dynamic(x, 0))
+
+
 def test_export_keeps_the_operators_with_a_dynamic_batch() -> None:
     # torch.export (the path to AOTInductor and other deployments): the operators stay in the exported
     # graph as themselves, with the batch a symbol, and the exported program runs at another batch.
