@@ -160,9 +160,9 @@ inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Te
       // kernel never reads the memory it writes.
       const at::Tensor& t = *tensors[i];
       const at::MemOverlapStatus overlap = at::get_overlap_status(*out, t);
-      const bool copied = operand_layout(t.size(0), t.size(1), t.stride(0), t.stride(1)).copy;
+      const auto copied = [&] { return operand_layout(t.size(0), t.size(1), t.stride(0), t.stride(1)).copy; };
       const bool overlapping = overlap == at::MemOverlapStatus::Full || overlap == at::MemOverlapStatus::Partial ||
-                               (overlap == at::MemOverlapStatus::TooHard && !copied && may_overlap(*out, t));
+                               (overlap == at::MemOverlapStatus::TooHard && !copied() && may_overlap(*out, t));
       TCGEMM_REFUSE(ValueError, !overlapping,
                     std::string("tcgemm: out overlaps ") + names[i] +
                         " in memory; results would depend on the order of writes" + call());
