@@ -188,6 +188,10 @@ TEST(MGroups, ValidationNamesWhatIsWrong) {
       {"overflows 64-bit", [](GemmArgs& g) { g.stride_b = int64_t{1} << 62; }},
       {"group_ends is a null pointer", [](GemmArgs& g) { g.group_ends = nullptr; }},
       {"4-byte", [](GemmArgs& g) { g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x40002}); }},
+      // Every tile reads the ends while others store C: not inside C (its 100 rows of 64 from 0x30000).
+      {"C overlaps group_ends", [](GemmArgs& g) { g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x30080}); }},
+      {"C overlaps group_ends",
+       [](GemmArgs& g) { g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x30000 + 99 * 128 + 120}); }},
   };
   for (const auto& c : cases) {
     GemmArgs g = grouped_args();
@@ -196,6 +200,15 @@ TEST(MGroups, ValidationNamesWhatIsWrong) {
     EXPECT_NE(why.find(c.says), std::string::npos) << c.says << ": " << why;
     EXPECT_NE(why.find("groups="), std::string::npos) << "the case is described: " << why;
   }
+  // The ends right after C's last element, or in the gap of a C whose rows are apart: accepted.
+  GemmArgs g = grouped_args();
+  g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x30000 + 100 * 128});
+  EXPECT_EQ(check_args(g), "");
+  g.ldc = 72;
+  g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x30000 + 64 * 2});
+  EXPECT_EQ(check_args(g), "");
+  g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x30000 + 64 * 2 + 4});  // 4 ends, 16 bytes: row 1's first
+  EXPECT_NE(check_args(g).find("C overlaps group_ends"), std::string::npos);
 }
 
 }  // namespace

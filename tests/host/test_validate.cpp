@@ -390,6 +390,26 @@ TEST(CheckArgs, CApartFromAAndB) {
   g = valid_args();
   g.bias = static_cast<const char*>(g.c) + 6;
   expect_rejected(g, {"C overlaps the bias in memory"});
+  // ... on any row of a tall C whose pitch is not the bias's: the bias's one
+  // row is walked, not C's (once C's rows were, and the budget of 4096
+  // missed it past C's 4096th). C's rows hold 64 elements 136 apart, so a
+  // bias of 64 fits between two of them.
+  g = valid_args();
+  g.m = 8192;
+  g.n = g.ldb = 64;
+  g.ldc = 136;
+  g.a = reinterpret_cast<const void*>(uintptr_t{1} << 32);
+  g.b = reinterpret_cast<const void*>(uintptr_t{1} << 33);
+  g.activation = Activation::relu;
+  const auto bias_at = [&](int64_t element) { return static_cast<const char*>(g.c) + element * 2; };
+  for (const int64_t row : {0, 100, 4000, 4100, 6000, 8191}) {
+    g.bias = bias_at(row * 136);
+    expect_rejected(g, {"C overlaps the bias in memory"});
+    g.bias = bias_at(row * 136 + 63);  // on the row's last element
+    expect_rejected(g, {"C overlaps the bias in memory"});
+    g.bias = bias_at(row * 136 + 64);  // in the gap after it
+    expect_accepted(g);
+  }
 }
 
 TEST(CheckArgs, BatchedCApartFromAAndB) {
@@ -445,12 +465,14 @@ TEST(CheckArgs, OverlapAgreesWithEveryByte) {
   int refused = 0, accepted = 0;
   for (int trial = 0; trial < 20000; ++trial) {
     GemmArgs g;
-    g.op_a = Op::N;
+    // (op_a T: A stored K x M, other row counts than C's.)
+    g.op_a = draw(0, 1) ? Op::N : Op::T;
     g.op_b = Op::N;
     g.m = draw(1, 6);
     g.n = draw(1, 6);
     g.k = draw(1, 6);
-    g.lda = g.k + draw(0, 6);
+    const int64_t a_rows = g.op_a == Op::N ? g.m : g.k, a_cols = g.op_a == Op::N ? g.k : g.m;
+    g.lda = a_cols + draw(0, 6);
     g.ldb = g.n;
     g.ldc = g.n + draw(0, 6);
     g.batch = draw(0, 2) == 0 ? draw(2, 3) : 1;
@@ -464,13 +486,13 @@ TEST(CheckArgs, OverlapAgreesWithEveryByte) {
     // C anywhere near A, or (half the time) just by one of A's row ends, where an off-by-one shows.
     const int64_t a_at = draw(40, 80);
     const int64_t c_at = draw(0, 1) ? draw(0, 120)
-                                    : a_at + g.lda * draw(-2, 2) + g.k * draw(0, 1) + draw(-1, 1) - g.n * draw(0, 1);
+                                    : a_at + g.lda * draw(-2, 2) + a_cols * draw(0, 1) + draw(-1, 1) - g.n * draw(0, 1);
     g.a = reinterpret_cast<const void*>(base + 2 * static_cast<uintptr_t>(a_at));
     g.c = reinterpret_cast<void*>(base + 2 * static_cast<uintptr_t>(std::max<int64_t>(c_at, 0)));
     g.b = reinterpret_cast<const void*>(uintptr_t{1} << 30);
     const size_t bytes = 4096;
     const std::vector<bool> a = covered(base, reinterpret_cast<uintptr_t>(g.a), g.batch,
-                                        g.batch > 1 ? g.stride_a : 0, g.m, g.k, g.lda, bytes);
+                                        g.batch > 1 ? g.stride_a : 0, a_rows, a_cols, g.lda, bytes);
     const std::vector<bool> c = covered(base, reinterpret_cast<uintptr_t>(g.c), g.batch,
                                         g.batch > 1 ? g.stride_c : 0, g.m, g.n, g.ldc, bytes);
     bool share = false;

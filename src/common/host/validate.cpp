@@ -155,20 +155,14 @@ Wide floor_div(Wide x, Wide y) { return x / y - (x % y != 0 && x < 0 ? 1 : 0); }
 // Whether row-strided matrices x and y (one matrix each) share a byte, when
 // that is cheap to tell: exactly when their rows are equally far apart (the
 // same leading dimension in bytes: in-place calls, and operands side by side
-// in one buffer's rows); otherwise by their rows one at a time, at most
-// `*budget` of them. False when the budget ran out before an overlap showed.
+// in one buffer's rows); otherwise row by row over the one with fewer rows
+// (a bias is one row), at most `*budget` of them. False when the budget ran
+// out before an overlap showed.
 bool matrices_overlap(const Extent& x, int64_t px, const Extent& y, int64_t py, int64_t* budget) {
   const Wide x0 = x.first(px), y0 = y.first(py);
   if (x.end(px) <= y0 || y.end(py) <= x0) return false;
   const Wide wx = Wide(x.cols) * x.element, wy = Wide(y.cols) * y.element;
   const Wide lx = Wide(x.ld) * x.element, ly = Wide(y.ld) * y.element;
-  // A row of y starting d bytes from x0 (d may be negative) meets x's row i,
-  // [i lx, i lx + wx), when -wy < d - i lx < wx. The largest i < x.rows with
-  // i lx < d + wy is the one to test.
-  const auto row_meets_x = [&](Wide d) {
-    const Wide i = std::min(floor_div(d + wy - 1, lx), Wide(x.rows - 1));
-    return i >= 0 && d - i * lx < wx;
-  };
   if (lx == ly) {
     // y's row j against x's row i: offsets d + t l for t = j - i in
     // [-(x.rows-1), y.rows-1]; the t that brings d + t l nearest below wx.
@@ -176,9 +170,20 @@ bool matrices_overlap(const Extent& x, int64_t px, const Extent& y, int64_t py, 
     const Wide t = std::max(std::min(floor_div(wx - 1 - d, lx), Wide(y.rows - 1)), Wide(-(x.rows - 1)));
     return d + t * lx < wx && d + t * lx > -wy;
   }
-  for (int64_t j = 0; j < y.rows; ++j) {
+  // Rows of `walked` (w bytes long, l apart, from w0) against those of
+  // `fixed` (f bytes long, lf apart, from f0, `fixed_rows` of them).
+  const bool walk_y = y.rows <= x.rows;
+  const Wide f0 = walk_y ? x0 : y0, w0 = walk_y ? y0 : x0;
+  const Wide f = walk_y ? wx : wy, w = walk_y ? wy : wx, lf = walk_y ? lx : ly, l = walk_y ? ly : lx;
+  const int64_t fixed_rows = walk_y ? x.rows : y.rows, walked_rows = walk_y ? y.rows : x.rows;
+  for (int64_t j = 0; j < walked_rows; ++j) {
     if (--*budget < 0) return false;
-    if (row_meets_x(y0 - x0 + Wide(j) * ly)) return true;
+    // Walked row j starts d bytes from f0 (d may be negative) and meets
+    // fixed row i, [i lf, i lf + f), when -w < d - i lf < f. The largest
+    // i < fixed_rows with i lf < d + w is the one to test.
+    const Wide d = w0 - f0 + Wide(j) * l;
+    const Wide i = std::min(floor_div(d + w - 1, lf), Wide(fixed_rows - 1));
+    if (i >= 0 && d - i * lf < f) return true;
   }
   return false;
 }
@@ -258,6 +263,11 @@ std::string check_args(const GemmArgs& a) {
       extents_overlap(c, Extent{reinterpret_cast<uintptr_t>(a.bias), 1, 0, 1, a.n, a.n,
                                 a.bias_type == BiasType::f32 ? 4 : 2}))
     return fail("C overlaps the bias in memory: C is written while the bias is read", a);
+  // An M-grouped call's ends are read by every tile (where its rows start),
+  // while other tiles store C.
+  if (a.grouped() && extents_overlap(c, Extent{reinterpret_cast<uintptr_t>(a.group_ends), 1, 0, 1, a.groups,
+                                               a.groups, static_cast<int64_t>(sizeof(int32_t))}))
+    return fail("C overlaps group_ends in memory: C is written while the groups' ends are read", a);
   if (!reads_a_and_b(a)) return {};  // A and B are not read
   if (a.a == nullptr) return fail("A is a null pointer", a);
   if (a.b == nullptr) return fail("B is a null pointer", a);
