@@ -146,6 +146,14 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
   // The SMs the kernel is chosen and launched for (Options::sm_count).
   const int sms = options.sm_count > 0 && options.sm_count < dev.num_sms ? options.sm_count : dev.num_sms;
+  // A cluster's CTAs run at once on as many SMs: one larger than the SMs
+  // allowed (a cluster or a pair tile forced) cannot keep to them.
+  const auto cluster_exceeds_sms = [&](int cluster_ctas) {
+    return cluster_ctas > sms ? "Options::sm_count = " + std::to_string(sms) + " is fewer SMs than the " +
+                                    std::to_string(cluster_ctas) + " CTAs of the cluster the options ask for (" +
+                                    describe(args) + ")"
+                              : std::string();
+  };
   std::string why_not;
   if (is_sm90) {
     why_not = kHasSm90 ? sm90::can_implement(args) : "this build has no sm90 kernels (TCGEMM_CUDA_ARCHS lacks 90a)";
@@ -181,6 +189,8 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
         sm90::ConfigRequest{options.block_n, options.cluster_m, options.pingpong, options.block_m, args.op_b == Op::T,
                             args.batch, args.op_a == Op::N, args.fused_epilogue(), options.cluster_n,
                             options.swap_ab});
+    if (std::string why = cluster_exceeds_sms(config.cluster_m * config.cluster_n); !why.empty())
+      return reject(Status::invalid_argument, why);
     config.pdl = options.pdl;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
@@ -191,6 +201,8 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
         sm100::select_config(args.m, args.n, args.k, sms, options.block_n,
                              options.sm_count > 0 ? Schedule::persistent : options.schedule,
                              options.cluster_m, args.op_b == Op::T, args.batch, options.block_m, options.swap_ab);
+    if (std::string why = cluster_exceeds_sms(config.cta_group()); !why.empty())
+      return reject(Status::invalid_argument, why);
     config.pdl = options.pdl;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");

@@ -90,7 +90,10 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_o
     const bool single_only = is_tile_width(block_n_override) &&
                              !is_tile_config(block_n_override, Schedule::persistent, kCtaGroup);
     const bool small_m = m <= kBlockM && schedule != Schedule::cluster_launch_control && width_has_single;
-    single = single_only || small_m;
+    // Fewer SMs than a pair (Options::sm_count = 1): a pair's two CTAs
+    // would take two.
+    const bool one_sm = num_sms < kCtaGroup && schedule != Schedule::cluster_launch_control && width_has_single;
+    single = single_only || small_m || one_sm;
   }
   // Their rows: as asked; else 64 for M <= 64, and for a forced width built
   // only 64 rows high (8, 40); else 128.

@@ -537,9 +537,9 @@ TEST(Decide, Sm100KernelWithItsConfigurationInThePlan) {
 }
 
 // A call bounded to S SMs (Options::sm_count) is planned as on a device of S
-// SMs: the same configuration, and a grid of at most S CTAs (for S of at
-// least a cluster), persistent on sm100 too. More SMs than the device has,
-// or 0: all of them.
+// SMs: the same configuration, and a grid of at most S CTAs (one SM: no
+// pair tiles on sm100), persistent on sm100 too. More SMs than the device
+// has, or 0: all of them.
 TEST(Decide, SmCountPlansAsOnADeviceOfThatManySms) {
   for (const bool sm100 : {false, true}) {
     if (!built(sm100 ? "sm_100a" : "sm_90a")) continue;
@@ -548,7 +548,7 @@ TEST(Decide, SmCountPlansAsOnADeviceOfThatManySms) {
       GemmArgs g = aligned_args(m, n, k);
       g.op_b = Op::T;
       g.ldb = g.k;
-      for (const int sms : {dev.num_sms - 8, 96, 64, 17, 2, dev.num_sms, dev.num_sms + 10}) {
+      for (const int sms : {dev.num_sms - 8, 96, 64, 17, 2, 1, dev.num_sms, dev.num_sms + 10}) {
         Options bounded;
         bounded.sm_count = sms;
         DeviceInfo smaller = dev;
@@ -571,6 +571,24 @@ TEST(Decide, SmCountPlansAsOnADeviceOfThatManySms) {
         EXPECT_LE(ctas, smaller.num_sms) << got.plan.kernel << " on " << sms << " SMs";
       }
     }
+  }
+}
+
+// A cluster forced (sm90's 2x1, sm100's pair tiles) on fewer SMs than its
+// CTAs: refused, saying so, rather than a grid wider than Options::sm_count.
+TEST(Decide, AClusterForcedOnFewerSmsIsRefused) {
+  for (const bool sm100 : {false, true}) {
+    if (!built(sm100 ? "sm_100a" : "sm_90a")) continue;
+    const DeviceInfo& dev = sm100 ? kB200 : kH200;
+    Options o = sm100 ? forced(256, 2) : forced(128, 2);
+    EXPECT_EQ(decide(aligned_args(), o, dev).plan.status, Status::ok) << decide(aligned_args(), o, dev).plan.reason;
+    o.sm_count = 2;
+    EXPECT_EQ(decide(aligned_args(), o, dev).plan.status, Status::ok) << decide(aligned_args(), o, dev).plan.reason;
+    o.sm_count = 1;
+    const Decision d = decide(aligned_args(), o, dev);
+    EXPECT_EQ(d.plan.status, Status::invalid_argument);
+    EXPECT_TRUE(contains(d.plan.reason, "Options::sm_count = 1 is fewer SMs than the 2 CTAs of the cluster"))
+        << d.plan.reason;
   }
 }
 
