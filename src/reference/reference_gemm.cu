@@ -65,6 +65,9 @@ cudaError_t launch_reference_gemm(const GemmArgs& g) {
   // (Element-wise stores: an M-grouped call's one C needs no batch.)
   EpilogueParams epi = epilogue_params(g);
   epi.batched = 0;
+  // K == 0: no product, so no alpha (as the library's scale: an infinite
+  // alpha times the empty sum would make NaN).
+  if (g.k == 0) epi.alpha = 1.0f;
   const MGroups groups{g.group_ends, static_cast<int>(g.groups), static_cast<int>(g.m)};
   // (The launch's own status, as launch_scale's.)
   const cudaLaunchConfig_t cfg{grid, block, 0, g.stream, nullptr, 0};

@@ -23,7 +23,8 @@ __global__ void scale_kernel(int64_t m, int64_t n, EpilogueParams epi, int64_t b
   const float beta = epi.beta;
   const int64_t col = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (col >= n) return;
-  // With a fused epilogue: act(bias[col]) + beta * C (alpha * the empty sum is 0).
+  // With a fused epilogue: act(bias[col]) + beta * C (no product: epi.alpha
+  // is 1 here, launch_scale).
   const bool fused = fused_epilogue(epi);
   const float x = fused ? epilogue_value<T>(epi, 0.0f, static_cast<int>(col)) : 0.0f;
   for (int64_t i = blockIdx.z; i < batch; i += gridDim.z) {
@@ -43,7 +44,10 @@ cudaError_t launch_scale(const GemmArgs& g) {
   const dim3 block(32, 8);
   const dim3 grid(static_cast<unsigned>((g.n + 31) / 32), static_cast<unsigned>(std::min<int64_t>((g.m + 7) / 8, 65535)),
                   static_cast<unsigned>(std::min<int64_t>(g.batch, 65535)));
-  const EpilogueParams epi = epilogue_params(g);
+  // K or alpha is 0: the product is absent, not alpha times 0 (an infinite
+  // or NaN alpha would make it NaN); a fused epilogue adds the bias to 0.
+  EpilogueParams epi = epilogue_params(g);
+  epi.alpha = 1.0f;
   const MGroups groups{g.group_ends, static_cast<int>(g.groups), static_cast<int>(g.m)};
   // (The launch's own status: not cudaGetLastError, which would report, and
   // clear, an earlier failure of the caller's.)

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,37 @@ TEST_F(FusedEpilogue, KZeroIsTheActivatedBias) {
     Problem prob(gc);
     const Bias bias(dt, gc.n, seed);
     for (Activation act : kActivations) expect_fused_identical(prob, bias, BiasType::same, true, act, {}, gc.describe());
+  }
+}
+
+// K == 0 has no product, so alpha does not enter: an infinite or NaN alpha
+// (which times the empty sum would be NaN) gives alpha = 1's bits, with a
+// fused epilogue or without.
+TEST_F(FusedEpilogue, KZeroIgnoresANonFiniteAlpha) {
+  GemmCase gc = make_case(DType::bf16, kLayouts[0], 70, 90, 0, Fill::small_int, 52500);
+  gc.beta = 0.5f;
+  Problem prob(gc);
+  const Bias bias(gc.dtype, gc.n, 52501);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const bool fused : {true, false}) {
+    const auto run = [&](float alpha) -> std::vector<uint16_t> {
+      prob.fill_outputs(Fill::small_int, 52502);
+      GemmArgs g = prob.args(prob.c());
+      g.alpha = alpha;
+      if (fused) {
+        g.bias = bias.f32.data();
+        g.bias_type = BiasType::f32;
+        g.activation = Activation::gelu;
+      }
+      const Plan p = run_gemm(g);
+      EXPECT_EQ(p.status, Status::ok) << gc.describe() << " alpha=" << alpha << ": " << p.reason;
+      return prob.download_c();
+    };
+    const std::vector<uint16_t> want = run(1.0f);
+    for (const float alpha : {inf, -inf, std::numeric_limits<float>::quiet_NaN(), -2.0f}) {
+      const std::string what = std::string(fused ? "fused" : "plain") + " K=0 alpha=" + std::to_string(alpha);
+      expect_identical(compare(gc.dtype, run(alpha), want, poison_bits(gc.dtype), gc.m, gc.n, gc.ldc), what);
+    }
   }
 }
 
