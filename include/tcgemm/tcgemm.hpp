@@ -31,7 +31,8 @@
 //   M == 0 or N == 0      -> nothing to do, success, C untouched
 //   K == 0 or alpha == 0  -> C = beta * C (with a fused epilogue act(bias) +
 //                            beta * C); A and B are not read, as in BLAS, so
-//                            they may be null and NaN in them does not reach C
+//                            they may be null and NaN in them does not reach C,
+//                            nor does alpha (an infinite one at K == 0)
 // As in BLAS, when beta == 0 C is never read, so it may hold NaN or garbage.
 #pragma once
 
@@ -370,7 +371,8 @@ struct Options {
   // (as cuBLASLt's SM count target). For a GEMM that runs while other
   // kernels, communication ones say, need SMs of their own: a persistent
   // kernel on every SM would keep them waiting until it ends. 0 (or more
-  // than the device has): all of them. With it set, sm100's automatic
+  // than the device has): all of them. Fewer SMs than a cluster forced by
+  // the options (cluster_m, sm100's pair tiles) is refused. With it set, sm100's automatic
   // schedule is persistent; Cluster Launch Control (a CTA a tile) cannot be
   // bounded and is refused with it. The cuBLAS fallback is not bounded by it.
   int sm_count = 0;
