@@ -364,9 +364,11 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
 // CUDA graph). The result is a new [M, N] tensor; rows at or past offs[-1]
 // are not written (left as allocated). There is no cuBLAS path to take what
 // the kernels' tensor maps cannot address, so an operand is copied to a new
-// contiguous tensor unless it is read in place: a when row-major, b when one
-// op/ld describes every b[g] and its group stride is stride(0), each from a
-// 16-byte aligned start with a group stride of whole 16-byte units.
+// contiguous tensor unless it is read in place (grouped_in_place): a when
+// row-major, b when one op/ld describes every b[g] and its group stride is
+// stride(0), each from a 16-byte aligned start with a leading dimension and
+// group stride of whole 16-byte units. K and N must be multiples of 8 (rows
+// of A, B and out in whole 16-byte units, whatever the copy).
 inline at::Tensor grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offs) {
   auto call = [&] { return " (a: " + describe(a) + ", b: " + describe(b) + ", offs: " + describe(offs) + ")"; };
   TCGEMM_REFUSE(ValueError, a.dim() == 2 && b.dim() == 3,
@@ -384,13 +386,16 @@ inline at::Tensor grouped_mm(const at::Tensor& a, const at::Tensor& b, const at:
   const int64_t m = a.size(0), n = b.size(2);
   at::Tensor out = at::empty({m, n}, a.options());
   if (m == 0 || n == 0) return out;
-  // A must be K-major (each group's rows start at any row): a row-major view, else a copy.
-  const auto aligned = [](const at::Tensor& x) { return reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0; };
-  const OperandLayout la = operand_layout(a.size(0), a.size(1), a.stride(0), a.stride(1));
-  const bool a_in_place = !la.copy && la.op == Op::N && aligned(a);
+  TCGEMM_REFUSE(ValueError, a.size(1) % 8 == 0 && n % 8 == 0,
+                "tcgemm.grouped_mm: K and N must be multiples of 8 (the kernels' rows are whole 16-byte units; "
+                "there is no cuBLAS path for an M-grouped call), got K=" +
+                    std::to_string(a.size(1)) + " and N=" + std::to_string(n) + call());
+  const auto address = [](const at::Tensor& x) { return reinterpret_cast<uint64_t>(x.data_ptr()); };
+  const bool a_in_place =
+      grouped_in_place(operand_layout(a.size(0), a.size(1), a.stride(0), a.stride(1)), true, address(a));
   const at::Tensor a2 = a_in_place ? a : a.clone(at::MemoryFormat::Contiguous);
-  const bool b_in_place = !operand_layout(b.size(1), b.size(2), b.stride(1), b.stride(2)).copy && aligned(b) &&
-                          (b.size(0) == 1 || b.stride(0) % 8 == 0);
+  const bool b_in_place = grouped_in_place(operand_layout(b.size(1), b.size(2), b.stride(1), b.stride(2)), false,
+                                           address(b), b.size(0) == 1 ? 0 : b.stride(0));
   const at::Tensor b3 = b_in_place ? b : b.clone(at::MemoryFormat::Contiguous);
   const at::Tensor ends = offs.contiguous();
   Call c = make_call(a2, b3.select(0, 0), out, 1.0, 0.0);

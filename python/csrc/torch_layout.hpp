@@ -54,6 +54,16 @@ constexpr OperandLayout operand_layout(int64_t rows, int64_t cols, int64_t s0, i
   return {Op::N, cols, true};
 }
 
+// Whether an M-grouped call reads an operand as laid out (else it is copied
+// to a contiguous tensor first: that call has no cuBLAS path to take what the
+// kernels' tensor maps cannot address): a layout needing no copy, op N where
+// `k_major` (a: each group's rows start at any row), a 16-byte aligned
+// `address`, and the leading dimension and `group_stride` (b's, 0 for one
+// matrix) in whole 16-byte units of 2-byte elements.
+constexpr bool grouped_in_place(const OperandLayout& l, bool k_major, uint64_t address, int64_t group_stride = 0) {
+  return !l.copy && (!k_major || l.op == Op::N) && address % 16 == 0 && l.ld % 8 == 0 && group_stride % 8 == 0;
+}
+
 // The output must be row-major: rows contiguous and not overlapping. Returns
 // its leading dimension, or 0 when it is not row-major.
 constexpr int64_t output_ld(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {

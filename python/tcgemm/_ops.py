@@ -64,7 +64,19 @@ def _mm_out_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, alpha: flo
     torch._check_value(out.dim() == 2 and out.shape[0] == a.shape[0] and out.shape[1] == b.shape[1],
                        lambda: f"tcgemm: out must be [{a.shape[0]}, {b.shape[1]}] for a @ b, got {list(out.shape)}")
     torch._check_type(out.dtype == a.dtype, lambda: f"tcgemm: out must have the dtype of a and b ({a.dtype}), got {out.dtype}")
+    _check_fake_row_major(out)
 
+
+def _check_fake_row_major(out: torch.Tensor) -> None:
+    # output_ld in csrc/torch_layout.hpp: rows contiguous and apart (a single
+    # row or column by the stride that matters; an empty out is any).
+    rows, cols = out.shape
+    s0, s1 = out.stride()
+    row_major = (rows == 0 or cols == 0 or (s1 == 1 or cols == 1 if rows == 1 else
+                                            s0 >= 1 if cols == 1 else s1 == 1 and s0 >= cols))
+    torch._check_value(row_major, lambda: "tcgemm: out must be row-major (out.stride(1) == 1, out.stride(0) >= "
+                                          "out.size(1)); pass out.contiguous() and copy back, or use the result of "
+                                          "tcgemm.matmul(a, b)")
 
 
 @torch.library.register_fake("tcgemm::linear")
@@ -93,6 +105,7 @@ def _linear_out_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
     torch._check_value(out.dim() == 2 and out.shape[0] == x.shape[0] and out.shape[1] == weight.shape[0],
                        lambda: f"tcgemm: out must be [{x.shape[0]}, {weight.shape[0]}] for a @ b, got {list(out.shape)}")
     torch._check_type(out.dtype == x.dtype, lambda: f"tcgemm: out must have the dtype of a and b ({x.dtype}), got {out.dtype}")
+    _check_fake_row_major(out)
 
 
 @torch.library.register_fake("tcgemm::grouped_mm")
@@ -102,10 +115,14 @@ def _grouped_mm_fake(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> to
     torch._check_value(offs.dim() == 1 and offs.shape[0] == b.shape[0],
                        lambda: f"tcgemm.grouped_mm: offs must be 1-D with one end per group of b ({b.shape[0]})")
     torch._check_type(offs.dtype == torch.int32, lambda: f"tcgemm.grouped_mm: offs must be int32, got {offs.dtype}")
+    torch._check_value(1 <= b.shape[0] <= 256, lambda: "tcgemm.grouped_mm: the groups must number 1 to 256")
     torch._check_value(a.shape[1] == b.shape[1],
                        lambda: f"tcgemm: shapes do not match for a @ b: a is {list(a.shape)}, b is {list(b.shape)}")
     torch._check_type(a.dtype in (torch.float16, torch.bfloat16) and b.dtype == a.dtype,
                       lambda: f"tcgemm: a and b must be both float16 or both bfloat16, got {a.dtype} and {b.dtype}")
+    if a.shape[0] != 0 and b.shape[2] != 0:
+        torch._check_value(a.shape[1] % 8 == 0 and b.shape[2] % 8 == 0,
+                           lambda: "tcgemm.grouped_mm: K and N must be multiples of 8")
     return a.new_empty((a.shape[0], b.shape[2]))
 
 

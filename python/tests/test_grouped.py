@@ -103,6 +103,16 @@ def test_operands_the_kernels_cannot_address_are_copied() -> None:
 
     assert torch.equal(tcgemm.grouped_mm(shifted(a), shifted(b), offs), want)
 
+    # Rows a pitch apart that is not a whole 16 bytes: a column slice of a
+    # [M, K + 4] buffer, b's of a [G, K, N + 4] one (copied, not refused).
+    a_wide = torch.zeros(sum(sizes), k + 4, dtype=a.dtype, device="cuda")
+    a_wide[:, :k] = a
+    b_wide = torch.zeros(len(sizes), k, n + 4, dtype=b.dtype, device="cuda")
+    b_wide[:, :, :n] = b
+    assert a_wide[:, :k].stride(0) % 8 != 0 and b_wide[:, :, :n].stride(1) % 8 != 0
+    assert torch.equal(tcgemm.grouped_mm(a_wide[:, :k], b, offs), want)
+    assert torch.equal(tcgemm.grouped_mm(a, b_wide[:, :, :n], offs), want)
+
 
 def test_new_ends_replay_in_a_cuda_graph() -> None:
     a = rand(300, 128, dtype=torch.bfloat16, seed=7, ints=True)
@@ -146,5 +156,9 @@ def test_refusals() -> None:
         tcgemm.grouped_mm(a, b, offs.cpu())
     with pytest.raises(ValueError, match="shapes do not match"):
         tcgemm.grouped_mm(a, b[:, :16], offs)
+    # K or N not a multiple of 8 (no cuBLAS path takes it): said so, whatever a's strides (K = 1 is a column).
+    for a_k, b_k in ((a[:, :12], b[:, :12]), (a[:, :1], b[:, :1]), (a, b[:, :, :12])):
+        with pytest.raises(ValueError, match="K and N must be multiples of 8"):
+            tcgemm.grouped_mm(a_k, b_k, offs)
     with pytest.raises(ValueError, match="no backward"):
         tcgemm.grouped_mm(a.requires_grad_(), b, offs)

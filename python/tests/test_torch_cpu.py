@@ -75,6 +75,13 @@ def test_fake_bmm_strides_are_the_ops() -> None:
     (lambda: tcgemm.bmm(meta(3, 8, 16), meta(2, 16, 8)), ValueError, "batch sizes"),
     (lambda: tcgemm.bmm(meta(8, 16), meta(16, 8)), ValueError, "3-D"),
     (lambda: tcgemm.grouped_mm(meta(8, 16), meta(4, 16, 8), torch.empty(4, device=META)), TypeError, "int32"),
+    (lambda: tcgemm.grouped_mm(meta(8, 16), meta(257, 16, 8), torch.empty(257, dtype=torch.int32, device=META)),
+     ValueError, "groups must number 1 to 256"),
+    (lambda: tcgemm.grouped_mm(meta(8, 12), meta(4, 12, 8), torch.empty(4, dtype=torch.int32, device=META)),
+     ValueError, "K and N must be multiples of 8"),
+    (lambda: tcgemm.matmul(meta(8, 16), meta(16, 8), out=meta(8, 8).t()), ValueError, "out must be row-major"),
+    (lambda: torch.ops.tcgemm.linear_out(meta(8, 16), meta(24, 16), None, 0, meta(24, 8).t()), ValueError,
+     "out must be row-major"),
 ])
 def test_fake_refusals_say_what_is_wrong(call, error, words: str) -> None:
     with pytest.raises(error, match="tcgemm") as info:

@@ -105,6 +105,29 @@ TEST(TorchLayout, UnusedLeadingDimensionsStayTmaCompatible) {
   EXPECT_EQ(output_ld(1, 100, 7, 1), 104);
 }
 
+// An M-grouped call has no cuBLAS path: what its tensor maps cannot address
+// is copied. (Once a column slice a[:, :64] of a [M, 68] buffer was read in
+// place, lda = 68, and the library refused the call.)
+TEST(TorchLayout, TheMGroupedCallReadsInPlaceOnlyWhatItsMapsAddress) {
+  constexpr uint64_t kAligned = 0x10000;
+  // a [M, 64]: contiguous, or a slice of a [M, 72] buffer: in place.
+  EXPECT_TRUE(grouped_in_place(operand_layout(100, 64, 64, 1), true, kAligned));
+  EXPECT_TRUE(grouped_in_place(operand_layout(100, 64, 72, 1), true, kAligned));
+  // ... of a [M, 68] buffer (rows 136 bytes apart), or from an odd start: copied.
+  EXPECT_FALSE(grouped_in_place(operand_layout(100, 64, 68, 1), true, kAligned));
+  EXPECT_FALSE(grouped_in_place(operand_layout(100, 64, 64, 1), true, kAligned + 8));
+  // a stored K x M (a.t() of a row-major tensor): not K-major, copied; b may be either.
+  EXPECT_FALSE(grouped_in_place(operand_layout(100, 64, 1, 100), true, kAligned));
+  EXPECT_TRUE(grouped_in_place(operand_layout(64, 96, 1, 64), false, kAligned, 64 * 96));
+  // b [G, K, N]: a group stride of whole 16-byte units, its rows too; one group's stride is not used.
+  EXPECT_TRUE(grouped_in_place(operand_layout(64, 96, 96, 1), false, kAligned, 64 * 96));
+  EXPECT_FALSE(grouped_in_place(operand_layout(64, 96, 96, 1), false, kAligned, 64 * 96 + 4));
+  EXPECT_FALSE(grouped_in_place(operand_layout(64, 96, 100, 1), false, kAligned, 64 * 100));
+  EXPECT_TRUE(grouped_in_place(operand_layout(64, 96, 96, 1), false, kAligned, 0));
+  // Views that need a copy anyway.
+  EXPECT_FALSE(grouped_in_place(operand_layout(64, 96, 192, 2), false, kAligned, 0));
+}
+
 TEST(TorchLayout, OutputsAreRowMajorOrRefused) {
   for (int64_t rows : kSizes)
     for (int64_t cols : kSizes)
