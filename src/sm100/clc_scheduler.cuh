@@ -53,7 +53,7 @@ struct ClcScheduler {
     for (uint32_t r = 0; r < kCtaGroup; ++r)
       detail::mbarrier_arrive_expect_tx_remote(detail::map_to_cta(&clc_full[slot.index], r), kClcResponseBytes);
     cuda::ptx::clusterlaunchcontrol_try_cancel_multicast(&response[slot.index], &clc_full[slot.index]);
-    detail::wait_barrier(&clc_full[slot.index], slot.phase, "clc_full", slot.index, "scheduler");
+    detail::wait_barrier<true>(&clc_full[slot.index], slot.phase, "clc_full", slot.index, "scheduler");
     return read_clc_response(&response[slot.index]).canceled;
   }
 };
@@ -73,7 +73,9 @@ struct ClcTileWalk {
   __device__ __forceinline__ int first() const { return static_cast<int>(blockIdx.x) / kCtaGroup; }
   // The next response, decoded.
   __device__ __forceinline__ int next() {
-    detail::wait_barrier(&clc_full[slot.index], slot.phase, "clc_full", slot.index, role);
+    // (Acquire at cluster scope: the PTX ISA tracks a cancel's completion at
+    // .cluster scope, 9.7.13.17, and the response comes from the leader's.)
+    detail::wait_barrier<true>(&clc_full[slot.index], slot.phase, "clc_full", slot.index, role);
     const int tile = tile_of(read_clc_response(&response[slot.index]));
     // This CTA's generic-proxy read of the slot comes before the next
     // try_cancel's async-proxy write into it (the scheduler fences only its

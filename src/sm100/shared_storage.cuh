@@ -47,6 +47,16 @@ struct SharedStorage {
   static_assert(is_tile_width(BLOCK_N, SWAP_AB), "BLOCK_N must be one of kSm100TileConfigs' widths");
   static_assert(smem_bytes(BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M, SWAP_AB) <= kSmemLimit,
                 "the ring and panels must fit in 227 KiB");
+  // One CTA an SM, whatever the grid: tcgen05.alloc blocks while the columns
+  // it asks for are held by another CTA on the SM (PTX ISA 9.7.16.7.1), and a
+  // 256-wide tile holds all 512. A second CTA there (of this grid, or of the
+  // next one under programmatic dependent launch, which starts while this
+  // one runs) could then wait on this one's columns, and with the pairs'
+  // collective alloc the wait can close a cycle. Over half the SM's shared
+  // memory keeps any second CTA off (__launch_bounds__' 1 is a minimum, not a
+  // maximum); every ring is sized to fill the limit (stages_for).
+  static_assert(2 * (smem_bytes(BLOCK_N, NUM_STAGES, CTA_GROUP, BLOCK_M, SWAP_AB) + 1024) > kSmemPerSm,
+                "a CTA must take over half of the SM's shared memory (with the 1 KiB reserved for each)");
   // The epilogue panels' bytes: none where the epilogue stores from registers (stores_from_registers).
   static constexpr int kPanelAreaBytes = panel_area_bytes(BLOCK_N, BLOCK_M, SWAP_AB);
   static constexpr int kStageBytes = StageLayout<BLOCK_N, CTA_GROUP, BLOCK_M>::kStageBytes;

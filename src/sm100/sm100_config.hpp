@@ -54,6 +54,8 @@ inline constexpr int kClcResponseBytes = 16;
 // The per-block opt-in maximum on sm_100 (227 KiB) less the 1 KiB that ptxas
 // reserves as static shared memory for tcgen05.alloc's bookkeeping.
 inline constexpr int kSmemLimit = 226 * 1024;
+// Shared memory per SM on sm_100 (228 KiB: the CTAs resident on an SM share it).
+inline constexpr int kSmemPerSm = 228 * 1024;
 inline constexpr int kTmemColumns = 512;       // per SM
 
 // The rows of a tile each epilogue warp stores: a quarter of the CTA's
