@@ -10,7 +10,9 @@ activation. Under torch.autocast("cuda") a float32 layer runs on tcgemm
 in the autocast dtype, as torch's own linear does. Calls tcgemm cannot
 take (float32 outside autocast, CPU tensors) run
 torch.nn.functional.linear instead and are counted in `Linear.fallbacks`,
-with a warning the first time: nothing falls back silently.
+with a warning the first time: nothing falls back silently. (Calls inside
+a torch.compile'd graph are not counted: a Python int changing on every
+call would make torch recompile the graph each time.)
 """
 
 from __future__ import annotations
@@ -55,9 +57,11 @@ def _has_hooks(module: torch.nn.Module) -> bool:
 
 
 def _runs_in_order(parent: torch.nn.Module) -> bool:
-    """Whether parent is a Sequential whose forward is nn.Sequential's: each
-    child's output is the next child's input, and nothing else's."""
-    return isinstance(parent, torch.nn.Sequential) and type(parent).forward is torch.nn.Sequential.forward
+    """Whether parent is a Sequential whose forward is nn.Sequential's (its
+    class's, and none set on the instance): each child's output is the next
+    child's input, and nothing else's."""
+    return (isinstance(parent, torch.nn.Sequential) and type(parent).forward is torch.nn.Sequential.forward
+            and "forward" not in parent.__dict__)
 
 
 def _reference_activation(y: torch.Tensor, activation: str | None) -> torch.Tensor:
@@ -86,9 +90,14 @@ class Linear(torch.nn.Linear):
         training mode and any attribute set on it; only the forward differs.
         A layer whose forward is replaced on the instance (by a library's
         hooks, e.g. for offloading) is refused: what it does around the
-        product is unknown here. A compiled layer's compiled call is not
-        carried over (it calls the original layer): compile the new one."""
+        product is unknown here, and so is a subclass of torch.nn.Linear (a
+        LoRA or quantized layer), whose forward is its own. A compiled
+        layer's compiled call is not carried over (it calls the original
+        layer): compile the new one."""
         activation = _activation_arg(activation)
+        if type(layer) not in (torch.nn.Linear, cls):
+            raise TypeError(f"tcgemm.nn.Linear.from_linear: {type(layer).__name__} is a subclass of torch.nn.Linear "
+                            "with a forward of its own, which tcgemm's would drop; only torch.nn.Linear converts")
         if "forward" in layer.__dict__:
             raise ValueError("tcgemm.nn.Linear.from_linear: the layer's forward is replaced on the instance "
                              f"({layer.__dict__['forward']!r}); tcgemm cannot tell what it does around the product")
@@ -112,11 +121,15 @@ class Linear(torch.nn.Linear):
                 and dtype in _FLOAT and weight.dtype in _FLOAT and (bias is None or bias.dtype in _FLOAT)):
             # Under torch.autocast the op casts every operand to the autocast dtype (csrc/ops.cpp).
             return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[self.activation])
-        if self.fallbacks == 0 and not torch.compiler.is_compiling():  # (a warning cannot be traced)
-            warnings.warn(f"tcgemm.nn.Linear: {x.dtype} {x.device} input (weight {weight.dtype} "
-                          f"{weight.device}) is not for tcgemm; running torch.nn.functional.linear",
-                          stacklevel=2)
-        self.fallbacks += 1
+        # (Not while compiling: a warning cannot be traced, and a count that
+        # changes on every call fails the graph's guard on it, so the graph
+        # would be compiled again on every call.)
+        if not torch.compiler.is_compiling():
+            if self.fallbacks == 0:
+                warnings.warn(f"tcgemm.nn.Linear: {x.dtype} {x.device} input (weight {weight.dtype} "
+                              f"{weight.device}) is not for tcgemm; running torch.nn.functional.linear",
+                              stacklevel=2)
+            self.fallbacks += 1
         return _reference_activation(torch.nn.functional.linear(x, weight, bias), self.activation)
 
     def extra_repr(self) -> str:
@@ -127,7 +140,8 @@ class _Patch:
     """What patch_linear changed, so that unpatch_linear can put it back."""
 
     def __init__(self) -> None:
-        self.swaps: list[tuple[torch.nn.Module, str, torch.nn.Module]] = []  # (parent, name, original)
+        # (parent, name, original, installed): the module put in parent's slot `name` in place of `original`.
+        self.swaps: list[tuple[torch.nn.Module, str, torch.nn.Module, torch.nn.Module]] = []
 
 
 def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torch.nn.Module:
@@ -139,9 +153,12 @@ def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torc
     forward is Sequential's own), and so is certainly applied to its output
     alone, is fused into it and replaced by nn.Identity; not into a Linear
     used in several places, whose other uses are not followed by it, nor
-    where either has hooks of its own. A Linear whose forward is replaced on
-    the instance stays as it is (with a warning). Returns the model;
-    unpatch_linear undoes it. A
+    where either has hooks of its own. A fused Linear's output is then the
+    activation's: code that calls the layer alone, or slices the Sequential
+    after it (model[:1]), for the features before the activation gets them
+    after it; pass activation_fusion=False for such models. A Linear whose
+    forward is replaced on the instance stays as it is (with a warning).
+    Returns the model; unpatch_linear undoes it. A
     bare nn.Linear is refused (it has no parent to swap it in):
     tcgemm.nn.Linear.from_linear(layer) converts one layer."""
     if type(model) is torch.nn.Linear:
@@ -174,29 +191,59 @@ def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torc
                 hooked = next_child is not None and _has_hooks(next_child)
                 activation = None if next_child is None or hooked else _activation_name(next_child)
                 if activation is not None:
-                    patch.swaps.append((parent, next_name, next_child))
-                    setattr(parent, next_name, torch.nn.Identity().train(next_child.training))
+                    identity = torch.nn.Identity().train(next_child.training)
+                    patch.swaps.append((parent, next_name, next_child, identity))
+                    setattr(parent, next_name, identity)
         if activation is None:
             if id(child) not in converted:
                 converted[id(child)] = Linear.from_linear(child)
             new = converted[id(child)]
         else:
             new = Linear.from_linear(child, activation)
-        patch.swaps.append((parent, name, child))
+        patch.swaps.append((parent, name, child, new))
         setattr(parent, name, new)
     model._tcgemm_patch = patch
     return model
 
 
+# What a tcgemm Linear holds that its original must not take back.
+_OWN_STATE = ("activation", "fallbacks", "_compiled_call_impl")
+
+
 def _undo(module: torch.nn.Module) -> None:
-    patch = module.__dict__.pop("_tcgemm_patch", None)
+    patch = module.__dict__.get("_tcgemm_patch")
     if patch is None:
         return
-    for parent, name, original in reversed(patch.swaps):
-        # (The training mode it was put in since, by model.train() / eval().)
+    # Refused before anything changes: a layer whose class was changed since
+    # (torch.nn.utils.parametrize, weight_norm, spectral_norm) moved its
+    # weight out of the parameter dict it shares with the original; one whose
+    # forward was replaced since (a library's hooks, e.g. for offloading)
+    # holds a forward bound to the tcgemm layer, which the original would run.
+    for parent, name, original, installed in patch.swaps:
+        if parent._modules.get(name) is not installed or not isinstance(installed, Linear):
+            continue
+        if type(installed) is not Linear:
+            raise RuntimeError(f"tcgemm.unpatch_linear: {name} became a {type(installed).__name__} after patching "
+                               "(a parametrization, e.g. weight_norm, moved its weight); remove it first "
+                               "(torch.nn.utils.parametrize.remove_parametrizations), then unpatch")
+        if "forward" in installed.__dict__:
+            raise RuntimeError(f"tcgemm.unpatch_linear: {name}'s forward was replaced on the instance after patching "
+                               "(a library's hooks); remove them first, then unpatch")
+    del module.__dict__["_tcgemm_patch"]
+    for parent, name, original, installed in reversed(patch.swaps):
         current = parent._modules.get(name)
-        if current is not None and current is not original:
-            original.training = current.training
+        if current is not installed:
+            # Replaced since (a LoRA wrapper, another patch): theirs stays.
+            warnings.warn(f"tcgemm.unpatch_linear: {name} was replaced after patching (by a "
+                          f"{type(current).__name__}); left as it is", stacklevel=3)
+            continue
+        if isinstance(installed, Linear):
+            # What was set on the layer in the model since goes back with the
+            # original: its training mode, hooks' flags, attributes (the
+            # parameter, buffer, module and hook dicts are shared already).
+            original.__dict__.update({k: v for k, v in installed.__dict__.items() if k not in _OWN_STATE})
+        else:
+            original.training = installed.training  # (the fused activation's Identity: the mode it was put in)
         setattr(parent, name, original)
 
 

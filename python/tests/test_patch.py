@@ -201,3 +201,98 @@ def test_a_fallback_warns_once_and_is_counted_every_time() -> None:
             torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias))
     assert len([w for w in seen if "is not for tcgemm" in str(w.message)]) == 1
     assert layer.fallbacks == 3
+
+
+def test_a_fallback_inside_a_compiled_graph_compiles_once() -> None:
+    # The count is not kept under compile: a Python int that changed on every
+    # call failed the graph's guard on it, and the model was compiled again
+    # each time (with fullgraph, an error at the recompile limit).
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+    tnn.patch_linear(model)
+    compiled = torch.compile(model, backend="eager", fullgraph=True)
+    x = torch.randn(3, 8)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for _ in range(12):
+            torch.testing.assert_close(compiled(x), model(x))
+    assert model[0].fallbacks == 12  # (the eager calls only)
+
+
+class _Lora(torch.nn.Module):
+    """A wrapper a library puts around a layer after it was patched."""
+
+    def __init__(self, base: torch.nn.Module) -> None:
+        super().__init__()
+        self.base = base
+        self.up = torch.nn.Linear(base.in_features, base.out_features, bias=False)
+
+    def forward(self, x):
+        return self.base(x) + self.up(x)
+
+
+def test_unpatch_leaves_what_replaced_a_patched_layer_since() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 4))
+    original = model[1]
+    tnn.patch_linear(model)
+    model[0] = _Lora(model[0])
+    with pytest.warns(UserWarning, match="0 was replaced after patching"):
+        tnn.unpatch_linear(model)
+    assert type(model[0]) is _Lora and model[1] is original
+
+
+def test_unpatch_carries_back_what_was_set_on_the_layer() -> None:
+    torch.manual_seed(6)
+    lin = torch.nn.Linear(8, 8)
+    model = torch.nn.Sequential(lin)
+    tnn.patch_linear(model)
+    calls = []
+    model[0].register_full_backward_hook(lambda *args: calls.append("full"))
+    model[0].tag = "set after patching"
+    tnn.unpatch_linear(model)
+    assert model[0] is lin and lin.tag == "set after patching"
+    assert not hasattr(lin, "activation") and not hasattr(lin, "fallbacks")
+    lin(torch.randn(2, 8, requires_grad=True)).sum().backward()
+    assert calls == ["full"]
+
+
+def test_unpatch_refuses_a_layer_changed_since_and_changes_nothing() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 4))
+    tnn.patch_linear(model)
+    patched = list(model)
+    torch.nn.utils.parametrizations.weight_norm(model[1])
+    with pytest.raises(RuntimeError, match="remove_parametrizations"):
+        tnn.unpatch_linear(model)
+    assert list(model) == patched
+    torch.nn.utils.parametrize.remove_parametrizations(model[1], "weight")
+    tnn.unpatch_linear(model)
+    assert all(type(m) is torch.nn.Linear for m in model)
+    model(torch.randn(2, 8))
+    # A forward replaced on the patched layer (a library's hooks) holds the tcgemm layer.
+    tnn.patch_linear(model)
+    forward = model[0].forward
+    model[0].forward = lambda x: forward(x)
+    with pytest.raises(RuntimeError, match="forward was replaced"):
+        tnn.unpatch_linear(model)
+
+
+def test_a_subclass_of_linear_is_not_converted() -> None:
+    class Scaled(torch.nn.Linear):
+        def forward(self, x):
+            return super().forward(x) * 2.0
+
+    with pytest.raises(TypeError, match="Scaled is a subclass of torch.nn.Linear"):
+        tnn.Linear.from_linear(Scaled(8, 8))
+    model = torch.nn.Sequential(Scaled(8, 8), torch.nn.ReLU())
+    tnn.patch_linear(model)
+    assert type(model[0]) is Scaled and type(model[1]) is torch.nn.ReLU
+
+
+def test_a_sequential_whose_forward_is_set_on_the_instance_is_not_fused() -> None:
+    torch.manual_seed(7)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+    model.forward = lambda x: model[1](model[0](x) + x)
+    x = torch.randn(4, 8)
+    want = model(x)
+    tnn.patch_linear(model)
+    assert type(model[1]) is torch.nn.ReLU and model[0].activation is None
+    torch.testing.assert_close(model(x), want)
