@@ -22,7 +22,7 @@ ROUNDS=${ROUNDS:-2}
 REPEATS=${REPEATS:-5}
 KERNEL=${KERNEL:-sm90_gemm}
 mkdir -p "$OUT"
-export PATH="/usr/local/cuda/bin:$PATH"
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
 JOBS=${JOBS:-$(nproc)}
 
 build() {  # build SOURCE_DIR: the CLI, in SOURCE_DIR/build-ab

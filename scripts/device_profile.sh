@@ -24,12 +24,14 @@ fi
 tcgemm="$BUILD_DIR/tools/tcgemm"
 sections=(--section SpeedOfLight --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis
           --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats)
+status=0
 for shape in $SHAPES; do
   timeout 300 ncu --cache-control all "${sections[@]}" --csv --page raw --log-file "$OUT/ncu_$shape.csv" \
     "$tcgemm" bench --shape "$shape" --dtype "$DTYPE" --layout "$LAYOUT" --repeats 1 --no-flush > "$OUT/ncu_$shape.log" 2>&1 \
-    || { echo "ncu failed for $shape"; tail -20 "$OUT/ncu_$shape.log"; }
+    || { status=1; echo "ncu failed for $shape"; tail -20 "$OUT/ncu_$shape.log"; }
 done
-python3 scripts/ncu_summary.py "$OUT"/ncu_*.csv > "$OUT/ncu_summary.txt" 2>&1
+python3 scripts/ncu_summary.py "$OUT"/ncu_*.csv > "$OUT/ncu_summary.txt" 2>&1 || status=1
 cat "$OUT/ncu_summary.txt"
 # Few files come back from the machine: the raw logs travel as one archive.
 (cd "$OUT" && tar czf ncu_raw.tar.gz ncu_*.csv ncu_*.log && rm -f ncu_*.csv ncu_*.log)
+exit $status

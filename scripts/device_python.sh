@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT" build-python
 PYTHON=${PYTHON:-python3}
-export PATH="/usr/local/cuda/bin:$PATH"
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
 export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-$PWD/build-python/torch_extensions}
 export MAX_JOBS=${MAX_JOBS:-$(nproc)}                        # load_inline's ninja
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
@@ -78,7 +78,7 @@ fi
 
 # Two GPUs or more: the tensor-parallel layers against NCCL + torch (tp.md).
 if (( $(nvidia-smi -L | wc -l) >= 2 )); then
-  timeout 480 torchrun --standalone --nproc-per-node 2 python/bench/bench_tp.py --out "$OUT/tp.md" ${TP_ARGS:-} \
+  timeout 480 "$PYTHON" -m torch.distributed.run --standalone --nproc-per-node 2 python/bench/bench_tp.py --out "$OUT/tp.md" ${TP_ARGS:-} \
     > "$OUT/tp.log" 2>&1 || { status=1; tail -30 "$OUT/tp.log"; }
   cat "$OUT/tp.md" 2>/dev/null
 fi

@@ -48,7 +48,8 @@ source scripts/env.sh
 PREBUILT=${PREBUILT:-}
 if [[ -n $PREBUILT ]]; then
   [[ -x $PREBUILT/tcgemm ]] || { echo "device_run.sh: no staged build at '$PREBUILT' (scripts/stage_prebuilt.sh, then copy it to this machine)"; exit 2; }
-  export LD_LIBRARY_PATH="$PWD/$PREBUILT${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  PREBUILT=$(cd "$PREBUILT" && pwd)  # (relative to here, or absolute)
+  export LD_LIBRARY_PATH="$PREBUILT${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   tcgemm="$PREBUILT/tcgemm"
   cat "$PREBUILT/STAGED" >> "$OUT/env.txt" 2>&1
 else
@@ -87,9 +88,12 @@ for step in $STEPS; do
     mv2)   timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite matmul_v2 --json "$OUT/mv2.json" $BENCH_ARGS \
              > "$OUT/mv2.txt" 2>&1 || status=1
            cat "$OUT/mv2.txt" ;;
-    fused) { timeout "$STEP_TIMEOUT" "$tcgemm" check --activation gelu --bias f32 | tail -2
-             timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite large --dtype bf16 --activation gelu --bias same \
-               --rounds 2 --repeats 10 $BENCH_ARGS; } > "$OUT/fused.txt" 2>&1 || status=1
+    fused) # (Each command's status on its own: a { } group's is its last command's.)
+           timeout "$STEP_TIMEOUT" "$tcgemm" check --activation gelu --bias f32 > "$OUT/fused_check.txt" 2>&1 ||
+             status=1
+           tail -2 "$OUT/fused_check.txt"
+           timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite large --dtype bf16 --activation gelu --bias same \
+             --rounds 2 --repeats 10 $BENCH_ARGS > "$OUT/fused.txt" 2>&1 || status=1
            sed -n '/fused epilogue cost/,$p' "$OUT/fused.txt" ;;
     swapnn)
            shapes=()

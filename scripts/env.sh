@@ -1,5 +1,7 @@
-# Sourced by the scripts: the toolkit and the SASS tools on PATH, the build dir.
-export PATH="/usr/local/cuda/bin:$PWD/.tools/nvidia/cu13/bin:$PATH"
+# Sourced by the scripts: the toolkit (where no nvcc is on PATH yet: the
+# user's own comes first) and the SASS tools on PATH, the build dir.
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+export PATH="$PWD/.tools/nvidia/cu13/bin:$PATH"
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 configure_and_build() {

@@ -36,10 +36,16 @@ optional_missing() {
 if ! command -v nvcc >/dev/null; then
   fail "nvcc not found: the kernels need the CUDA 13 toolkit (install it, or put its bin/ on PATH)"
 fi
+nvcc_version=$(nvcc --version | grep -oE 'release [0-9]+\.[0-9]+' | grep -oE '[0-9]+\.[0-9]+' || true)
+if [[ ${nvcc_version%%.*} -lt 13 ]] 2>/dev/null || [[ -z $nvcc_version ]]; then
+  fail "$(command -v nvcc) is CUDA ${nvcc_version:-of an unknown release}: the kernels need the CUDA 13 toolkit (put its bin/ first on PATH)"
+fi
 
 log=$(mktemp) probe=""
 trap 'rm -rf "$log" ${probe:+"$probe"}' EXIT
-sudo=""; [[ $(id -u) -ne 0 ]] && sudo=sudo
+# (sudo -n: never a password prompt, which timeout would not bound; a user
+# who must type one installs the packages named in the message instead.)
+sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo -n"
 # No retries and short network timeouts: without network apt gives up at once
 # instead of retrying each mirror; timeout bounds the rest.
 apt_opts=(-o Acquire::Retries=0 -o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20 -o DPkg::Lock::Timeout=120)
@@ -79,6 +85,12 @@ reason() {
 # ---------------------------------------------------------------------------
 need=() needed_for=()
 want() { need+=("$1"); needed_for+=("$1 ($2)"); }  # PACKAGE WHAT-NEEDS-IT
+# CMake 3.24 or newer (CMakeLists.txt); an older one is replaced from PyPI below.
+cmake_new_enough() {
+  local v
+  v=$(cmake --version 2>/dev/null | grep -oE '[0-9]+\.[0-9]+' | head -1)
+  [[ -n $v && $(printf '%s\n' 3.24 "$v" | sort -V | head -1) == 3.24 ]]
+}
 command -v cmake >/dev/null || want cmake "the build"
 command -v ninja >/dev/null || want ninja-build "the build"
 command -v g++ >/dev/null || want g++ "the build and nvcc's host compiler"
@@ -98,6 +110,12 @@ if ((${#need[@]})); then
     them=them; ((${#need[@]} == 1)) && them=it
     fail "cannot install ${list%, }: $(reason); install $them and run again"
   fi
+fi
+if ! cmake_new_enough; then
+  echo "setup: $(cmake --version | head -1) is older than 3.24: installing cmake from PyPI"
+  pip_install cmake || fail "cannot install CMake 3.24 or newer: $(reason); install it and run again"
+  hash -r
+  cmake_new_enough || fail "CMake 3.24 or newer was installed, but $(command -v cmake) comes first on PATH and is older"
 fi
 if [[ $mode == test ]] && ! python3 -c "import pytest" 2>/dev/null; then
   echo "setup: installing pytest"

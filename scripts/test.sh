@@ -25,8 +25,15 @@ awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; shown = 0 }
 
 if python3 -c "import sys, torch, scikit_build_core; sys.exit(0 if torch.version.cuda else 1)" 2>/dev/null; then
   echo "test: installing the tcgemm package against torch $(python3 -c 'import torch; print(torch.__version__)')"
-  if ! python3 -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --no-index . \
-      > "$BUILD_DIR/python_install.log" 2>&1; then
+  install=(python3 -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --no-index .)
+  pip_status=0
+  "${install[@]}" > "$BUILD_DIR/python_install.log" 2>&1 || pip_status=$?
+  # A distribution's own python3 refuses pip installs unless told (PEP 668), as in setup.sh.
+  if [[ $pip_status -ne 0 ]] && grep -q externally-managed-environment "$BUILD_DIR/python_install.log"; then
+    pip_status=0
+    "${install[@]}" --break-system-packages > "$BUILD_DIR/python_install.log" 2>&1 || pip_status=$?
+  fi
+  if [[ $pip_status -ne 0 ]]; then
     tail -30 "$BUILD_DIR/python_install.log"
     echo "test: the tcgemm package did not build (log: $BUILD_DIR/python_install.log)" >&2
     exit 1
