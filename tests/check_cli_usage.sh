@@ -52,4 +52,18 @@ expect_usage_error "--case wants" check --case "m=1 n=1 k=1 offsets=-5,0,0"
 expect_usage_error "--case wants" check --case "m=1 n=1 k=1 offsets=1,2,3junk"
 expect_usage_error "--case wants" check --case "m=4294967296 n=1 k=1"
 expect_usage_error "--seed wants an integer from 0 to 2^48" check --seed 281474976710657
+expect_usage_error "--case wants" check --case "m=4 m=5 n=1 k=1"
+expect_usage_error "--case wants" check --case "m=4 n=1 k=1 f16 bf16"
+expect_usage_error "--case wants" check --case "m=4 n=1 k=1 NT NN"
+expect_usage_error "--groups wants a number of groups from 1 to 256" check --groups 0
+expect_usage_error "--soak draws nothing at random" check --soak 10 --seed 5
+# bench: nothing accepted that the run would ignore or could not hold.
+expect_usage_error "--chain times one dtype" bench --chain --dtype both
+expect_usage_error "--chain times its own fixed chain: it takes no --only" bench --chain --only x
+expect_usage_error "give a file name ending in .svg" bench --shape 64 --plot x.png
+expect_usage_error "needs an operand of 2^44 elements or more" bench --shape 1073741824x1073741824x64 --batch 16
+# the command word itself.
+expect_usage_error "--version takes no argument" --version foo
+expect_usage_error "help takes one command name at most" help bench extra
+expect_usage_error "unknown command 'benchh'" --help benchh
 exit $status

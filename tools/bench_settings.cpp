@@ -1,5 +1,6 @@
 #include "bench_settings.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -39,7 +40,7 @@ void add_bench_options(ArgParser& parser) {
   parser.add_option("device", "N", "CUDA device index (default 0)");
   parser.add_flag("chain",
                   "time a decoding MLP as a chain of dependent GEMMs instead (8 layers of 4096 -> 14336 -> 4096, "
-                  "M = 1, 8, 32, 64; first --dtype, default bf16): tcgemm with and without programmatic dependent "
+                  "M = 1, 8, 32, 64; one --dtype, default bf16): tcgemm with and without programmatic dependent "
                   "launch, and cuBLAS");
   parser.add_option("configs", "auto|all",
                     "auto: the heuristic's choice (default); all: time every built-in configuration of the "
@@ -109,6 +110,7 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
            "--configs, --json, --plot, --layout, --rounds or --no-peak";
   s.dtypes = parse_dtypes(parser.get("dtype", s.chain ? "bf16" : "f16"));
   if (s.dtypes.empty()) return "--dtype must be f16, bf16 or both";
+  if (s.chain && s.dtypes.size() > 1) return "--chain times one dtype: give --dtype f16 or bf16";
   // Without --layout each shape runs in its suite's layout (NT for the model
   // suites, NN for the others and --shape): s.layouts stays empty.
   if (parser.has("layout")) {
@@ -127,6 +129,14 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   if (!batch) return "--batch wants a number of problems from 1 to 65536";
   if (s.chain && *batch > 1) return "--chain times its own fixed chain: it takes no --batch";
   s.batch = *batch;
+  // Every buffer's elements in 64 bits, with room to spare: no operand of
+  // 2^44 elements (32 TiB) or more, a batch's included.
+  for (const BenchCase& c : s.shapes) {
+    const int64_t largest = std::max({c.shape.m * c.shape.k, c.shape.k * c.shape.n, c.shape.m * c.shape.n});
+    if (largest > (int64_t{1} << 44) / s.batch)
+      return "--shape " + c.shape.str() + (s.batch > 1 ? " in batches of " + std::to_string(s.batch) : "") +
+             " needs an operand of 2^44 elements or more: no GPU holds it";
+  }
   const auto sm_count = parse_int(parser.get("sm-count", "0"), 0, 1 << 20);
   if (!sm_count) return "--sm-count wants a number of SMs (0: all)";
   if (s.chain && *sm_count > 0) return "--chain times its own fixed chain: it takes no --sm-count";
@@ -146,6 +156,7 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   s.measure_peak = !parser.has("no-peak");
   s.all_configs = configs == "all";
   if (parser.has("only")) {
+    if (s.chain) return "--chain times its own fixed chain: it takes no --only";
     if (!s.all_configs) return "--only picks among the configurations of --configs all: add --configs all";
     s.only = parser.get("only");
     if (s.only.empty()) return "--only wants a non-empty part of a configuration's label";
@@ -159,6 +170,7 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   if (parser.has("plot")) {
     s.plot_path = parser.get("plot");
     if (s.plot_path->empty()) return "--plot wants a file name (.svg)";
+    if (!s.plot_path->ends_with(".svg")) return "--plot draws an SVG picture: give a file name ending in .svg";
     if (std::string why = plot_unavailable(); !why.empty()) return "--plot: " + why;
   }
   return {};

@@ -372,6 +372,8 @@ int run_check(const ArgParser& parser) {
     return usage_error(parser, "--dtype, --layout and --quick choose the sweep's cases: --fuzz draws its own, "
                                "--case names one, --soak runs its own");
   if (parser.has("streams") && !parser.has("soak")) return usage_error(parser, "--streams applies to --soak");
+  if (parser.has("seed") && parser.has("soak"))
+    return usage_error(parser, "--seed applies to the sweep, --fuzz and --case: --soak draws nothing at random");
   if (parser.has("all-configs") && !parser.has("fuzz") && !parser.has("case"))
     return usage_error(parser, "--all-configs applies to --fuzz and --case");
   if (parser.has("case") && parser.get("case", "").empty())
@@ -393,7 +395,7 @@ int run_check(const ArgParser& parser) {
   if (!batch) return usage_error(parser, "--batch wants a number of problems from 1 to 65536");
   if (*batch > 1 && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
     return usage_error(parser, "--batch applies to the sweep (not --fuzz, --case or --soak)");
-  const auto groups = parse_int(parser.get("groups", "0"), 0, kMaxGroups);
+  const auto groups = parser.has("groups") ? parse_int(parser.get("groups", ""), 1, kMaxGroups) : std::optional<int64_t>{0};
   if (!groups) return usage_error(parser, "--groups wants a number of groups from 1 to " + std::to_string(kMaxGroups));
   std::vector<Layout> run_layouts = layouts;
   if (*groups > 0) {
@@ -461,10 +463,20 @@ int run_check(const ArgParser& parser) {
   std::string ran;
   for (const auto& [name, count] : backends) ran += format("%s%s %d", ran.empty() ? "" : ", ", name.c_str(), count);
   std::printf("backends: %s\n", ran.c_str());
+  // A GPU of a family this build lacks (a 100a-only build on an H200)
+  // checked cuBLAS alone: a failure, not a pass (a GPU no family is written
+  // for, an A100 say, runs the fallback by design: a note).
+  const Backend family = support::device_family();
+  const bool family_missing = family != Backend::none && !support::family_built(family);
   if (backends.count(to_string(Backend::sm90)) == 0 && backends.count(to_string(Backend::sm100)) == 0)
-    std::printf("note: no case ran tcgemm's own kernel; e.g. \"%s\"\n", why_not_own_kernel.c_str());
+    std::printf("%s: no case ran tcgemm's own kernel; e.g. \"%s\"\n", family_missing ? "error" : "note",
+                why_not_own_kernel.c_str());
   std::printf("check: %d passed, %d failed (%.1f s)\n", passed, failed, seconds);
-  return failed == 0 ? kExitOk : kExitFailure;
+  if (family_missing)
+    std::printf("check: this build (%s) has no %s kernels for this %s GPU: rebuild with -DTCGEMM_CUDA_ARCHS including "
+                "its architecture\n",
+                build_info().cuda_archs, to_string(family), info.arch().c_str());
+  return failed == 0 && !family_missing ? kExitOk : kExitFailure;
 }
 
 }  // namespace tcgemm::cli

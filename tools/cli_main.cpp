@@ -44,7 +44,8 @@ std::string main_usage() {
       "commands:\n";
   for (const Command& c : kCommands) out += format("  %-7s %s\n", c.name, c.summary);
   out += "\n  --version  print the library version\n  --help     print this message\n\n"
-         "exit status: 0 success, 1 a check or a CUDA call failed, 2 bad usage or no CUDA device\n";
+         "exit status: 0 success, 1 a check, a bench's agreement with cuBLAS or a CUDA call failed, 2 bad usage\n"
+         "or no CUDA device\n";
   return out;
 }
 
@@ -59,8 +60,13 @@ int main(int argc, char** argv) {
   }
   const std::string word = argv[1];
   if (word == "--help" || word == "-h" || word == "help") {
-    // "tcgemm help bench" reads as naturally as "tcgemm bench --help".
-    if (word == "help" && argc > 2) {
+    // "tcgemm help bench" (or --help bench) reads as naturally as "tcgemm bench --help".
+    if (argc > 3) {
+      std::fprintf(stderr, "tcgemm: %s takes one command name at most, got '%s' after '%s'\n\n%s", word.c_str(),
+                   argv[3], argv[2], main_usage().c_str());
+      return kExitUsage;
+    }
+    if (argc == 3) {
       for (const Command& c : kCommands) {
         if (std::strcmp(c.name, argv[2]) == 0) {
           ArgParser parser(c.name, c.summary);
@@ -76,6 +82,10 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (word == "--version") {
+    if (argc > 2) {
+      std::fprintf(stderr, "tcgemm: --version takes no argument, got '%s'\n", argv[2]);
+      return kExitUsage;
+    }
     const tcgemm::BuildInfo build = tcgemm::build_info();
     std::printf("tcgemm %s (%s)\n", build.version, build.cuda_archs);
     return kExitOk;

@@ -43,6 +43,7 @@
 #include <cstdlib>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,7 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
   FuzzCase c;
   c.seed = seed;
   bool have_m = false, have_n = false, have_k = false;
+  std::set<std::string> seen;
   size_t pos = 0;
   while (pos < text.size()) {
     const size_t end = std::min(text.find(' ', pos), text.size());
@@ -152,6 +154,12 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
     if (word.empty()) continue;
     const size_t eq = word.find('=');
     const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    // Each field once (a dtype, a layout, each key=value): a second would
+    // silently win over the first.
+    const std::string field = key == "f16" || key == "bf16"                               ? "dtype"
+                              : eq == std::string::npos && parse_layouts(key).size() == 1 ? "layout"
+                                                                                          : key;
+    if (!seen.insert(field).second) return std::nullopt;
     // (Sizes as the library takes them; leading dimensions and offsets as a buffer can hold them.)
     auto num = [&](int64_t lo, int64_t hi = int64_t{1} << 40) { return parse_int(value, lo, hi); };
     if (key == "f16" || key == "bf16") {

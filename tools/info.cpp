@@ -20,11 +20,17 @@ void add_info_options(ArgParser& parser) {
 int run_info(const ArgParser& parser) {
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
   if (!device) return usage_error(parser, "--device wants a device index");
+  const BuildInfo build = build_info();
+  auto row = [](const char* label, const std::string& value) { std::printf("%-22s %s\n", label, value.c_str()); };
+  // The build first: what it holds is worth knowing on a machine without a GPU too.
+  row("tcgemm", format("%s, built with CUDA %s", build.version,
+                       cuda_version_string(build.cuda_runtime_version).c_str()));
+  row("  architectures", build.cuda_archs);
+  row("  kernel families", build.kernel_families);
+  std::fflush(stdout);
   if (!select_device(static_cast<int>(*device))) return kExitUsage;
 
   const DeviceInfo d = query_device_info();
-  const BuildInfo build = build_info();
-  auto row = [](const char* label, const std::string& value) { std::printf("%-22s %s\n", label, value.c_str()); };
 
   row("device", format("%d of %d: %s (PCI %s)", d.index, d.device_count, d.name.c_str(), d.pci_bus_id.c_str()));
   row("compute capability", format("%d.%d (%s)", d.cc_major, d.cc_minor, d.arch().c_str()));
@@ -38,10 +44,6 @@ int run_info(const ArgParser& parser) {
   row("driver", format("supports CUDA %s (%d)", cuda_version_string(d.driver_version).c_str(), d.driver_version));
   row("CUDA runtime", format("%s (%d)", cuda_version_string(d.runtime_version).c_str(), d.runtime_version));
   row("cuBLAS", d.cublas_version());
-  row("tcgemm", format("%s, built with CUDA %s", build.version,
-                       cuda_version_string(build.cuda_runtime_version).c_str()));
-  row("  architectures", build.cuda_archs);
-  row("  kernel families", build.kernel_families);
   const Backend family = support::device_family(d.index);
   const bool built = support::family_built(family);
   row("  runs here", family == Backend::none ? format("no tcgemm kernel family for %s: cuBLAS fallback", d.arch().c_str())
