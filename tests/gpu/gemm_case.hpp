@@ -13,6 +13,7 @@
 #include "support/device_buffer.hpp"
 #include "support/fill.hpp"
 #include "support/half_bits.hpp"
+#include "support/kernel_variants.hpp"
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm::test {
@@ -163,6 +164,13 @@ void expect_close(const Comparison& c, DType dtype, const std::string& what);
 // which at least `min_nonzero` of the elements are not zero (a ReLU zeroes
 // about half of a centred product: its tests pass a lower fraction).
 void expect_identical(const Comparison& c, const std::string& what, double min_nonzero = 0.5);
+
+// The configuration `v` forced is the one that ran: tcgemm's own kernel,
+// whose name has v's tile, cluster, schedule and orientation, with v's width
+// in the plan. (A dispatcher that dropped forced Options in some context,
+// fused, batched, grouped or captured, would otherwise run the automatic
+// kernel in every pass of an "every configuration" loop, unnoticed.)
+void expect_ran(const Plan& plan, const support::KernelVariant& v, const std::string& what);
 
 // Every element of the problem's C within the element-wise bound against a
 // float64 reference (support/error_bound.hpp), computed on the GPU: strictly

@@ -207,6 +207,7 @@ TEST_F(Graphs, ManyCallsOfDifferentShapesReplayAfterInputsChange) {
     GemmCase gc;
     Options options;
     Entry entry = Entry::cpp_api;
+    const support::KernelVariant* forced = nullptr;  // the configuration options force, checked as it runs
   };
   std::vector<Call> calls;
   uint64_t seed = 52000;
@@ -226,14 +227,15 @@ TEST_F(Graphs, ManyCallsOfDifferentShapesReplayAfterInputsChange) {
   GemmCase k0 = make_case(DType::bf16, kLayouts[3], 40, 24, 0, Fill::uniform_pm1, seed++);
   k0.beta = 2.0f;
   calls.push_back({k0, {}});
-  for (const support::KernelVariant& v : support::builtin_variants(own_backend()))
+  const std::vector<support::KernelVariant> variants = support::builtin_variants(own_backend());
+  for (const support::KernelVariant& v : variants)
     calls.push_back({make_case(DType::f16,
                                v.builds(Op::T, Op::N)   ? kLayouts[2]
                                : v.builds(Op::T, Op::T) ? kLayouts[3]
                                                         : kLayouts[1],
                                400, 520, 192,
                                Fill::uniform_pm1, seed++),
-                     v.options});
+                     v.options, Entry::cpp_api, &v});
 
   std::vector<std::unique_ptr<Problem>> probs;
   for (const Call& c : calls) probs.push_back(std::make_unique<Problem>(c.gc));
@@ -246,6 +248,7 @@ TEST_F(Graphs, ManyCallsOfDifferentShapesReplayAfterInputsChange) {
   });
   for (size_t i = 0; i < calls.size(); ++i) {
     TCGEMM_ASSERT_OK(captured[i], calls[i].gc.describe());
+    if (calls[i].forced != nullptr) expect_ran(captured[i], *calls[i].forced, "captured " + calls[i].gc.describe());
   }
   EXPECT_GE(graph.num_nodes(), calls.size());
 
