@@ -78,7 +78,9 @@ TEST_F(Invariance, SmCountDoesNotChangeBits) {
         EXPECT_EQ(got.backend, own_backend()) << got.reason;
         // The bound took effect (else every pass would repeat the unbounded launch).
         EXPECT_GT(got.grid_ctas, 0) << got.kernel;
-        if (sms < 10000) EXPECT_LE(got.grid_ctas, sms) << got.kernel << " on " << sms << " SMs";
+        if (sms < 10000) {
+          EXPECT_LE(got.grid_ctas, sms) << got.kernel << " on " << sms << " SMs";
+        }
         EXPECT_TRUE(want == prob.download_c()) << what << " on " << sms << " SMs (" << got.kernel << " vs "
                                                << all.kernel << ")";
       }
