@@ -32,19 +32,34 @@ const std::string& gpu_skip_reason() {
       cudaGetLastError();
       return std::string("cannot query the current CUDA device");
     }
-    const std::string archs = build_info().cuda_archs;
-    if (!support::family_built(support::device_family(dev))) {
+    if (support::device_family(dev) == Backend::none) {
       return "device " + std::to_string(dev) + " (" + prop.name + ") has compute capability " +
              std::to_string(prop.major) + "." + std::to_string(prop.minor) +
-             "; these tests need 9.0 or 10.0 with that family built in (this build: " + archs + ")";
+             "; these tests need 9.0 or 10.0, which tcgemm's kernel families are written for";
     }
     return std::string();
   }();
   return reason;
 }
 
+// A device of a family this build lacks (a 100a-only build on an H200):
+// not a skip but a failure, for every call there would go to cuBLAS and
+// nothing of tcgemm's kernels would be tested.
+const std::string& gpu_fail_reason() {
+  static const std::string reason = [] {
+    int dev = 0;
+    if (!gpu_skip_reason().empty() || cudaGetDevice(&dev) != cudaSuccess) return std::string();
+    const Backend family = support::device_family(dev);
+    if (support::family_built(family)) return std::string();
+    return "device " + std::to_string(dev) + " runs the " + to_string(family) + " kernels, which this build (" +
+           build_info().cuda_archs + ") lacks: rebuild with TCGEMM_CUDA_ARCHS including its architecture";
+  }();
+  return reason;
+}
+
 void GpuTest::SetUp() {
   if (!gpu_skip_reason().empty()) GTEST_SKIP() << gpu_skip_reason();
+  if (!gpu_fail_reason().empty()) GTEST_FAIL() << gpu_fail_reason();
 }
 
 Backend own_backend() { return support::device_family(); }

@@ -39,8 +39,9 @@ const char* to_string(Fill fill);
 support::Distribution distribution(Fill fill);
 
 // Every GPU test derives from this: it skips, with the reason, unless the
-// current device is one a kernel family of this build runs on: compute
-// capability 9.0 (sm90, built with 90a) or 10.0 (sm100, built with 100a).
+// current device is one a kernel family is written for: compute capability
+// 9.0 (sm90) or 10.0 (sm100); and it fails where that family is not in this
+// build (90a, 100a): then nothing of tcgemm's kernels could be tested.
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override;
@@ -48,6 +49,8 @@ class GpuTest : public ::testing::Test {
 
 // Empty when the current device can run the tests, else why not.
 const std::string& gpu_skip_reason();
+// Empty unless the device's kernel family is missing from this build.
+const std::string& gpu_fail_reason();
 int device_sm_count();
 // The backend tcgemm's own kernel reports on this device: Backend::sm90 or
 // Backend::sm100 (support::device_family).
