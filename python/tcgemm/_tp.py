@@ -9,9 +9,9 @@ are rows [r * S_l, (r + 1) * S_l) of the whole, S = W * S_l.
 - gather_mm: y = all_gather(x_shard) @ b (+ bias), [S, N] on every rank
   (column-parallel linear: b = weight_shard^T). The shards arrive from the
   peers one at a time, ring order (rank r - 1 first, then r - 2, ...), in
-  `chunks` pieces each, by point-to-point sends on the communication stream;
-  the local shard's rows are multiplied first, and every piece as soon as it
-  has arrived. Each block of rows is one local product writing its rows of y
+  `chunks` pieces each, by point-to-point sends on the communication stream,
+  all posted first; the local shard's rows are multiplied while they
+  arrive, and every piece as soon as it has arrived. Each block of rows is one local product writing its rows of y
   in place, so every row of y has the bits of the single product over the
   gathered x, as long as the local product's rows do not depend on how many
   rows a call has (tcgemm's kernels: batch invariance).
@@ -154,10 +154,14 @@ def gather_mm(x_shard: Tensor, b: Tensor, bias: Tensor | None, group: dist.Proce
         dist.all_gather_into_tensor(gathered, x_shard.contiguous(), group=group)
         products.mm_into(gathered, b, bias, y, 0)
     else:
-        # The local rows first: they need no transfer, and a call the local
-        # product refuses is refused before anything is sent.
+        # Every exchange is posted first, then the local rows are multiplied
+        # while the peers' arrive: NCCL's stream waits for what the current
+        # stream holds when a transfer is posted, so a product queued before
+        # them would hold the first transfer back until it ended. (What the
+        # local product refuses, the wrappers refuse before anything is sent;
+        # should it still fail, the transfers end before the error goes on,
+        # into buffers still alive, and the peers' with them.)
         transfers = ring.size > 1 and rows > 0
-        products.mm_into(x_shard, b, bias, shard(y, ring.rank), sm_count if transfers else 0)
         x_send = x_shard.contiguous()
         arrivals = []  # (works, source rank, block), in the order they complete
         for step in range(1, ring.size):
@@ -165,6 +169,12 @@ def gather_mm(x_shard: Tensor, b: Tensor, bias: Tensor | None, group: dist.Proce
             for lo, hi in blocks:
                 works = ring.exchange(x_send[lo:hi], to, shard(gathered, frm)[lo:hi], frm)
                 arrivals.append((works, frm, lo, hi))
+        try:
+            products.mm_into(x_shard, b, bias, shard(y, ring.rank), sm_count if transfers else 0)
+        except BaseException:
+            for works, *_ in arrivals:
+                _wait(works)
+            raise
         for i, (works, frm, lo, hi) in enumerate(arrivals):
             _wait(works)
             last = i == len(arrivals) - 1

@@ -13,9 +13,9 @@ features; the row-parallel layer multiplies its slice of the input features
 and sums the partial products across ranks, each rank keeping its own rows.
 
 How the communication is hidden (tcgemm/_tp.py has the schedules):
-- all_gather_linear multiplies the local shard's rows first while the peers'
-  shards arrive by point-to-point transfers on NCCL's stream, ring order,
-  each in `chunks` pieces, and multiplies each piece as it lands, writing
+- all_gather_linear posts the point-to-point transfers of the peers' shards
+  on NCCL's stream (ring order, each in `chunks` pieces), multiplies the
+  local shard's rows while they arrive, and each piece as it lands, writing
   its rows of y in place. tcgemm's rows do not depend on how many rows a call
   has, so y has, on every rank, exactly the bits of
   tcgemm.linear(all_gather(x_shard), w_shard, bias).

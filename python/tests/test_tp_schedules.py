@@ -84,11 +84,26 @@ def gather_exact(rank, world, group):
     w = ints(n, k, seed=2)
     bias = ints(n, seed=3)
     want = x.double() @ w.double().t() + bias.double()
+    # The products done when each transfer is posted: none (NCCL's stream
+    # waits for what the current stream holds when a transfer is posted, so
+    # a product queued before it would hold it back).
+    products_at_post = []
+    exchange = tp._Ring.exchange
+
+    def counted_exchange(self, *args):
+        products_at_post.append(len(REFERENCE.calls))
+        return exchange(self, *args)
+
     for overlap in (True, False):
         for chunks in (1, 2, 5):
             REFERENCE.clear()
-            y, gathered = tp.gather_mm(x[rank * rows:(rank + 1) * rows], w.t(), bias, group, REFERENCE, chunks,
-                                       overlap, keep_gathered=True, sm_count=100)
+            products_at_post.clear()
+            tp._Ring.exchange = counted_exchange
+            try:
+                y, gathered = tp.gather_mm(x[rank * rows:(rank + 1) * rows], w.t(), bias, group, REFERENCE, chunks,
+                                           overlap, keep_gathered=True, sm_count=100)
+            finally:
+                tp._Ring.exchange = exchange
             assert torch.equal(y.double(), want), (overlap, chunks)
             assert torch.equal(gathered, x), (overlap, chunks)
             if overlap:
@@ -100,6 +115,8 @@ def gather_exact(rank, world, group):
                 assert REFERENCE.calls[1:] == want_calls, (REFERENCE.calls, want_calls)
                 # Bounded SMs while transfers may run: every product but the last.
                 assert REFERENCE.sm_counts == [100] * len(want_calls) + [0], REFERENCE.sm_counts
+                # Every transfer posted before the first product.
+                assert products_at_post == [0] * len(want_calls), products_at_post
             else:
                 assert REFERENCE.calls == [(world * rows, 0)] and REFERENCE.sm_counts == [0]
     y, gathered = tp.gather_mm(x[rank * rows:(rank + 1) * rows], w.t(), None, group, REFERENCE)
