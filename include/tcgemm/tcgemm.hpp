@@ -372,9 +372,10 @@ struct Options {
   // kernels, communication ones say, need SMs of their own: a persistent
   // kernel on every SM would keep them waiting until it ends. 0 (or more
   // than the device has): all of them. Fewer SMs than a cluster forced by
-  // the options (cluster_m, sm100's pair tiles) is refused. With it set, sm100's automatic
-  // schedule is persistent; Cluster Launch Control (a CTA a tile) cannot be
-  // bounded and is refused with it. The cuBLAS fallback is not bounded by it.
+  // the options (cluster_m, sm100's pair tiles) is refused. With it set,
+  // sm100's automatic schedule is persistent (single-CTA tiles on one SM);
+  // Cluster Launch Control (a CTA a tile) cannot be bounded and is refused
+  // with it. The cuBLAS fallback is not bounded by it.
   int sm_count = 0;
 };
 
