@@ -27,7 +27,7 @@ _ext = load_inline(
     name="@MODULE_NAME@",
     cpp_sources=[CPP_SOURCE],
     cuda_sources=[CUDA_SOURCE],
-    extra_cflags=["-O3", "-std=c++17"],
+    extra_cflags=["-O3"],  # (the C++ standard: torch's own, which its headers need)
     extra_cuda_cflags=CUDA_FLAGS,
     extra_ldflags=["-lcublas"],
     verbose=False,

@@ -46,9 +46,12 @@ class Target:
     @property
     def cuda_flags(self) -> list[str]:
         """Flags for the CUDA translation unit, as CMakeLists.txt builds the
-        library (Release: -O3; NDEBUG is defined in the source itself)."""
+        library (Release: -O3; NDEBUG is defined in the source itself). No
+        -std: load_inline puts torch's headers in that unit too and adds the
+        standard they need (C++20 in recent releases) unless one is given,
+        and the library builds as C++17 or C++20 alike."""
         return [f"-gencode=arch=compute_{self.arch},code=sm_{self.arch}", "-O3", "--expt-relaxed-constexpr",
-                "-std=c++17", "-Xcompiler=-fvisibility=hidden"]
+                "-Xcompiler=-fvisibility=hidden"]
 
 
 TARGETS = {
@@ -184,6 +187,9 @@ def render(root: Path | None = None, dtypes: tuple[str, ...] = ("f16",), leaderb
             raise ValueError(f"unknown dtype {dtype!r}: choose from {', '.join(_DTYPES)}")
     if gpu and gpu not in TARGETS:
         raise ValueError(f"no kernel family for GPU {gpu!r}: choose from {', '.join(TARGETS)}")
+    if leaderboard == "matmul_v2" and "f16" not in dtypes:
+        raise ValueError("matmul_v2's inputs are float16: --dtypes must include f16 (a file without its kernels "
+                         "would not run tcgemm's kernels on them)")
     target = TARGETS[gpu or DEFAULT_GPU]
     lib = read_library_sources(find_root(str(root) if root else None))
     cuda, cpp = cuda_source(lib, dtypes, target), cpp_source(lib)

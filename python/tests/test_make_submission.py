@@ -126,6 +126,10 @@ def test_dtypes_option() -> None:
     assert '#line 1 "src/sm90/sm90_gemm_bf16.cu"' in both and "make_submission: stub" not in both
     with pytest.raises(ValueError, match="unknown dtype"):
         gen.render(REPO, dtypes=("f32",))
+    # matmul_v2's inputs are float16: a file without those kernels is refused (another leaderboard may take it).
+    with pytest.raises(ValueError, match="must include f16"):
+        gen.render(REPO, dtypes=("bf16",))
+    assert "sm90_gemm_bf16.cu" in gen.render(REPO, dtypes=("bf16",), leaderboard="")
 
 
 def test_cli_writes_the_file(tmp_path: Path, text: str) -> None:
@@ -146,6 +150,29 @@ def _nvcc() -> str | None:
         (p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
 
 
+def _torch_includes() -> list[str]:
+    """Where torch is installed: its include directories, as load_inline
+    passes them (the CUDA unit it compiles starts with torch's headers);
+    else none."""
+    try:
+        from torch.utils import cpp_extension
+    except ImportError:
+        return []
+    try:
+        paths = cpp_extension.include_paths(device_type="cuda")
+    except TypeError:  # (older torch: include_paths(cuda=True))
+        paths = cpp_extension.include_paths(cuda=True)
+    return [f"-I{p}" for p in paths]
+
+
+def test_flags_leave_the_cpp_standard_to_torch(text: str) -> None:
+    # load_inline adds the standard torch's headers need (C++20 in recent
+    # releases) only where the flags name none; once they said -std=c++17,
+    # and the file did not compile against such a torch.
+    assert not any(flag.startswith("-std") for flag in _constant(text, "CUDA_FLAGS"))
+    assert "-std=" not in text
+
+
 @pytest.mark.skipif(_nvcc() is None, reason="nvcc not found")
 @pytest.mark.parametrize("gpu", ["H100", "B200"])
 def test_cuda_source_compiles_as_one_unit(tmp_path: Path, gpu: str) -> None:
@@ -159,10 +186,13 @@ def test_cuda_source_compiles_as_one_unit(tmp_path: Path, gpu: str) -> None:
     # compiling it for sm_100a and checking its SASS is what can be done.
     text = gen.render(REPO, gpu=gpu)
     source = tmp_path / "cuda.cu"
-    source.write_text(_constant(text, "CUDA_SOURCE"), encoding="utf-8")
+    # As load_inline writes it: torch's headers first where torch is installed.
+    includes = _torch_includes()
+    prelude = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n" if includes else ""
+    source.write_text(prelude + _constant(text, "CUDA_SOURCE"), encoding="utf-8")
     torch_flags = ["-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
                    "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr",
-                   "--compiler-options", "-fPIC"]
+                   "--compiler-options", "-fPIC", *includes, "-std=c++20"]  # (the standard recent torch adds)
     ptxas = ["-Xptxas=-warn-spills,-warn-lmem-usage,-Werror"]
     flags = _constant(text, "CUDA_FLAGS")
     result = subprocess.run([_nvcc(), *torch_flags, *flags, *ptxas, "-c", str(source), "-o", str(tmp_path / "cuda.o")],
