@@ -11,10 +11,11 @@ are rows [r * S_l, (r + 1) * S_l) of the whole, S = W * S_l.
   peers one at a time, ring order (rank r - 1 first, then r - 2, ...), in
   `chunks` pieces each, by point-to-point sends on the communication stream,
   all posted first; the local shard's rows are multiplied while they
-  arrive, and every piece as soon as it has arrived. Each block of rows is one local product writing its rows of y
-  in place, so every row of y has the bits of the single product over the
-  gathered x, as long as the local product's rows do not depend on how many
-  rows a call has (tcgemm's kernels: batch invariance).
+  arrive, and every piece as soon as it has arrived. Each block of rows is
+  one local product writing its rows of y in place, so every row of y has
+  the bits of the single product over the gathered x, as long as the local
+  product's rows do not depend on how many rows a call has (tcgemm's
+  kernels: batch invariance).
 - mm_scatter: y_shard = sum over ranks of (x @ b)[rows of this rank]
   (+ bias), [S_l, N] (row-parallel linear: b = weight_shard^T over the
   rank's slice of K). Each rank multiplies the rows destined for its peers
