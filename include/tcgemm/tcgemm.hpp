@@ -23,8 +23,9 @@
 // on its 2-byte elements' boundaries; host memory, pinned or not, and another
 // device's memory are rejected. C must not share memory with A, B or the bias
 // (no in-place products): such a call is rejected wherever that is cheap to
-// tell (always when the operands' rows are equally far apart, as in place),
-// and its result is undefined otherwise.
+// tell (always for one matrix each whose rows are equally far apart, as in
+// place; for a large batch as far as a bounded search reaches), and its
+// result is undefined otherwise.
 //
 // Calls never throw. A rejected call returns a status and a reason and writes
 // nothing to C. Degenerate shapes are handled before any launch:
@@ -62,10 +63,10 @@ enum class BiasType : int { same = 0, f32 = 1 };
 
 enum class Status : int {
   ok = 0,
-  invalid_argument = 1,  // a null pointer, a negative size, a bad leading dimension, ...
+  invalid_argument = 1,  // a null pointer, a negative size or one past 2^31-1, a bad leading dimension, ...
   unsupported = 2,       // no kernel and no fallback for this device or request
-  no_device = 3,         // no CUDA device is visible
-  cuda_error = 4,        // a CUDA, driver or cuBLAS call failed
+  no_device = 3,         // no usable CUDA device: none visible, its properties or context unavailable
+  cuda_error = 4,        // a CUDA, driver or cuBLAS call (or a host allocation) failed
 };
 
 // Which implementation ran (or would run) a call, and so what numbers it
@@ -125,7 +126,9 @@ struct GemmArgs {
   float beta = 0.0f;
   void* c = nullptr;
   int64_t ldc = 0;
-  cudaStream_t stream = nullptr;  // null: the default stream
+  // null: the default stream; else a stream of the current device (one of
+  // another device is refused: invalid_argument).
+  cudaStream_t stream = nullptr;
   // The fused epilogue: C = act(alpha * op(A) op(B) + bias) + beta * C, in
   // fp32, rounded once. bias: N elements on the device (bias_type), added to
   // every row; null for none. activation: none leaves the plain GEMM.
@@ -375,7 +378,8 @@ struct Options {
   // the options (cluster_m, sm100's pair tiles) is refused. With it set,
   // sm100's automatic schedule is persistent (single-CTA tiles on one SM);
   // Cluster Launch Control (a CTA a tile) cannot be bounded and is refused
-  // with it. The cuBLAS fallback is not bounded by it.
+  // with it. The cuBLAS fallback (and the scale kernel of K or alpha == 0)
+  // is not bounded by it.
   int sm_count = 0;
 };
 

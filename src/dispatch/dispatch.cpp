@@ -69,7 +69,7 @@ std::string check_operands(const GemmArgs& args, int device) {
   return {};
 }
 
-std::string check_options(const Options& options) {
+std::string check_options(const Options& options, bool grouped) {
   const int prefer = static_cast<int>(options.prefer);
   if (prefer < 0 || prefer > 2) return "unknown Options::prefer " + std::to_string(prefer);
   const int schedule = static_cast<int>(options.schedule);
@@ -81,6 +81,8 @@ std::string check_options(const Options& options) {
            "leave Options::schedule automatic or persistent with it";
   // A configuration some family builds; the device's family checks the rest
   // (decide). Neither: both reasons, for the user may mean either device.
+  // (An M-grouped call's: the family's check_grouped_options, in decide.)
+  if (grouped) return {};
   std::string sm90_why = sm90::check_config_options(options);
   if (sm90_why.empty()) return {};
   std::string sm100_why = sm100::check_options(options);
@@ -92,7 +94,8 @@ Admission admit(const GemmArgs& args, const Options& options) {
   if (std::string why = check_args(args); !why.empty()) return {Status::invalid_argument, why};
   // (Every reason ends with the whole case, as check_args's do.)
   const auto with_case = [&](const std::string& why) { return why + " (" + describe(args) + ")"; };
-  if (std::string why = check_options(options); !why.empty()) return {Status::invalid_argument, with_case(why)};
+  if (std::string why = check_options(options, args.grouped()); !why.empty())
+    return {Status::invalid_argument, with_case(why)};
   if (args.m == 0 || args.n == 0 || args.batch == 0) return {};  // nothing to write
   std::string error;
   const DeviceInfo* dev = current_device(&error);
@@ -142,7 +145,8 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
   const bool is_sm100 = dev.cc_major == 10 && dev.cc_minor == 0;
   // The options it can honour; a device without a family is held to sm90's
   // (Cluster Launch Control is refused everywhere but on sm_100).
-  if (std::string why = is_sm100 ? sm100::check_options(options) : sm90::check_options(options); !why.empty())
+  if (std::string why = is_sm100 ? sm100::check_options(options) : sm90::check_options(options, args.grouped());
+      !why.empty())
     return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
   // The SMs the kernel is chosen and launched for (Options::sm_count).
   const int sms = options.sm_count > 0 && options.sm_count < dev.num_sms ? options.sm_count : dev.num_sms;

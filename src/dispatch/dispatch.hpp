@@ -35,7 +35,7 @@ std::string check_operands(const GemmArgs& args, int device);
 // configuration that no family builds (sm90::check_config_options,
 // sm100::check_options), whatever the device; otherwise why not. The
 // device's family checks the rest (decide).
-std::string check_options(const Options& options);
+std::string check_options(const Options& options, bool grouped = false);
 
 // The admission every entry point applies (gemm, plan, reference_gemm):
 // check_args, check_options, then, unless M or N is 0, a current device that

@@ -25,9 +25,11 @@ std::string check_config_options(const Options& options);
 // names one of kGroupedTileConfigs, if any; otherwise why not.
 std::string check_grouped_options(const GemmArgs& args, const Options& options);
 
-// Empty when the sm90 kernel can honour `options`: check_config_options, and
-// a schedule it has (persistent); otherwise why not.
-std::string check_options(const Options& options);
+// Empty when the sm90 kernel can honour `options`: check_config_options
+// (not for an M-grouped call, whose configurations are kGroupedTileConfigs:
+// check_grouped_options), and a schedule it has (persistent); otherwise why
+// not.
+std::string check_options(const Options& options, bool grouped = false);
 
 // Empty when the configuration `options` force is built for the call's
 // layout (widths 8 and 40: B K-major only; block_m 8: A and B K-major only;

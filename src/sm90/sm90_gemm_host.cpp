@@ -114,8 +114,10 @@ std::string check_grouped_options(const GemmArgs& args, const Options& o) {
   return {};
 }
 
-std::string check_options(const Options& o) {
-  if (std::string why = check_config_options(o); !why.empty()) return why;
+std::string check_options(const Options& o, bool grouped) {
+  if (!grouped) {
+    if (std::string why = check_config_options(o); !why.empty()) return why;
+  }
   if (o.schedule == Schedule::cluster_launch_control)
     return "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)";
   return {};

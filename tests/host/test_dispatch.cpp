@@ -745,6 +745,19 @@ TEST(Decide, MGroupedOnTcgemmsKernelsOnly) {
     const Decision narrow = decide(g, forced(64, 1), kH200);
     EXPECT_EQ(narrow.plan.status, Status::invalid_argument);
     EXPECT_TRUE(contains(narrow.plan.reason, "kGroupedTileConfigs")) << narrow.plan.reason;
+    // One field alone picks among the grouped tiles, as the header says (once refused: the plain
+    // call's kTileConfigs were asked for the whole tuple).
+    Options pingpong;
+    pingpong.pingpong = true;
+    Options no_cluster;
+    no_cluster.cluster_m = 1;
+    for (const Options& o : {pingpong, no_cluster}) {
+      EXPECT_EQ(check_options(o, true), "");
+      const Decision one = decide(g, o, kH200);
+      ASSERT_EQ(one.plan.status, Status::ok) << one.plan.reason;
+      EXPECT_EQ(one.plan.config.pingpong, o.pingpong) << one.plan.kernel;
+    }
+    EXPECT_NE(check_options(pingpong), "");  // (a plain call's: no such configuration)
   }
   const Decision cublas = decide(g, Options{Prefer::cublas_only, 0}, kH200);
   EXPECT_EQ(cublas.plan.status, Status::unsupported);
