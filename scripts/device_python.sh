@@ -78,7 +78,8 @@ fi
 
 # Two GPUs or more: the tensor-parallel layers against NCCL + torch (tp.md).
 if (( $(nvidia-smi -L | wc -l) >= 2 )); then
-  timeout 480 "$PYTHON" -m torch.distributed.run --standalone --nproc-per-node 2 python/bench/bench_tp.py --out "$OUT/tp.md" ${TP_ARGS:-} \
+  timeout 480 "$PYTHON" -m torch.distributed.run --standalone --nproc-per-node 2 python/bench/bench_tp.py \
+    --out "$OUT/tp.md" ${TP_ARGS:-} \
     > "$OUT/tp.log" 2>&1 || { status=1; tail -30 "$OUT/tp.log"; }
   cat "$OUT/tp.md" 2>/dev/null
 fi

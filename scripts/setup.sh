@@ -38,7 +38,8 @@ if ! command -v nvcc >/dev/null; then
 fi
 nvcc_version=$(nvcc --version | grep -oE 'release [0-9]+\.[0-9]+' | grep -oE '[0-9]+\.[0-9]+' || true)
 if [[ ${nvcc_version%%.*} -lt 13 ]] 2>/dev/null || [[ -z $nvcc_version ]]; then
-  fail "$(command -v nvcc) is CUDA ${nvcc_version:-of an unknown release}: the kernels need the CUDA 13 toolkit (put its bin/ first on PATH)"
+  fail "$(command -v nvcc) is CUDA ${nvcc_version:-of an unknown release}: the kernels need the CUDA 13 toolkit" \
+    "(put its bin/ first on PATH)"
 fi
 
 log=$(mktemp) probe=""

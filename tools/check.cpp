@@ -395,7 +395,8 @@ int run_check(const ArgParser& parser) {
   if (!batch) return usage_error(parser, "--batch wants a number of problems from 1 to 65536");
   if (*batch > 1 && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
     return usage_error(parser, "--batch applies to the sweep (not --fuzz, --case or --soak)");
-  const auto groups = parser.has("groups") ? parse_int(parser.get("groups", ""), 1, kMaxGroups) : std::optional<int64_t>{0};
+  const auto groups =
+      parser.has("groups") ? parse_int(parser.get("groups", ""), 1, kMaxGroups) : std::optional<int64_t>{0};
   if (!groups) return usage_error(parser, "--groups wants a number of groups from 1 to " + std::to_string(kMaxGroups));
   std::vector<Layout> run_layouts = layouts;
   if (*groups > 0) {

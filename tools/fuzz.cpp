@@ -154,18 +154,17 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
     if (word.empty()) continue;
     const size_t eq = word.find('=');
     const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    const bool is_dtype = key == "f16" || key == "bf16";
+    const std::vector<Layout> layout = eq == std::string::npos ? parse_layouts(key) : std::vector<Layout>{};
     // Each field once (a dtype, a layout, each key=value): a second would
     // silently win over the first.
-    const std::string field = key == "f16" || key == "bf16"                               ? "dtype"
-                              : eq == std::string::npos && parse_layouts(key).size() == 1 ? "layout"
-                                                                                          : key;
-    if (!seen.insert(field).second) return std::nullopt;
+    if (!seen.insert(is_dtype ? "dtype" : layout.size() == 1 ? "layout" : key).second) return std::nullopt;
     // (Sizes as the library takes them; leading dimensions and offsets as a buffer can hold them.)
     auto num = [&](int64_t lo, int64_t hi = int64_t{1} << 40) { return parse_int(value, lo, hi); };
-    if (key == "f16" || key == "bf16") {
+    if (is_dtype) {
       c.dtype = key == "f16" ? DType::f16 : DType::bf16;
-    } else if (eq == std::string::npos && parse_layouts(key).size() == 1) {
-      c.layout = parse_layouts(key)[0];
+    } else if (layout.size() == 1) {
+      c.layout = layout[0];
     } else if (key == "m" || key == "n" || key == "k" || key == "lda" || key == "ldb" || key == "ldc") {
       const bool size = key.size() == 1;
       const auto v = num(0, size ? (int64_t{1} << 31) - 1 : int64_t{1} << 40);

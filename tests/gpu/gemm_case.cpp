@@ -350,13 +350,13 @@ void expect_identical(const Comparison& c, const std::string& what, double min_n
 }
 
 void expect_ran(const Plan& plan, const support::KernelVariant& v, const std::string& what) {
-  EXPECT_EQ(plan.backend, own_backend()) << what << " " << v.label << ": " << plan.reason;
-  EXPECT_EQ(plan.path, Path::kernel) << what << " " << v.label;
-  for (const std::string& part : v.in_name) EXPECT_TRUE(contains(plan.kernel, part)) << what << " " << v.label << ": ran " << plan.kernel;
-  for (const std::string& part : v.not_in_name)
-    EXPECT_FALSE(contains(plan.kernel, part)) << what << " " << v.label << ": ran " << plan.kernel;
-  EXPECT_EQ(plan.config.block_n, v.options.block_n) << what << " " << v.label << ": ran " << plan.kernel;
-  EXPECT_EQ(plan.config.swap_ab, v.options.swap_ab) << what << " " << v.label << ": ran " << plan.kernel;
+  const std::string ran = what + " " + v.label + ": ran " + plan.kernel + " (" + plan.reason + ")";
+  EXPECT_EQ(plan.backend, own_backend()) << ran;
+  EXPECT_EQ(plan.path, Path::kernel) << ran;
+  for (const std::string& part : v.in_name) EXPECT_TRUE(contains(plan.kernel, part)) << ran;
+  for (const std::string& part : v.not_in_name) EXPECT_FALSE(contains(plan.kernel, part)) << ran;
+  EXPECT_EQ(plan.config.block_n, v.options.block_n) << ran;
+  EXPECT_EQ(plan.config.swap_ab, v.options.swap_ab) << ran;
 }
 
 void expect_within_bound(const Problem& prob, Backend backend, const std::string& what) {

@@ -189,7 +189,8 @@ TEST(MGroups, ValidationNamesWhatIsWrong) {
       {"group_ends is a null pointer", [](GemmArgs& g) { g.group_ends = nullptr; }},
       {"4-byte", [](GemmArgs& g) { g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x40002}); }},
       // Every tile reads the ends while others store C: not inside C (its 100 rows of 64 from 0x30000).
-      {"C overlaps group_ends", [](GemmArgs& g) { g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x30080}); }},
+      {"C overlaps group_ends",
+       [](GemmArgs& g) { g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x30080}); }},
       {"C overlaps group_ends",
        [](GemmArgs& g) { g.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x30000 + 99 * 128 + 120}); }},
   };
