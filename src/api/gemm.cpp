@@ -53,6 +53,7 @@ Plan reference_gemm(const GemmArgs& args) noexcept {
     const cudaError_t err =
         detail::reads_a_and_b(args) ? detail::launch_reference_gemm(args) : detail::launch_scale(args);
     if (err != cudaSuccess) {
+      cudaGetLastError();  // reported here (as execute() does)
       p.status = Status::cuda_error;
       p.reason = std::string("tcgemm: reference_gemm failed: ") + cudaGetErrorString(err);
     }

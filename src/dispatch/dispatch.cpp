@@ -98,8 +98,9 @@ Admission admit(const GemmArgs& args, const Options& options) {
     return {Status::invalid_argument, with_case(why)};
   if (args.m == 0 || args.n == 0 || args.batch == 0) return {};  // nothing to write
   std::string error;
-  const DeviceInfo* dev = current_device(&error);
-  if (dev == nullptr) return {Status::no_device, with_case(error)};
+  Status failure = Status::no_device;
+  const DeviceInfo* dev = current_device(&error, &failure);
+  if (dev == nullptr) return {failure, with_case(error)};
   if (dev->image != cudaSuccess)
     return {Status::unsupported,
             with_case("this build of tcgemm holds code for " + std::string(TCGEMM_ARCHS) + " only; device " +
@@ -253,6 +254,11 @@ Plan execute(const GemmArgs& args, Decision decision) {
       break;
   }
   if (!error.empty()) {
+    // Reported in the Plan, so cleared from the runtime's record: else the
+    // caller's next launch check (torch's, after a fallback to torch.mm)
+    // would report it again against another operation. (A sticky error, a
+    // fault, stays: no call clears it.)
+    cudaGetLastError();
     plan.status = Status::cuda_error;
     plan.reason = "tcgemm: " + plan.kernel + ": " + error + " (" + describe(args) + ")";
   }

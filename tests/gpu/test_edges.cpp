@@ -62,6 +62,46 @@ TEST_F(Edges, NoContextCurrent) {
       gc.describe());
 }
 
+// A context of the device other than the one tcgemm was set up in (a
+// context the caller created and made current; the same after
+// cudaDeviceReset): the kernels' setup (their shared-memory opt-in) and the
+// cuBLAS handles belong to the first, so the call is refused with a reason and
+// nothing written; back in the first context, calls run again.
+TEST_F(Edges, AnotherContextIsRefused) {
+  const GemmCase gc = make_case(DType::f16, kLayouts[1], 256, 192, 128, Fill::small_int, 42500);
+  Problem prob(gc);
+  TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), gc.describe());
+  TCGEMM_ASSERT_OK(run_gemm(prob.args(prob.c())), "set up in the primary context");
+  void* create_fn = nullptr;
+  void* pop_fn = nullptr;
+  void* destroy_fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  ASSERT_EQ(cudaGetDriverEntryPointByVersion("cuCtxCreate", &create_fn, 12050, cudaEnableDefault, &q), cudaSuccess);
+  ASSERT_EQ(cudaGetDriverEntryPointByVersion("cuCtxPopCurrent", &pop_fn, 12000, cudaEnableDefault, &q), cudaSuccess);
+  ASSERT_EQ(cudaGetDriverEntryPointByVersion("cuCtxDestroy", &destroy_fn, 12000, cudaEnableDefault, &q), cudaSuccess);
+  ASSERT_TRUE(create_fn != nullptr && pop_fn != nullptr && destroy_fn != nullptr);
+  int dev = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  prob.poison_c();
+  CUcontext other = nullptr;  // (cuCtxCreate makes it current)
+  ASSERT_EQ(reinterpret_cast<PFN_cuCtxCreate_v12050>(create_fn)(&other, nullptr, 0, dev), CUDA_SUCCESS);
+  const Plan refused = tcgemm::gemm(prob.args(prob.c()));
+  CUcontext popped = nullptr;
+  ASSERT_EQ(reinterpret_cast<PFN_cuCtxPopCurrent_v4000>(pop_fn)(&popped), CUDA_SUCCESS);
+  ASSERT_EQ(popped, other);
+  ASSERT_EQ(reinterpret_cast<PFN_cuCtxDestroy_v4000>(destroy_fn)(other), CUDA_SUCCESS);
+  EXPECT_EQ(refused.status, Status::unsupported) << refused.reason;
+  EXPECT_TRUE(contains(refused.reason, "context")) << refused.reason;
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  int64_t changed = 0;
+  for (uint16_t v : prob.download_c()) changed += v != poison_bits(gc.dtype);
+  EXPECT_EQ(changed, 0) << "a refused call wrote to C";
+  TCGEMM_ASSERT_OK(run_gemm(prob.args(prob.c())), "back in the primary context");
+  expect_identical(
+      compare(gc.dtype, prob.download_c(), prob.download_ref(), poison_bits(gc.dtype), gc.m, gc.n, gc.ldc),
+      gc.describe());
+}
+
 // With the device's memory exhausted: tcgemm's kernels allocate nothing and
 // still run; a first cuBLAS call on a new thread (a new handle, a new
 // workspace) either runs or fails with a reason, C untouched.

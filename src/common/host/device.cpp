@@ -1,6 +1,7 @@
 #include "common/host/device.hpp"
 
 #include <array>
+#include <atomic>
 #include <mutex>
 
 #include <cuda.h>
@@ -12,15 +13,35 @@ namespace tcgemm::detail {
 
 namespace {
 std::array<DeviceInfo, kMaxDevices> g_devices;
-std::array<std::once_flag, kMaxDevices> g_once;
+// g_ready[dev]: g_devices[dev] is filled in for good. Set only once the
+// facts are known, so a failure that may pass (the probe's module load out of
+// memory under a caching allocator) is asked again on the next call instead
+// of being remembered for the life of the process.
+std::array<std::atomic<bool>, kMaxDevices> g_ready{};
+std::array<std::mutex, kMaxDevices> g_fill;
 
-// Binds `dev`'s primary context when the thread has no current context.
-// Never replaces a context the caller made current.
-cudaError_t bind_context_if_none(int dev) {
+// Whether the probe's answer stands: it ran, or the build has no code for
+// this device (which no later call changes).
+bool image_answer_is_final(cudaError_t err) {
+  return err == cudaSuccess || err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidDeviceFunction ||
+         err == cudaErrorUnsupportedPtxVersion;
+}
+
+// Binds `dev`'s primary context when the thread has no current context
+// (never replacing a context the caller made current), and says which
+// context is current: its cuCtxGetId (0 where the driver cannot say).
+cudaError_t bind_context_if_none(int dev, unsigned long long* context_id) {
   static const auto get_current = reinterpret_cast<PFN_cuCtxGetCurrent_v4000>(driver_entry_point("cuCtxGetCurrent"));
+  static const auto get_id = reinterpret_cast<PFN_cuCtxGetId_v12000>(driver_entry_point("cuCtxGetId"));
+  *context_id = 0;
   CUcontext ctx = nullptr;
-  if (get_current == nullptr || get_current(&ctx) != CUDA_SUCCESS || ctx != nullptr) return cudaSuccess;
-  return cudaSetDevice(dev);
+  if (get_current == nullptr || get_current(&ctx) != CUDA_SUCCESS) return cudaSuccess;
+  if (ctx == nullptr) {
+    if (const cudaError_t err = cudaSetDevice(dev); err != cudaSuccess) return err;
+    if (get_current(&ctx) != CUDA_SUCCESS) return cudaSuccess;
+  }
+  if (get_id == nullptr || get_id(ctx, context_id) != CUDA_SUCCESS) *context_id = 0;
+  return cudaSuccess;
 }
 }  // namespace
 
@@ -35,7 +56,8 @@ void* driver_entry_point(const char* symbol, int abi_version) {
   return fn;
 }
 
-const DeviceInfo* current_device(std::string* error) {
+const DeviceInfo* current_device(std::string* error, Status* status) {
+  if (status != nullptr) *status = Status::no_device;
   int dev = -1;
   // cudaGetDevice fails without a usable driver or device; only then is the
   // device count asked for, to say which (this runs on every call).
@@ -51,28 +73,50 @@ const DeviceInfo* current_device(std::string* error) {
     *error = "device index " + std::to_string(dev) + " is beyond the " + std::to_string(kMaxDevices) + " supported";
     return nullptr;
   }
-  if (const cudaError_t err = bind_context_if_none(dev); err != cudaSuccess) {
+  unsigned long long context_id = 0;
+  if (const cudaError_t err = bind_context_if_none(dev, &context_id); err != cudaSuccess) {
     cudaGetLastError();
     *error = "no CUDA context is current and device " + std::to_string(dev) +
              "'s primary context could not be made current (" + cudaGetErrorString(err) + ")";
     return nullptr;
   }
-  std::call_once(g_once[dev], [dev] {
+  if (!g_ready[dev].load(std::memory_order_acquire)) {
+    const std::lock_guard<std::mutex> lock(g_fill[dev]);
     DeviceInfo& d = g_devices[dev];
-    d.id = dev;
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
-      d.name = prop.name;
-      d.cc_major = prop.major;
-      d.cc_minor = prop.minor;
-      d.num_sms = prop.multiProcessorCount;
+    if (!g_ready[dev].load(std::memory_order_relaxed)) {
+      d.id = dev;
+      d.context_id = context_id;
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
+        d.name = prop.name;
+        d.cc_major = prop.major;
+        d.cc_minor = prop.minor;
+        d.num_sms = prop.multiProcessorCount;
+      }
+      d.image = probe_kernel_image();
+      cudaGetLastError();
+      if (d.num_sms == 0) {
+        *error = "cudaGetDeviceProperties failed for device " + std::to_string(dev);
+        return nullptr;
+      }
+      if (!image_answer_is_final(d.image)) {
+        *error = std::string("loading tcgemm's code on device ") + std::to_string(dev) +
+                 " failed: " + cudaGetErrorString(d.image) + " (asked again on the next call)";
+        if (status != nullptr) *status = Status::cuda_error;
+        return nullptr;
+      }
+      g_ready[dev].store(true, std::memory_order_release);
     }
-    d.image = probe_kernel_image();
-    cudaGetLastError();
-  });
+  }
+  // Kernel setup is kept per device but made in a context: after
+  // cudaDeviceReset, or under another context of the device, it is not there
+  // (launches would fail, or cuBLAS handles point into a destroyed context).
   const DeviceInfo& d = g_devices[dev];
-  if (d.num_sms == 0) {
-    *error = "cudaGetDeviceProperties failed for device " + std::to_string(dev);
+  if (context_id != d.context_id) {
+    *error = "device " + std::to_string(dev) + "'s current CUDA context is not the one of tcgemm's first call " +
+             "there, which its setup belongs to (cudaDeviceReset since, or another context of the device): " +
+             "not supported";
+    if (status != nullptr) *status = Status::unsupported;
     return nullptr;
   }
   return &d;

@@ -9,13 +9,14 @@
 // anyone adding one must check it against this list (each entry was tried
 // under capture in all three modes on an H200, driver 580; tests/gpu/
 // test_graphs.cpp captures every entry point):
-//   legal, per call:  cudaGetDevice, cuCtxGetCurrent, cudaPointerGetAttributes,
+//   legal, per call:  cudaGetDevice, cuCtxGetCurrent, cuCtxGetId, cudaPointerGetAttributes,
 //                     cuStreamGetCtx, cuCtxGetDevice (v2, of a context),
 //                     cudaStreamIsCapturing, cudaThreadExchangeStreamCaptureMode,
 //                     cuTensorMapEncodeTiled, cudaLaunchKernelEx (cluster
 //                     attribute), cudaGetLastError, cublasSetStream,
 //                     cublasGemmEx
-//   legal, once:      cudaGetDeviceProperties, cudaFuncGetAttributes,
+//   legal, once (per device or kernel, until it succeeds):
+//                     cudaGetDeviceProperties, cudaFuncGetAttributes,
 //                     cudaFuncSetAttribute, cudaDeviceGetAttribute,
 //                     cudaOccupancyMaxActiveClusters,
 //                     cudaGetDriverEntryPointByVersion
@@ -36,6 +37,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "tcgemm/tcgemm.hpp"
+
 namespace tcgemm::detail {
 
 // Device indices the per-device caches (device facts, kernel setup, cuBLAS
@@ -48,14 +51,21 @@ struct DeviceInfo {
   int num_sms = 0;
   std::string name;
   cudaError_t image = cudaSuccess;  // probe_kernel_image() on this device
+  // The CUDA context the facts and every kernel's setup (shared-memory opt-in)
+  // were made in: cuCtxGetId's, unique for the life of the process.
+  unsigned long long context_id = 0;
 };
 
 // The current device's info; on failure `error` is set and says why (no
 // device visible, driver too old, ...). A thread with no CUDA context current
 // (one unset or popped through the driver API) gets the device's primary
 // context bound again, as the runtime's first call on a thread would do:
-// tcgemm's driver calls (tensor-map encoding) need one.
-const DeviceInfo* current_device(std::string* error);
+// tcgemm's driver calls (tensor-map encoding) need one. The facts are kept
+// once known, with the context they were made in; a failure that may pass
+// (loading tcgemm's code on the device out of memory) is not kept but asked
+// again on the next call. *status (if given) classes a failure: no_device,
+// cuda_error (that load), unsupported (another context than the first call's).
+const DeviceInfo* current_device(std::string* error, Status* status = nullptr);
 
 // A driver API function by name, in the ABI of CUDA `abi_version` (12000:
 // 12.0), through the runtime, so that the library does not link libcuda;

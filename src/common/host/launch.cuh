@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -106,12 +107,14 @@ inline int debug_break_barrier_requested() {
 
 // Once per kernel and device (the attributes are per device): opts KERNEL in
 // to `smem` bytes of dynamic shared memory and counts how many clusters of
-// `cluster` CTAs fit at once (*clusters). Empty on success, else why not.
+// `cluster` CTAs fit at once (*clusters). Empty on success, else why not. Only
+// an answer is kept: a failure (the kernel's first load out of device memory,
+// under lazy loading) is cleared and tried again on the next call.
 template <auto KERNEL>
 std::string setup_kernel_once(int threads, int cluster, int smem, int* clusters) {
   struct PerDevice {
-    std::once_flag once;
-    cudaError_t err = cudaSuccess;
+    std::mutex fill;
+    std::atomic<bool> ready{false};
     int clusters = 0;
   };
   static std::array<PerDevice, kMaxDevices> per_device;
@@ -120,14 +123,21 @@ std::string setup_kernel_once(int threads, int cluster, int smem, int* clusters)
   if (device < 0 || device >= kMaxDevices)
     return "device index " + std::to_string(device) + " is beyond the " + std::to_string(kMaxDevices) + " supported";
   PerDevice& d = per_device[device];
-  std::call_once(d.once, [&] {
-    d.err = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    int sms = 0;
-    if (d.err == cudaSuccess) d.err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (d.err == cudaSuccess) d.clusters = max_resident_clusters(KERNEL, threads, cluster, smem, sms, &d.err);
-  });
-  if (d.err != cudaSuccess)
-    return std::string("kernel setup (shared memory opt-in, cluster occupancy) failed: ") + cudaGetErrorString(d.err);
+  if (!d.ready.load(std::memory_order_acquire)) {
+    const std::lock_guard<std::mutex> lock(d.fill);
+    if (!d.ready.load(std::memory_order_relaxed)) {
+      cudaError_t err = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      int sms = 0;
+      if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      int fit = 0;
+      if (err == cudaSuccess) fit = max_resident_clusters(KERNEL, threads, cluster, smem, sms, &err);
+      if (err != cudaSuccess)
+        return std::string("kernel setup (shared memory opt-in, cluster occupancy) failed: ") +
+               cudaGetErrorString(err) + " (tried again on the next call)";
+      d.clusters = fit;
+      d.ready.store(true, std::memory_order_release);
+    }
+  }
   if (d.clusters < 1) return "no cluster of " + std::to_string(cluster) + " CTAs of this kernel fits on the device";
   *clusters = d.clusters;
   return {};
