@@ -184,7 +184,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
           const int m0 = GROUPED ? rows.row0 : cta_row0(t, rank, CTA_GROUP, BLOCK_M);
           const int n0 = cta_b_col0(t, rank, BLOCK_N, CTA_GROUP);
-          const bool tail = kTailMap && (SWAP_AB ? n0 + BLOCK_N > epi.m : m0 + BLOCK_M > epi.m);
+          // (Compared as x0 > size - BLOCK: x0 + BLOCK overflows int at sizes near 2^31.)
+          const bool tail = kTailMap && (SWAP_AB ? n0 > epi.m - BLOCK_N : m0 > epi.m - BLOCK_M);
           const Load load{tail && !SWAP_AB ? &tmap_tail : &tmap_a, tail && SWAP_AB ? &tmap_tail : &tmap_b,
                           !tail     ? Load::Stage::kStageBytes
                           : SWAP_AB ? Load::Stage::kABytes + tail_bytes

@@ -234,7 +234,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           // group's matrix of B (found once per tile, not per stage).
           const detail::GroupRows rows = GROUPED ? group_rows(t) : detail::GroupRows{};
           const int m0 = GROUPED ? rows.row0 : tile_m0(t);
-          const bool tail = kTailMap && (SWAP_AB ? tile_n0(t) + BLOCK_N > kernel_n : m0 + BLOCK_M > kernel_m);
+          // (Compared as x0 > size - BLOCK: x0 + BLOCK overflows int at sizes near 2^31.)
+          const bool tail = kTailMap && (SWAP_AB ? tile_n0(t) > kernel_n - BLOCK_N : m0 > kernel_m - BLOCK_M);
           const Load load{tail && !SWAP_AB ? &tmap_tail : &tmap_a, tail && SWAP_AB ? &tmap_tail : &tmap_b, cta_rank,
                           !tail     ? kKBlockBytes
                           : SWAP_AB ? Load::Stage::kAKBlockBytes + tail_bytes
@@ -323,6 +324,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           detail::wait_barrier(full_bars + ring.index * static_cast<uint32_t>(sizeof(uint64_t)), ring.phase,
                                "smem_full", ring.index, "consumer");
           if constexpr (ROWS == 0) {
+            __syncwarp();  // every lane has seen the fill before the stage goes back to be refilled
             if (lane0) release(ring.index);
           } else {
             mma.template issue<ROWS>(ring.index, ks, stage_count(ks));
