@@ -1,24 +1,21 @@
 #include "common/host/device.hpp"
 
 #include <array>
-#include <atomic>
-#include <mutex>
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include "common/host/once_on_success.hpp"
 #include "reference/reference.hpp"
 
 namespace tcgemm::detail {
 
 namespace {
 std::array<DeviceInfo, kMaxDevices> g_devices;
-// g_ready[dev]: g_devices[dev] is filled in for good. Set only once the
-// facts are known, so a failure that may pass (the probe's module load out of
-// memory under a caching allocator) is asked again on the next call instead
-// of being remembered for the life of the process.
-std::array<std::atomic<bool>, kMaxDevices> g_ready{};
-std::array<std::mutex, kMaxDevices> g_fill;
+// Filled once the facts are known: a failure that may pass (the probe's
+// module load out of memory under a caching allocator) is asked again on the
+// next call instead of being kept for the life of the process.
+std::array<OnceOnSuccess, kMaxDevices> g_filled;
 
 // Whether the probe's answer stands: it ran, or the build has no code for
 // this device (which no later call changes).
@@ -80,34 +77,32 @@ const DeviceInfo* current_device(std::string* error, Status* status) {
              "'s primary context could not be made current (" + cudaGetErrorString(err) + ")";
     return nullptr;
   }
-  if (!g_ready[dev].load(std::memory_order_acquire)) {
-    const std::lock_guard<std::mutex> lock(g_fill[dev]);
+  const bool filled = g_filled[dev].run([&] {
     DeviceInfo& d = g_devices[dev];
-    if (!g_ready[dev].load(std::memory_order_relaxed)) {
-      d.id = dev;
-      d.context_id = context_id;
-      cudaDeviceProp prop{};
-      if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
-        d.name = prop.name;
-        d.cc_major = prop.major;
-        d.cc_minor = prop.minor;
-        d.num_sms = prop.multiProcessorCount;
-      }
-      d.image = probe_kernel_image();
-      cudaGetLastError();
-      if (d.num_sms == 0) {
-        *error = "cudaGetDeviceProperties failed for device " + std::to_string(dev);
-        return nullptr;
-      }
-      if (!image_answer_is_final(d.image)) {
-        *error = std::string("loading tcgemm's code on device ") + std::to_string(dev) +
-                 " failed: " + cudaGetErrorString(d.image) + " (asked again on the next call)";
-        if (status != nullptr) *status = Status::cuda_error;
-        return nullptr;
-      }
-      g_ready[dev].store(true, std::memory_order_release);
+    d.id = dev;
+    d.context_id = context_id;
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
+      d.name = prop.name;
+      d.cc_major = prop.major;
+      d.cc_minor = prop.minor;
+      d.num_sms = prop.multiProcessorCount;
     }
-  }
+    d.image = probe_kernel_image();
+    cudaGetLastError();
+    if (d.num_sms == 0) {
+      *error = "cudaGetDeviceProperties failed for device " + std::to_string(dev);
+      return false;
+    }
+    if (!image_answer_is_final(d.image)) {
+      *error = std::string("loading tcgemm's code on device ") + std::to_string(dev) +
+               " failed: " + cudaGetErrorString(d.image) + " (asked again on the next call)";
+      if (status != nullptr) *status = Status::cuda_error;
+      return false;
+    }
+    return true;
+  });
+  if (!filled) return nullptr;
   // Kernel setup is kept per device but made in a context: after
   // cudaDeviceReset, or under another context of the device, it is not there
   // (launches would fail, or cuBLAS handles point into a destroyed context).

@@ -3,9 +3,7 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
 #include <type_traits>
@@ -13,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "common/host/device.hpp"
+#include "common/host/once_on_success.hpp"
 #include "common/smem_layout.hpp"
 #include "tcgemm/tcgemm.hpp"
 
@@ -113,8 +112,7 @@ inline int debug_break_barrier_requested() {
 template <auto KERNEL>
 std::string setup_kernel_once(int threads, int cluster, int smem, int* clusters) {
   struct PerDevice {
-    std::mutex fill;
-    std::atomic<bool> ready{false};
+    OnceOnSuccess filled;
     int clusters = 0;
   };
   static std::array<PerDevice, kMaxDevices> per_device;
@@ -123,21 +121,17 @@ std::string setup_kernel_once(int threads, int cluster, int smem, int* clusters)
   if (device < 0 || device >= kMaxDevices)
     return "device index " + std::to_string(device) + " is beyond the " + std::to_string(kMaxDevices) + " supported";
   PerDevice& d = per_device[device];
-  if (!d.ready.load(std::memory_order_acquire)) {
-    const std::lock_guard<std::mutex> lock(d.fill);
-    if (!d.ready.load(std::memory_order_relaxed)) {
-      cudaError_t err = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-      int sms = 0;
-      if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-      int fit = 0;
-      if (err == cudaSuccess) fit = max_resident_clusters(KERNEL, threads, cluster, smem, sms, &err);
-      if (err != cudaSuccess)
-        return std::string("kernel setup (shared memory opt-in, cluster occupancy) failed: ") +
-               cudaGetErrorString(err) + " (tried again on the next call)";
-      d.clusters = fit;
-      d.ready.store(true, std::memory_order_release);
-    }
-  }
+  cudaError_t err = cudaSuccess;
+  const bool filled = d.filled.run([&] {
+    err = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    int sms = 0;
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (err == cudaSuccess) d.clusters = max_resident_clusters(KERNEL, threads, cluster, smem, sms, &err);
+    return err == cudaSuccess;
+  });
+  if (!filled)
+    return std::string("kernel setup (shared memory opt-in, cluster occupancy) failed: ") + cudaGetErrorString(err) +
+           " (tried again on the next call)";
   if (d.clusters < 1) return "no cluster of " + std::to_string(cluster) + " CTAs of this kernel fits on the device";
   *clusters = d.clusters;
   return {};
