@@ -121,7 +121,8 @@ void check_kernel_args(const char* family, const tcgemm::GemmArgs& g) {
 
 // ---- the recorder: everything that would touch a GPU ----------------------
 namespace tcgemm::detail {
-const DeviceInfo* current_device(std::string* error) {
+const DeviceInfo* current_device(std::string* error, Status* status) {
+  if (status != nullptr) *status = Status::no_device;
   if (g_device.id < 0) {
     *error = "no CUDA device is visible (api_fuzz)";
     return nullptr;
