@@ -14,7 +14,9 @@
 //                     cudaStreamIsCapturing, cudaThreadExchangeStreamCaptureMode,
 //                     cuTensorMapEncodeTiled, cudaLaunchKernelEx (cluster
 //                     attribute), cudaGetLastError, cublasSetStream,
-//                     cublasGemmEx
+//                     cublasGemmEx (cuCtxGetId: added since, a query of the
+//                     context like cuCtxGetCurrent; test_graphs.cpp tries it
+//                     in its next run on a GPU)
 //   legal, once (per device or kernel, until it succeeds):
 //                     cudaGetDeviceProperties, cudaFuncGetAttributes,
 //                     cudaFuncSetAttribute, cudaDeviceGetAttribute,
