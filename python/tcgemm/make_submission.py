@@ -133,8 +133,10 @@ def _other_arch(source: str, target: Target = TARGETS[DEFAULT_GPU]) -> bool:
     return source.endswith(".cu")
 
 
-def _dtype_unit(target: Target, dtype: str) -> str:
-    return f"src/{target.family}/{target.family}_gemm_{dtype}.cu"
+def _dtype_unit(target: Target, dtype: str, source: str) -> bool:
+    # A dtype's kernels: its entry point (smNN_gemm_<dtype>.cu) and the parts
+    # its kernels are spread over (smNN_gemm_<dtype>_part<P>.cu).
+    return re.fullmatch(rf"src/{target.family}/{target.family}_gemm_{dtype}(_part\d+)?\.cu", source) is not None
 
 
 def cuda_source(lib: LibrarySources, dtypes: tuple[str, ...], target: Target = TARGETS[DEFAULT_GPU]) -> str:
@@ -152,9 +154,9 @@ def cuda_source(lib: LibrarySources, dtypes: tuple[str, ...], target: Target = T
         "// The leaderboard's GEMMs have no bias or activation: the plain kernels alone compile faster.",
         "#define TCGEMM_NO_FUSED_EPILOGUE 1",
     ]))
-    left_out = [_dtype_unit(target, d) for d in _DTYPES if d not in dtypes]
+    left_out = [d for d in _DTYPES if d not in dtypes]
     for source in lib.sources:
-        if source in _EXCLUDED or source in left_out or _other_arch(source, target):
+        if source in _EXCLUDED or any(_dtype_unit(target, d, source) for d in left_out) or _other_arch(source, target):
             continue
         tu.add_file(source)
     for dtype in (d for d in _DTYPES if d not in dtypes):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -68,9 +69,11 @@ def test_sources_are_self_contained(text: str) -> None:
     cuda = _constant(text, "CUDA_SOURCE")
     # The library's pieces, each header once, and none of what a submission leaves out.
     for path in ("src/api/gemm.cpp", "src/dispatch/dispatch.cpp", "src/sm90/sm90_gemm_f16.cu",
+                 "src/sm90/sm90_gemm_f16_part0.cu", "src/sm90/sm90_gemm_f16_part3.cu",
                  "src/dispatch/cublas_fallback.cpp", "include/tcgemm/tcgemm.hpp", "src/sm90/sm90_gemm_kernel.cuh"):
         assert cuda.count(f'#line 1 "{path}"') == 1, path
-    for path in ("src/api/c_api.cpp", "src/sm90/sm90_peak.cu", "src/sm90/sm90_absent.cpp", "src/sm90/sm90_gemm_bf16.cu"):
+    for path in ("src/api/c_api.cpp", "src/sm90/sm90_peak.cu", "src/sm90/sm90_absent.cpp", "src/sm90/sm90_gemm_bf16.cu",
+                 "src/sm90/sm90_gemm_bf16_part0.cu", "src/sm90/sm90_gemm_bf16_part3.cu"):
         assert f'"{path}"' not in cuda, path
     assert '#define TCGEMM_VERSION "' in cuda and "#define TCGEMM_HAS_SM90 1" in cuda
     cpp = _constant(text, "CPP_SOURCE")
@@ -86,6 +89,9 @@ def test_every_library_source_is_accounted_for() -> None:
     on_disk = {p.relative_to(REPO).as_posix() for p in (REPO / "src").rglob("*") if p.suffix in (".cpp", ".cu")}
     assert set(lib.sources) <= on_disk
     assert {"src/api/gemm.cpp", "src/sm90/sm90_gemm_f16.cu", "src/sm90/sm90_gemm_bf16.cu"} <= set(lib.sources)
+    # Every part of a dtype's kernels is one of the library's sources.
+    parts = {p for p in on_disk if re.fullmatch(r"src/sm90/sm90_gemm_(f16|bf16)_part\d+\.cu", p)}
+    assert len(parts) >= 2 and parts <= set(lib.sources)
 
 
 def test_other_architectures_are_left_out() -> None:
@@ -124,6 +130,7 @@ def test_b200_file_builds_the_sm100_family(b200_text: str) -> None:
 def test_dtypes_option() -> None:
     both = _constant(gen.render(REPO, dtypes=("f16", "bf16")), "CUDA_SOURCE")
     assert '#line 1 "src/sm90/sm90_gemm_bf16.cu"' in both and "make_submission: stub" not in both
+    assert '#line 1 "src/sm90/sm90_gemm_bf16_part1.cu"' in both
     with pytest.raises(ValueError, match="unknown dtype"):
         gen.render(REPO, dtypes=("f32",))
     # matmul_v2's inputs are float16: a file without those kernels is refused (another leaderboard may take it).

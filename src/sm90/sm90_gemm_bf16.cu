@@ -1,5 +1,5 @@
-// The bf16 instantiations of sm90_gemm_persistent: every kTileConfigs entry x the layouts it is
-// built for (builds_for_b), each with the plain and the fused epilogue (sm90_gemm_launch.cuh).
+// The bf16 entry point: the tensor maps and the M-grouped kernels here, the
+// kernels of kTileConfigs in sm90_gemm_bf16_part{0..3}.cu (sm90_gemm_launch.cuh).
 #include "sm90/sm90_gemm_launch.cuh"
 
 namespace tcgemm::sm90 {

@@ -1,6 +1,8 @@
 // Launcher for sm90_gemm_persistent: tensor maps, shared-memory opt-in, grid.
-// Included once per dtype (sm90_gemm_f16.cu, sm90_gemm_bf16.cu) so the two
-// sets of kernels compile in parallel.
+// A dtype's kernels are spread over several translation units that compile in
+// parallel: sm90_gemm_{f16,bf16}.cu encodes the maps and holds the M-grouped
+// kernels, and each sm90_gemm_{f16,bf16}_part<P>.cu (sm90_gemm_part.cuh) a
+// share of kTileConfigs' (launch_part).
 #pragma once
 
 #include <algorithm>
@@ -146,27 +148,25 @@ std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& a
                             : run(std::integral_constant<Major, Major::MN>{});
 }
 
-// The kernel of kTileConfigs that `config` names (its width, rows, cluster,
-// ping-pong and swap), launched for `call`, whose operands the kernel takes
-// as `ops` (detail::swapped_operands(call) for a swapped configuration,
-// else `call`); nothing if none.
-template <typename Element, size_t... I>
-std::optional<std::string> launch_built(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
-                                        const Config& config, int* grid_ctas, std::index_sequence<I...>) {
+// The parts kTileConfigs' kernels are spread over (sm90_gemm_part.cuh):
+// part P holds kTileConfigs[I] for I % kLaunchParts == P.
+inline constexpr size_t kLaunchParts = 4;
+
+// Launches the kernel of kTileConfigs that `config` names (its width, rows,
+// cluster, ping-pong and swap) if it is part Part's, for `call`, whose
+// operands the kernel takes as `ops` (detail::swapped_operands(call) for a
+// swapped configuration, else `call`); nothing if it is not Part's. Defined in
+// sm90_gemm_part.cuh and instantiated by the part's translation unit only.
+template <typename Element, size_t Part>
+std::optional<std::string> launch_part(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
+                                       const Config& config, int* grid_ctas);
+
+// The first of the parts P... whose kernel `config` names, launched; nothing if none.
+template <typename Element, size_t... P>
+std::optional<std::string> launch_parts(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
+                                        const Config& config, int* grid_ctas, std::index_sequence<P...>) {
   std::optional<std::string> run;
-  const auto names = [&config](const TileConfig& tc) {
-    return config.block_n == tc.block_n && config.block_m == tc.block_m && config.cluster_m == tc.cluster_m &&
-           config.cluster_n == tc.cluster_n && config.pingpong == tc.pingpong && config.swap_ab == tc.swap_ab;
-  };
-  const auto launch_config = [&](auto index) -> std::string {
-    constexpr TileConfig tc = kTileConfigs[decltype(index)::value];
-    if constexpr (tc.swap_ab)
-      return launch_swapped<Element, tc.block_n, tc.block_m>(maps, ops, config, grid_ctas, call);
-    else
-      return launch_layout<Element, tc.block_n, tc.cluster_m, tc.pingpong, tc.block_m, tc.cluster_n>(maps, call, config,
-                                                                                                     grid_ctas);
-  };
-  ((names(kTileConfigs[I]) && (run = launch_config(std::integral_constant<size_t, I>{}), true)) || ...);
+  ((run = launch_part<Element, P>(maps, ops, call, config, grid_ctas)) || ...);
   return run;
 }
 
@@ -209,8 +209,7 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       return launch_grouped<Element, 128, false, kSmallBlockM>(maps, args, config, grid_ctas);
     return "no M-grouped sm90 kernel for " + describe(config);
   }
-  if (auto run = launch_built<Element>(maps, ops, args, config, grid_ctas,
-                                       std::make_index_sequence<std::size(kTileConfigs)>{}))
+  if (auto run = launch_parts<Element>(maps, ops, args, config, grid_ctas, std::make_index_sequence<kLaunchParts>{}))
     return *run;
   return "no sm90 kernel for " + describe(config);
 }
