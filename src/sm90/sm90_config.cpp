@@ -764,10 +764,16 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // ping-pong 128 x 128, 286 on 256 x 112; 512 x 14336 x 4096 87 us against
   // cuBLAS's 94 (bf16 NT, docs/PERF.md, "The tall tile"). (The swapped
   // kernel, taken above where it computes fewer rows, has since beaten it at
-  // 129-176 and 193-224 rows of such a B.)
+  // 129-176 and 193-224 rows of such a B.) B K-major only, the layout it was
+  // fitted on: with B MN-major (op_b = N) its widths load B in 16- and
+  // 32-column panels, and the choices that replace it (the swapped kernel,
+  // whose MN-major operand is loaded in whole 64-column panels, or the
+  // 128-row tiles) ran 1.10-1.59x faster on 13 of 14 NN shapes of 180-512
+  // rows (H100, docs/PERF.md, "The tall tile with B stored K x N"); 1.4%
+  // slower at 136 x 11008 x 4096 (256 x 96 against 128 x 192).
   const int64_t rows_128 = ceil_div(m, kBlockM);
   TallChoice tall;
-  if (automatic && best >= 0.0 && rows_128 >= 2 && rows_128 <= 4) {
+  if (automatic && best >= 0.0 && rows_128 >= 2 && rows_128 <= 4 && request.b_k_major) {
     tall = best_tall(m, n, num_sms, request.b_k_major, request.batch);
     if (tall.block_n == 0 || tall.score <= best ||
         !detail::tile_count_fits_int32(m, n, kTallBlockM, tall.block_n, request.batch))

@@ -737,6 +737,36 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
   // One block-row of 128 rows, or many: never.
   for (const int64_t m : {64, 128, 513, 1024, 4096})
     EXPECT_NE(select_config(m, 14336, 4096, 132).block_m, 256) << m;
+  // B MN-major (op_b = N): never automatically (measured on H100, docs/PERF.md, "The tall tile with B stored K x
+  // N"): the swapped kernel where it computes fewer rows (400 on two tiles of 200, 416 on two of 208, 432 on two of
+  // 224 or, at N = 11008, 448 on two tall swapped tiles of 152), else the 128-row tiles (ping-pong at 240 x 28672,
+  // 480 and 512 x 14336 and 180 x 57344; 128 x 256 at 192 and 256 x 14336; 128 x 192 at 136 x 11008).
+  ConfigRequest nn{};
+  nn.b_k_major = false;
+  struct NnPick {
+    int64_t m, n, k;
+    int block_m, block_n;
+    bool pingpong, swap_ab;
+  };
+  for (const NnPick& p :
+       {NnPick{400, 14336, 4096, 128, 200, false, true}, NnPick{416, 57344, 2048, 128, 208, false, true},
+        NnPick{432, 28672, 4096, 128, 224, false, true}, NnPick{448, 11008, 4096, 256, 152, false, true},
+        NnPick{240, 28672, 2048, 128, 128, true, false}, NnPick{480, 14336, 4096, 128, 128, true, false},
+        NnPick{512, 14336, 2048, 128, 128, true, false}, NnPick{192, 14336, 4096, 128, 256, false, false},
+        NnPick{256, 14336, 4096, 128, 256, false, false}, NnPick{136, 11008, 4096, 128, 192, false, false},
+        NnPick{180, 57344, 4096, 128, 128, true, false}}) {
+    const Config c = select_config(p.m, p.n, p.k, 132, nn);
+    const std::string what = shape(p.m, p.n, p.k, 132) + " NN " + describe(c);
+    EXPECT_EQ(c.block_m, p.block_m) << what;
+    EXPECT_EQ(c.block_n, p.block_n) << what;
+    EXPECT_EQ(c.pingpong, p.pingpong) << what;
+    EXPECT_EQ(c.swap_ab, p.swap_ab) << what;
+  }
+  for (const int64_t m : {136, 160, 184, 192, 256, 300, 400, 448, 512})
+    for (const int64_t n : {8192, 11008, 12288, 14336, 28672, 57344}) {
+      const Config c = select_config(m, n, 4096, 132, nn);
+      EXPECT_FALSE(c.block_m == kTallBlockM && !c.swap_ab) << shape(m, n, 4096, 132) << " NN " << describe(c);
+    }
   // Where the swapped kernel is not built for the layout: the tall tile.
   ConfigRequest a_m_major{};
   a_m_major.a_k_major = false;
