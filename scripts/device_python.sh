@@ -15,9 +15,9 @@
 # PYTHON picks the interpreter (default python3); PYTEST_ARGS adds pytest
 # arguments (e.g. "-x"), PYTEST_K a -k expression (e.g. "leaderboard");
 # BENCH_ARGS adds benchmark arguments; OVERHEAD_BENCH=0 skips the overhead
-# benchmark. The install (about 5 minutes) and every test take over 10
-# minutes together; where a command's time is bounded, split the tests over
-# two runs (the second reuses the install), e.g.
+# benchmark. The install (about 3 minutes on 16 cores) and every test take
+# about 9 minutes together; where a command's time is bounded, split the
+# tests over two runs (the second reuses the install), e.g.
 #   PYTEST_K="not submission_file and not views_and_edges" TORCH_SUITES="" OVERHEAD_BENCH=0
 #   PYTEST_K="submission_file or views_and_edges" TORCH_SUITES=""
 set -uo pipefail
