@@ -90,8 +90,8 @@ def test_every_library_source_is_accounted_for() -> None:
     assert set(lib.sources) <= on_disk
     assert {"src/api/gemm.cpp", "src/sm90/sm90_gemm_f16.cu", "src/sm90/sm90_gemm_bf16.cu"} <= set(lib.sources)
     # Every part of a dtype's kernels is one of the library's sources.
-    parts = {p for p in on_disk if re.fullmatch(r"src/sm90/sm90_gemm_(f16|bf16)_part\d+\.cu", p)}
-    assert len(parts) >= 2 and parts <= set(lib.sources)
+    parts = {p for p in on_disk if re.fullmatch(r"src/sm(90|100)/sm(90|100)_gemm_(f16|bf16)_part\d+\.cu", p)}
+    assert len(parts) >= 4 and parts <= set(lib.sources)
 
 
 def test_other_architectures_are_left_out() -> None:
@@ -114,11 +114,13 @@ def test_b200_file_builds_the_sm100_family(b200_text: str) -> None:
     from _amalgamate import unresolved_project_includes
 
     assert unresolved_project_includes(cuda) == []
-    for path in ("src/sm100/sm100_gemm_f16.cu", "src/sm100/sm100_gemm_kernel.cuh", "src/sm90/sm90_absent.cpp",
+    for path in ("src/sm100/sm100_gemm_f16.cu", "src/sm100/sm100_gemm_f16_part0.cu",
+                 "src/sm100/sm100_gemm_f16_part3.cu", "src/common/host/kernel_parts.hpp", "src/sm100/sm100_gemm_kernel.cuh", "src/sm90/sm90_absent.cpp",
                  "src/sm90/sm90_config.cpp", "src/dispatch/cublas_fallback.cpp", "src/api/gemm.cpp"):
         assert cuda.count(f'#line 1 "{path}"') == 1, path
-    for path in ("src/sm90/sm90_gemm_f16.cu", "src/sm90/sm90_gemm_kernel.cuh", "src/sm100/sm100_absent.cpp",
-                 "src/sm100/sm100_gemm_bf16.cu", "src/api/c_api.cpp"):
+    for path in ("src/sm90/sm90_gemm_f16.cu", "src/sm90/sm90_gemm_f16_part1.cu", "src/sm90/sm90_gemm_kernel.cuh",
+                 "src/sm100/sm100_absent.cpp", "src/sm100/sm100_gemm_bf16.cu", "src/sm100/sm100_gemm_bf16_part2.cu",
+                 "src/api/c_api.cpp"):
         assert f'"{path}"' not in cuda, path
     assert "#define TCGEMM_HAS_SM100 1" in cuda and "#define TCGEMM_HAS_SM90" not in cuda
     assert '#define TCGEMM_ARCHS "sm_100a"' in cuda

@@ -1,4 +1,5 @@
-// The bf16 instantiations of sm100_gemm (4 layouts x kSm100TileConfigs).
+// The bf16 entry point: the tensor maps and the M-grouped kernels here, the
+// kernels of kSm100TileConfigs in sm100_gemm_bf16_part{0..3}.cu (sm100_gemm_launch.cuh).
 #include "sm100/sm100_gemm_launch.cuh"
 
 namespace tcgemm::sm100 {

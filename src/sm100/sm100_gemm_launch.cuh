@@ -1,5 +1,9 @@
 // Launcher for sm100_gemm: tensor maps, shared-memory opt-in, grid.
-// Included once per dtype (sm100_gemm_f16.cu, sm100_gemm_bf16.cu).
+// A dtype's kernels are spread over several translation units that compile in
+// parallel (common/host/kernel_parts.hpp): sm100_gemm_{f16,bf16}.cu encodes
+// the maps and holds the M-grouped kernels, and each
+// sm100_gemm_{f16,bf16}_part<P>.cu (sm100_gemm_part.cuh) a share of
+// kSm100TileConfigs' (launch_part).
 #pragma once
 
 #include <algorithm>
@@ -10,6 +14,7 @@
 
 #include <cuda_runtime.h>
 
+#include "common/host/kernel_parts.hpp"
 #include "common/host/launch.cuh"
 #include "common/host/tensor_map.hpp"
 #include "sm100/sm100_gemm.hpp"
@@ -115,28 +120,15 @@ std::string launch_swapped(const detail::GemmTensorMaps& maps, const GemmArgs& o
   });
 }
 
-// The kernel of kSm100TileConfigs that `config` names (its width, schedule,
-// CTA group, rows a CTA and whether swapped), launched for `call`, whose
-// operands the kernel takes as `ops` (detail::swapped_operands(call) for a
-// swapped tile, else `call`); nothing if none.
-template <typename Element, size_t... I>
-std::optional<std::string> launch_built(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
-                                        const Config& config, int* grid_ctas, std::index_sequence<I...>) {
-  std::optional<std::string> run;
-  const auto names = [&config](const Sm100TileConfig& tc) {
-    return config.block_n == tc.block_n && config.schedule == tc.schedule && config.cta_group() == tc.cta_group &&
-           config.cta_rows() == tc.cta_rows && config.swap_ab == tc.swap_ab;
-  };
-  const auto launch_config = [&](auto index) -> std::string {
-    constexpr Sm100TileConfig tc = kSm100TileConfigs[decltype(index)::value];
-    if constexpr (tc.swap_ab)
-      return launch_swapped<Element, tc.block_n>(maps, ops, config, grid_ctas, call);
-    else
-      return launch_layout<Element, tc.block_n, tc.schedule, tc.cta_group, tc.cta_rows>(maps, call, config, grid_ctas);
-  };
-  ((names(kSm100TileConfigs[I]) && (run = launch_config(std::integral_constant<size_t, I>{}), true)) || ...);
-  return run;
-}
+// Launches the kernel of kSm100TileConfigs that `config` names (its width,
+// schedule, CTA group, rows a CTA and whether swapped) if it is part Part's
+// (detail::kKernelParts), for `call`, whose operands the kernel takes as `ops`
+// (detail::swapped_operands(call) for a swapped tile, else `call`); nothing if
+// it is not Part's. Defined in sm100_gemm_part.cuh and instantiated by the
+// part's translation unit only.
+template <typename Element, size_t Part>
+std::optional<std::string> launch_part(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
+                                       const Config& config, int* grid_ctas);
 
 template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
@@ -183,8 +175,9 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       return launch_grouped<Element, 256>(maps, args, config, grid_ctas);
     return "no M-grouped sm100 kernel for " + describe(config);
   }
-  if (auto run = launch_built<Element>(maps, ops, args, config, grid_ctas,
-                                       std::make_index_sequence<std::size(kSm100TileConfigs)>{}))
+  if (auto run = launch_first_part([&](auto part) {
+        return launch_part<Element, decltype(part)::value>(maps, ops, args, config, grid_ctas);
+      }))
     return *run;
   return "no sm100 kernel for " + describe(config);
 }

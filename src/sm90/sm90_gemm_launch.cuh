@@ -1,8 +1,8 @@
 // Launcher for sm90_gemm_persistent: tensor maps, shared-memory opt-in, grid.
 // A dtype's kernels are spread over several translation units that compile in
-// parallel: sm90_gemm_{f16,bf16}.cu encodes the maps and holds the M-grouped
-// kernels, and each sm90_gemm_{f16,bf16}_part<P>.cu (sm90_gemm_part.cuh) a
-// share of kTileConfigs' (launch_part).
+// parallel (common/host/kernel_parts.hpp): sm90_gemm_{f16,bf16}.cu encodes the
+// maps and holds the M-grouped kernels, and each sm90_gemm_{f16,bf16}_part<P>.cu
+// (sm90_gemm_part.cuh) a share of kTileConfigs' (launch_part).
 #pragma once
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 
+#include "common/host/kernel_parts.hpp"
 #include "common/host/launch.cuh"
 #include "common/host/tensor_map.hpp"
 #include "sm90/sm90_gemm.hpp"
@@ -148,27 +149,15 @@ std::string launch_grouped(const detail::GemmTensorMaps& maps, const GemmArgs& a
                             : run(std::integral_constant<Major, Major::MN>{});
 }
 
-// The parts kTileConfigs' kernels are spread over (sm90_gemm_part.cuh):
-// part P holds kTileConfigs[I] for I % kLaunchParts == P.
-inline constexpr size_t kLaunchParts = 4;
-
 // Launches the kernel of kTileConfigs that `config` names (its width, rows,
-// cluster, ping-pong and swap) if it is part Part's, for `call`, whose
-// operands the kernel takes as `ops` (detail::swapped_operands(call) for a
-// swapped configuration, else `call`); nothing if it is not Part's. Defined in
-// sm90_gemm_part.cuh and instantiated by the part's translation unit only.
+// cluster, ping-pong and swap) if it is part Part's (detail::kKernelParts),
+// for `call`, whose operands the kernel takes as `ops`
+// (detail::swapped_operands(call) for a swapped configuration, else `call`);
+// nothing if it is not Part's. Defined in sm90_gemm_part.cuh and instantiated
+// by the part's translation unit only.
 template <typename Element, size_t Part>
 std::optional<std::string> launch_part(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
                                        const Config& config, int* grid_ctas);
-
-// The first of the parts P... whose kernel `config` names, launched; nothing if none.
-template <typename Element, size_t... P>
-std::optional<std::string> launch_parts(const detail::GemmTensorMaps& maps, const GemmArgs& ops, const GemmArgs& call,
-                                        const Config& config, int* grid_ctas, std::index_sequence<P...>) {
-  std::optional<std::string> run;
-  ((run = launch_part<Element, P>(maps, ops, call, config, grid_ctas)) || ...);
-  return run;
-}
 
 template <typename Element>
 std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas) {
@@ -209,7 +198,9 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
       return launch_grouped<Element, 128, false, kSmallBlockM>(maps, args, config, grid_ctas);
     return "no M-grouped sm90 kernel for " + describe(config);
   }
-  if (auto run = launch_parts<Element>(maps, ops, args, config, grid_ctas, std::make_index_sequence<kLaunchParts>{}))
+  if (auto run = launch_first_part([&](auto part) {
+        return launch_part<Element, decltype(part)::value>(maps, ops, args, config, grid_ctas);
+      }))
     return *run;
   return "no sm90 kernel for " + describe(config);
 }
