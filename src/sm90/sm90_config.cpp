@@ -768,9 +768,10 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // fitted on: with B MN-major (op_b = N) its widths load B in 16- and
   // 32-column panels, and the choices that replace it (the swapped kernel,
   // whose MN-major operand is loaded in whole 64-column panels, or the
-  // 128-row tiles) ran 1.10-1.59x faster on 13 of 14 NN shapes of 180-512
-  // rows (H100, docs/PERF.md, "The tall tile with B stored K x N"); 1.4%
-  // slower at 136 x 11008 x 4096 (256 x 96 against 128 x 192).
+  // 128-row tiles) ran 1.10-1.59x faster on the 12 NN shapes of 180-512
+  // rows measured (H100, docs/PERF.md, "The tall tile with B stored K x N"),
+  // 1.02x at 176 x 11008 x 2048 and 1.4% slower at 136 x 11008 x 4096 (256 x
+  // 96 against 128 x 192).
   const int64_t rows_128 = ceil_div(m, kBlockM);
   TallChoice tall;
   if (automatic && best >= 0.0 && rows_128 >= 2 && rows_128 <= 4 && request.b_k_major) {
