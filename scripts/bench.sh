@@ -13,6 +13,6 @@ if command -v nvidia-smi >/dev/null && ! nvidia-smi -L > /dev/null 2>&1; then
 fi
 bash scripts/setup.sh bench
 source scripts/env.sh
-configure_and_build -DTCGEMM_BUILD_TESTS=OFF
+configure_and_build -DTCGEMM_BUILD_TESTS=OFF -DTCGEMM_BUILD_PYTHON=OFF  # test.sh may have turned it on
 "$BUILD_DIR/tools/tcgemm" info
 "$BUILD_DIR/tools/tcgemm" bench "$@"

@@ -9,12 +9,21 @@
 # torch and installed (offline: pip install --no-build-isolation --no-deps
 # --no-index .) so that the torch tests run too: without a GPU, those of its
 # operators on meta and CPU tensors (python/tests/test_torch_cpu.py); with
-# one, all. Elsewhere they skip, saying why.
+# one, all. Elsewhere they skip, saying why. The package is built in the same
+# build dir as the tests (its CMake options are the same but for
+# TCGEMM_BUILD_PYTHON, which the first build already turns on), so the kernels
+# compile once, not twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
 source scripts/env.sh
-configure_and_build -DTCGEMM_BUILD_TESTS=ON  # bench.sh turns them off in the same build dir
+package=OFF
+if python3 -c "import sys, torch, scikit_build_core; sys.exit(0 if torch.version.cuda else 1)" 2>/dev/null; then
+  package=ON
+fi
+# bench.sh turns the tests off in the same build dir.
+options=(-DTCGEMM_BUILD_TESTS=ON -DTCGEMM_BUILD_TOOLS=ON -DTCGEMM_BUILD_PYTHON=$package)
+configure_and_build "${options[@]}"
 status=0
 ctest --test-dir "$BUILD_DIR" --output-on-failure || status=$?
 # ctest names the tests it skipped but not why: print each one's reason.
@@ -23,9 +32,14 @@ awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; shown = 0 }
   "$BUILD_DIR/Testing/Temporary/LastTest.log" 2>/dev/null || true
 [[ $status -eq 0 ]] || exit $status
 
-if python3 -c "import sys, torch, scikit_build_core; sys.exit(0 if torch.version.cuda else 1)" 2>/dev/null; then
+if [[ $package == ON ]]; then
   echo "test: installing the tcgemm package against torch $(python3 -c 'import torch; print(torch.__version__)')"
-  install=(python3 -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --no-index .)
+  # scikit-build-core reconfigures $BUILD_DIR with pyproject.toml's options;
+  # the same ones as above keep the tests and the tool in it.
+  install=(python3 -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --no-index
+           "--config-settings=build-dir=$PWD/$BUILD_DIR")
+  for option in "${options[@]}"; do install+=("--config-settings=cmake.define.${option#-D}"); done
+  install+=(.)
   pip_status=0
   "${install[@]}" > "$BUILD_DIR/python_install.log" 2>&1 || pip_status=$?
   # A distribution's own python3 refuses pip installs unless told (PEP 668), as in setup.sh.
