@@ -773,6 +773,19 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // 1.02x at 176 x 11008 x 2048 and 1.4% slower at 136 x 11008 x 4096 (256 x
   // 96 against 128 x 192).
   const int64_t rows_128 = ceil_div(m, kBlockM);
+  // Ahead of the tall tile, two token tiles of the swapped 128 x 200 (385-400
+  // rows, 400 against the tall tile's 512), the width with a fifth stage
+  // (epi_buffers): faster than 256 x 112 on all 8 shapes of 388-396 x 14336-
+  // 57344 x 2048-8192 measured (1-13%) and at 400 x 14336-57344 x 2048-8192
+  // (2-18%) (H100, bf16 NT, `bench --configs all`, docs/PERF.md part 14).
+  // Not two of 208 (four stages): 3% slower at 416 x 28672 x 2048.
+  constexpr int kFiveStageSwapWidth = 200;
+  static_assert(stages_for(kFiveStageSwapWidth) == 5, "the rule below is for the swapped width with a fifth stage");
+  if (automatic && best >= 0.0 && rows_128 == 4 && m <= 2 * kFiveStageSwapWidth) {
+    if (const SwapFit fit = swap_choice(m, n, num_sms, request, rows_128 * kBlockM);
+        fit.block_m == kBlockM && fit.block_n == kFiveStageSwapWidth)
+      return swap_config(m, n, num_sms, fit, request.batch);
+  }
   TallChoice tall;
   if (automatic && best >= 0.0 && rows_128 >= 2 && rows_128 <= 4 && request.b_k_major) {
     tall = best_tall(m, n, num_sms, request.b_k_major, request.batch);

@@ -714,8 +714,8 @@ TEST(Sm90Config, TallTileForAFewBlockRowsOfAWideB) {
                         Pick{184, 28672, 4096, 256, 112}, Pick{184, 57344, 8192, 256, 112},
                         Pick{160, 12288, 4096, 256, 96},
                         // two block-rows, the last light, on a rotated grid
-                        Pick{448, 28672, 4096, 256, 112}, Pick{400, 57344, 8192, 256, 112},
-                        Pick{448, 57344, 8192, 256, 112}, Pick{400, 28672, 4096, 256, 112},
+                        Pick{448, 28672, 4096, 256, 112}, Pick{448, 57344, 8192, 256, 112},
+                        Pick{416, 28672, 2048, 256, 112},
                         // where the 128-row tiles (or the 64-row ones) measured faster
                         Pick{160, 22016, 4096, 128, 112}, Pick{160, 8192, 8192, 128, 128},
                         Pick{200, 12288, 4096, 128, 192}, Pick{360, 14336, 4096, 128, 112},
@@ -819,7 +819,11 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
                         Pick{530, 57344, 4096, 256, 136, 132},
                         Pick{432, 8192, 8192, 128, 224, 128}, Pick{400, 8192, 4096, 128, 200, 128},
                         Pick{450, 57344, 8192, 128, 152, 132}, Pick{400, 18944, 4096, 256, 136, 132},
-                        Pick{420, 37888, 3584, 128, 224, 132}, Pick{440, 10240, 8192, 256, 152, 120}}) {
+                        Pick{420, 37888, 3584, 128, 224, 132}, Pick{440, 10240, 8192, 256, 152, 120},
+                        // 385-400 rows: two of the 128 x 200 (five stages) ahead of the tall tile
+                        Pick{388, 14336, 4096, 128, 200, 132}, Pick{396, 57344, 4096, 128, 200, 132},
+                        Pick{392, 28672, 2048, 128, 200, 132}, Pick{400, 57344, 8192, 128, 200, 132},
+                        Pick{400, 28672, 4096, 128, 200, 132}, Pick{400, 14336, 4096, 128, 200, 132}}) {
     const Config c = select_config(p.m, p.n, p.k, 132);
     EXPECT_TRUE(c.swap_ab) << shape(p.m, p.n, p.k, 132) << " " << describe(c);
     EXPECT_EQ(c.block_m, p.block_m) << shape(p.m, p.n, p.k, 132);
@@ -838,9 +842,9 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   }
   EXPECT_EQ(epi_buffers(256, 128), 2);
   EXPECT_EQ(epi_buffers(128, 160), 2);
-  // Not: one block-row, 177-192 rows (200 against the tall tile's 192) or more than 224, a grid that leaves SMs idle
-  // (4096 / 128 = 32 tiles; 12288: 96), anything forced.
-  for (const int64_t m : {64, 128, 177, 192, 225, 256, 321, 352, 384, 400, 448, 512})
+  // Not: one block-row, 177-192 rows (200 against the tall tile's 192), 225-256, 321-384 or 401-512 (the tall or
+  // the 128-row tiles), a grid that leaves SMs idle (4096 / 128 = 32 tiles; 12288: 96), anything forced.
+  for (const int64_t m : {64, 128, 177, 192, 225, 256, 321, 352, 384, 401, 448, 512})
     EXPECT_FALSE(select_config(m, 14336, 4096, 132).swap_ab) << m;
   // Past two token tiles: less than 10% fewer rows (600 and 620 against 640, 704 against 768), or five token tiles
   // of the 128-row kernel (577-640 rows of 144).
