@@ -291,7 +291,8 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
   // tokens than its width (1-129, 520 in three of 176, 513 and 540 in four of 144) its box of the tokens is
   // cut to them, rounded up to 8. Height 256: the tall swapped tiles, whose
   // second consumer holds no rows of C at N = 300 (its first consumer one accumulator's worth).
-  // 2100-2900 tokens: 12-16 token tiles, as mid-size products take them (select_config).
+  // 2100-2900 tokens: 12-16 token tiles, as mid-size products take them (select_config); 392 in two of 200, as
+  // 385-400 rows of a wide B take them.
   struct Tokens {
     int64_t m;
     int width;
@@ -305,7 +306,7 @@ TEST_F(Invariance, SwappedKernelMatchesTheUnswappedTiles) {
       Tokens{300, 152},     Tokens{1, 0, 256},    Tokens{136, 0, 256},  Tokens{144, 144, 256}, Tokens{150, 0, 256},
       Tokens{160, 160, 256}, Tokens{300, 152, 256}, Tokens{320, 160, 256}, Tokens{520, 176},   Tokens{560, 144, 256},
       Tokens{513, 144},     Tokens{540, 144},     Tokens{136, 136},     Tokens{260, 136, 256}, Tokens{530, 136},
-      Tokens{2100, 136, 256}, Tokens{2200, 144, 256}, Tokens{2900, 200}, Tokens{2400, 224}};
+      Tokens{2100, 136, 256}, Tokens{2200, 144, 256}, Tokens{2900, 200}, Tokens{2400, 224}, Tokens{392, 200}};
   // sm100's swapped tiles: 128 rows, 144-224 wide (a tcgen05 N in steps of
   // 16), each epilogue thread storing one of C's columns down the tile's
   // rows, two columns a store (the odd lane's row one below the even's):
