@@ -796,8 +796,9 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   if (tall.block_n != 0) return tall_config(m, n, num_sms, tall.block_n, request.batch);
   // Two token tiles of the swapped kernel (257-320 rows: two of 144, 152 or
   // 160), against the rows the 128-row tiles would compute. (Not against the
-  // tall tile: at 400 x 14336 x 4096 the two tied, 77.4 and 76.9 us. Three
-  // tiles of 104, tried, ran 3-14% slower than the 128-row tiles at 300-304
+  // tall tile: at 400 x 14336 x 4096 the two tied, 77.4 and 76.9 us, before
+  // the 128 x 200 had its fifth stage; since, two of 200 go ahead of the tall
+  // tile at 385-400 rows, above. Three tiles of 104, tried, ran 3-14% slower than the 128-row tiles at 300-304
   // rows.) Past 320 rows (two to four token tiles, up to 640 rows) only
   // where the 128-row tiles compute at least 10% more rows: at 400-576 rows
   // of N = 8192-57344 (docs/PERF.md, "Swap-AB, more token tiles") faster on
