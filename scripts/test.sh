@@ -35,9 +35,21 @@ awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; shown = 0 }
 if [[ $package == ON ]]; then
   echo "test: installing the tcgemm package against torch $(python3 -c 'import torch; print(torch.__version__)')"
   # scikit-build-core reconfigures $BUILD_DIR with pyproject.toml's options;
-  # the same ones as above keep the tests and the tool in it.
+  # the same ones as above keep the tests and the tool in it. It also leaves
+  # entries of its own in the cache (the wheel's staging folder as the install
+  # prefix, its module and package search paths): what was there before is
+  # put back after the install, so later configures and `cmake --install`
+  # see the build as they did (CMake's defaults, where an install that
+  # stopped half-way left its entries there).
+  cache="$BUILD_DIR/CMakeCache.txt"
+  restore=(-U 'SKBUILD*' -U CMAKE_FIND_ROOT_PATH_MODE_PACKAGE)
+  for var in CMAKE_INSTALL_PREFIX CMAKE_PREFIX_PATH CMAKE_MODULE_PATH; do
+    if grep -q "^$var:" "$cache" && ! grep -q "^SKBUILD:" "$cache"; then
+      restore+=("-D$var=$(sed -n "s/^$var:[A-Z]*=//p" "$cache")")
+    else restore+=(-U "$var"); fi
+  done
   install=(python3 -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --no-index
-           "--config-settings=build-dir=$PWD/$BUILD_DIR")
+           "--config-settings=build-dir=$(cd "$BUILD_DIR" && pwd)")
   for option in "${options[@]}"; do install+=("--config-settings=cmake.define.${option#-D}"); done
   install+=(.)
   pip_status=0
@@ -47,6 +59,7 @@ if [[ $package == ON ]]; then
     pip_status=0
     "${install[@]}" --break-system-packages > "$BUILD_DIR/python_install.log" 2>&1 || pip_status=$?
   fi
+  cmake -S . -B "$BUILD_DIR" "${restore[@]}" >> "$BUILD_DIR/python_install.log" 2>&1 || pip_status=$?
   if [[ $pip_status -ne 0 ]]; then
     tail -30 "$BUILD_DIR/python_install.log"
     echo "test: the tcgemm package did not build (log: $BUILD_DIR/python_install.log)" >&2
