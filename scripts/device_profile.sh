@@ -6,8 +6,11 @@
 # base, so the two kernels are compared at the same clock).
 # Writes $OUT/ncu_raw.tar.gz (per shape: raw metrics, one row per kernel) and
 # $OUT/ncu_summary.txt (the figures docs/PERF.md quotes).
-# SHAPES (default below), DTYPE (f16) and LAYOUT (NN) pick the cases; the build is reused
-# from scripts/device_run.sh (BUILD_DIR, default build-device).
+# SHAPES (default below), DTYPE (f16), LAYOUT (NN) and BATCH (1: plain calls; a list of
+# counts: each shape as a strided batch of that many problems, `bench --batch`, its files
+# named BATCHxSHAPE) pick the cases; the build is reused
+# from scripts/device_run.sh (BUILD_DIR, default build-device), or PREBUILT=DIR
+# runs a staged one (scripts/stage_prebuilt.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -15,20 +18,34 @@ mkdir -p "$OUT"
 SHAPES=${SHAPES:-128x128x128 1024x1024x1024 4096x5120x4096 16384x8192x1024 8192x8192x8192}
 DTYPE=${DTYPE:-f16}
 LAYOUT=${LAYOUT:-NN}
+BATCH=${BATCH:-1}
 export BUILD_DIR=${BUILD_DIR:-build-device}
 source scripts/env.sh
-if [ ! -x "$BUILD_DIR/tools/tcgemm" ] && ! configure_and_build > "$OUT/build.log" 2>&1; then
-  tail -50 "$OUT/build.log"
-  exit 1
+PREBUILT=${PREBUILT:-}
+if [[ -n $PREBUILT ]]; then  # a staged build (scripts/stage_prebuilt.sh), as device_run.sh takes it
+  [[ -x $PREBUILT/tcgemm ]] || { echo "device_profile.sh: no staged build at '$PREBUILT'"; exit 2; }
+  export LD_LIBRARY_PATH="$PREBUILT${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  tcgemm="$PREBUILT/tcgemm"
+else
+  if [ ! -x "$BUILD_DIR/tools/tcgemm" ] && ! configure_and_build > "$OUT/build.log" 2>&1; then
+    tail -50 "$OUT/build.log"
+    exit 1
+  fi
+  tcgemm="$BUILD_DIR/tools/tcgemm"
 fi
-tcgemm="$BUILD_DIR/tools/tcgemm"
+# shellcheck disable=SC2054  # (the metrics are one comma-separated argument)
 sections=(--section SpeedOfLight --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis
-          --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats)
+          --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats
+          --metrics dram__bytes_read.sum,dram__bytes_write.sum)
 status=0
-for shape in $SHAPES; do
-  timeout 300 ncu --cache-control all "${sections[@]}" --csv --page raw --log-file "$OUT/ncu_$shape.csv" \
-    "$tcgemm" bench --shape "$shape" --dtype "$DTYPE" --layout "$LAYOUT" --repeats 1 --no-flush > "$OUT/ncu_$shape.log" 2>&1 \
-    || { status=1; echo "ncu failed for $shape"; tail -20 "$OUT/ncu_$shape.log"; }
+for batch in $BATCH; do
+  for shape in $SHAPES; do
+    case=$shape
+    [[ $batch == 1 ]] || case=${batch}x$shape
+    timeout 300 ncu --cache-control all "${sections[@]}" --csv --page raw --log-file "$OUT/ncu_$case.csv" \
+      "$tcgemm" bench --shape "$shape" --dtype "$DTYPE" --layout "$LAYOUT" --batch "$batch" --repeats 1 --no-flush \
+      > "$OUT/ncu_$case.log" 2>&1 || { status=1; echo "ncu failed for $case"; tail -20 "$OUT/ncu_$case.log"; }
+  done
 done
 python3 scripts/ncu_summary.py "$OUT"/ncu_*.csv > "$OUT/ncu_summary.txt" 2>&1 || status=1
 cat "$OUT/ncu_summary.txt"

@@ -18,6 +18,9 @@ FIGURES = [
     ("dyn smem B", "launch__shared_mem_per_block_dynamic", 1),
     ("SM throughput %", "sm__throughput.avg.pct_of_peak_sustained_elapsed", 1),
     ("DRAM throughput %", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 1),
+    # Bytes moved to and from DRAM, in MB (10^6): what a kernel re-reads shows against its operands' size.
+    ("DRAM read MB", "dram__bytes_read.sum", 1),
+    ("DRAM write MB", "dram__bytes_write.sum", 1),
     # wgmma counts as the HMMA pipe on sm_90; the share of cycles it is busy.
     ("tensor pipe %", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 1),
     ("L2 hit rate %", "lts__t_sector_hit_rate.pct", 1),
@@ -68,6 +71,8 @@ def main(paths):
                 unit = units.get(metric, "")
                 if metric == "gpu__time_duration.sum":
                     scale = {"ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}.get(unit, 1e-3)
+                if metric.startswith("dram__bytes_"):
+                    scale = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "Tbyte": 1e6}.get(unit, 1e-6)
                 if metric.endswith("per_second"):
                     scale = {"Ghz": 1e3, "GHz": 1e3, "Mhz": 1, "MHz": 1, "hz": 1e-6, "Hz": 1e-6}.get(unit, 1e-6)
                 print(f"   {label:18s} {v * scale:12.2f}")
