@@ -19,6 +19,9 @@ SHAPES=${SHAPES:-128x128x128 1024x1024x1024 4096x5120x4096 16384x8192x1024 8192x
 DTYPE=${DTYPE:-f16}
 LAYOUT=${LAYOUT:-NN}
 BATCH=${BATCH:-1}
+# KERNELS: a regex of the kernel names to profile (default: every kernel; e.g.
+# "sm90_gemm|nvjet" leaves out the bench's input, check and reference kernels).
+KERNELS=${KERNELS:-}
 export BUILD_DIR=${BUILD_DIR:-build-device}
 source scripts/env.sh
 PREBUILT=${PREBUILT:-}
@@ -37,6 +40,7 @@ fi
 sections=(--section SpeedOfLight --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis
           --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats
           --metrics dram__bytes_read.sum,dram__bytes_write.sum)
+[[ -z $KERNELS ]] || sections+=(--kernel-name "regex:$KERNELS")
 status=0
 for batch in $BATCH; do
   for shape in $SHAPES; do
