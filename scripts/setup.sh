@@ -113,10 +113,23 @@ if ((${#need[@]})); then
   fi
 fi
 if ! cmake_new_enough; then
+  # (Ubuntu 22.04's CMake is 3.22.) A newer one comes from PyPI, through pip,
+  # which the bench setup has not asked for.
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "setup: installing python3-pip (to install CMake 3.24 or newer)"
+    apt_install python3 python3-pip ||
+      fail "cannot install python3-pip (to install CMake 3.24 or newer): $(reason); install CMake 3.24 or newer and run again"
+  fi
   echo "setup: $(cmake --version | head -1) is older than 3.24: installing cmake from PyPI"
   pip_install cmake || fail "cannot install CMake 3.24 or newer: $(reason); install it and run again"
   hash -r
-  cmake_new_enough || fail "CMake 3.24 or newer was installed, but $(command -v cmake) comes first on PATH and is older"
+  if ! cmake_new_enough; then
+    # pip run by a user without write access to the system's packages installs into ~/.local.
+    [[ -x $HOME/.local/bin/cmake && ":$PATH:" != *":$HOME/.local/bin:"* ]] &&
+      fail "CMake 3.24 or newer was installed into $HOME/.local/bin, which is not on PATH: add it" \
+        "(export PATH=\"\$HOME/.local/bin:\$PATH\") and run again"
+    fail "CMake 3.24 or newer was installed, but $(command -v cmake) comes first on PATH and is older"
+  fi
 fi
 if [[ $mode == test ]] && ! python3 -c "import pytest" 2>/dev/null; then
   echo "setup: installing pytest"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The first run on a B200 (any sm_100 GPU), in one command. Builds with
+# The first run on a B200 (any sm_100 GPU), in one command. Installs what
+# the build and the tests need (scripts/setup.sh test), builds with
 # -DTCGEMM_DEBUG_HANGS=ON (every barrier wait bounded: a lost arrival traps
 # and names its barrier instead of hanging the GPU) into build-hangs/, then
 # runs, in order, stopping at the first failure:
@@ -17,6 +18,7 @@ OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 STEP_TIMEOUT=${STEP_TIMEOUT:-900}
 
+bash scripts/setup.sh test || exit 1
 export BUILD_DIR=build-hangs
 source scripts/env.sh
 if ! configure_and_build -DTCGEMM_DEBUG_HANGS=ON > "$OUT/build-hangs.log" 2>&1; then
