@@ -2,7 +2,7 @@
 # A/B of two staged builds (scripts/stage_prebuilt.sh) at free-running
 # clocks, as users see them: ROUNDS interleaved rounds (A, B, A, B, ...) of
 # `tcgemm bench BENCH_ARGS`, each build's CLI with its own library, cuBLAS
-# timed in every run, fresh inputs each round (the seed moves with the
+# timed in every run, fresh inputs each round (a new random seed each
 # round), L2 flushed as bench does by default. The automatic choice's rows
 # only (no --configs all).
 #

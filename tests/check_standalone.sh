@@ -13,7 +13,7 @@ patterns=(
   '(^|[^/A-Za-z_])DESIGN\.md'       # the design document is docs/DESIGN.md
   'STYLE\.md'
   '\.\./shared'
-  '\b[Tt]he seed\b'                # the design's origin has a public name (docs/DESIGN.md)
+  '\b[Tt]he s[e]ed\b'             # the design's origin has a public name (docs/DESIGN.md)
 )
 status=0
 for p in "${patterns[@]}"; do

@@ -441,7 +441,7 @@ const char* to_string(Schedule schedule) noexcept;
 struct BuildInfo {
   const char* version;        // "1.0.0"
   const char* cuda_archs;     // architectures compiled in, e.g. "sm_90a"
-  const char* kernel_families;  // e.g. "sm90_gemm_persistent (wgmma+TMA)"
+  const char* kernel_families;  // as `tcgemm info` prints them: "sm90_gemm_persistent (wgmma + TMA, ...); .."
   int cuda_runtime_version;   // CUDART_VERSION at build time
 };
 BuildInfo build_info() noexcept;

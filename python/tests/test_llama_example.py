@@ -1,8 +1,8 @@
 """python/examples/llama_decode.py, 2 layers: a Llama-architecture model
 (transformers, random weights) generates with every nn.Linear on tcgemm and
 without, and says how they compare. Skipped without a GPU tcgemm runs on or
-without transformers (carried as wheels to the GPU machine, which has no
-network)."""
+without transformers (on a machine without network access, install it from
+wheels brought along)."""
 
 from __future__ import annotations
 

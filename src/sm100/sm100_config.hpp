@@ -105,7 +105,7 @@ constexpr int smem_bytes(int block_n, int stages, int cta_group = kCtaGroup, int
   return 1024 + stages * stage_bytes(block_n, cta_group, cta_rows) + panel_area_bytes(block_n, cta_rows, swap_ab) +
          barrier_bytes(stages);
 }
-// The deepest ring that fits in 227 KiB (as the matmul_v2 B200 design sizes its ring).
+// The deepest ring that fits in kSmemLimit (as the matmul_v2 B200 design sizes its ring).
 constexpr int stages_for(int block_n, int cta_group = kCtaGroup, int cta_rows = kBlockM, bool swap_ab = false) {
   return detail::deepest_ring(
       [block_n, cta_group, cta_rows, swap_ab](int s) { return smem_bytes(block_n, s, cta_group, cta_rows, swap_ab); },

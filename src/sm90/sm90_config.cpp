@@ -777,7 +777,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   // rows, 400 against the tall tile's 512), the width with a fifth stage
   // (epi_buffers): faster than 256 x 112 on all 8 shapes of 388-396 x 14336-
   // 57344 x 2048-8192 measured (1-13%) and at 400 x 14336-57344 x 2048-8192
-  // (2-18%) (H100, bf16 NT, `bench --configs all`, docs/PERF.md part 14).
+  // (2-18%) (H100, bf16 NT, `bench --configs all`; docs/PERF.md, "NT at 385-400 rows").
   // Not two of 208 (four stages): 3% slower at 416 x 28672 x 2048.
   constexpr int kFiveStageSwapWidth = 200;
   static_assert(stages_for(kFiveStageSwapWidth) == 5, "the rule below is for the swapped width with a fifth stage");
