@@ -20,6 +20,18 @@ step() {  # runs a step quietly, showing its log if it fails
   fi
 }
 step install cmake --install "$build" --prefix "$work/prefix"
+# What the README says a plain install puts there: the headers, the library
+# and its CMake package; never the Python package's files (installed by the
+# package build alone, even from a build configured with TCGEMM_BUILD_PYTHON=ON).
+for f in include/tcgemm/tcgemm.h include/tcgemm/tcgemm.hpp; do
+  [[ -f $work/prefix/$f ]] || { echo "cmake_consumer: the install lacks $f"; exit 1; }
+done
+compgen -G "$work/prefix/lib*/libtcgemm.so*" > /dev/null ||
+  { echo "cmake_consumer: the install lacks libtcgemm.so"; exit 1; }
+compgen -G "$work/prefix/lib*/cmake/tcgemm/tcgemmConfig.cmake" > /dev/null ||
+  { echo "cmake_consumer: the install lacks the CMake package"; exit 1; }
+[[ ! -e $work/prefix/tcgemm ]] ||
+  { echo "cmake_consumer: a plain install put the Python package's files in $work/prefix/tcgemm"; exit 1; }
 step configure cmake -S "$src/examples/cmake_consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_BUILD_TYPE=Release
 step build cmake --build "$work/build"
