@@ -25,10 +25,8 @@ KERNELS=${KERNELS:-}
 export BUILD_DIR=${BUILD_DIR:-build-device}
 source scripts/env.sh
 PREBUILT=${PREBUILT:-}
-if [[ -n $PREBUILT ]]; then  # a staged build (scripts/stage_prebuilt.sh), as device_run.sh takes it
-  [[ -x $PREBUILT/tcgemm ]] || { echo "device_profile.sh: no staged build at '$PREBUILT'"; exit 2; }
-  export LD_LIBRARY_PATH="$PREBUILT${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  tcgemm="$PREBUILT/tcgemm"
+if [[ -n $PREBUILT ]]; then
+  use_staged "$PREBUILT" device_profile.sh || exit 2
 else
   if [ ! -x "$BUILD_DIR/tools/tcgemm" ] && ! configure_and_build > "$OUT/build.log" 2>&1; then
     tail -50 "$OUT/build.log"

@@ -47,10 +47,7 @@ source scripts/env.sh
 { nvidia-smi; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv; } > "$OUT/env.txt" 2>&1
 PREBUILT=${PREBUILT:-}
 if [[ -n $PREBUILT ]]; then
-  [[ -x $PREBUILT/tcgemm ]] || { echo "device_run.sh: no staged build at '$PREBUILT' (scripts/stage_prebuilt.sh, then copy it to this machine)"; exit 2; }
-  PREBUILT=$(cd "$PREBUILT" && pwd)  # (relative to here, or absolute)
-  export LD_LIBRARY_PATH="$PREBUILT${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  tcgemm="$PREBUILT/tcgemm"
+  use_staged "$PREBUILT" device_run.sh || exit 2
   cat "$PREBUILT/STAGED" >> "$OUT/env.txt" 2>&1
 else
   if ! configure_and_build > "$OUT/build.log" 2>&1; then
