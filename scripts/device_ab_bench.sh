@@ -15,6 +15,7 @@
 # A's time over B's (> 1: B is faster), then the geomean of that column.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+source scripts/env.sh
 OUT=${OUT:-$PWD/out}
 A=${A:?A=<staged build dir>}
 B=${B:?B=<staged build dir>}
@@ -23,16 +24,15 @@ REPEATS=${REPEATS:-20}
 SEED=${SEED:-1234}
 BENCH_ARGS=${BENCH_ARGS:---suite rows}
 mkdir -p "$OUT"
-for dir in "$A" "$B"; do
-  [[ -x $dir/tcgemm && -e $dir/libtcgemm.so.1 ]] || { echo "device_ab_bench.sh: no staged build in '$dir'"; exit 2; }
-done
+for dir in "$A" "$B"; do (use_staged "$dir" device_ab_bench.sh) || exit 2; done
 
 for round in $(seq 1 "$ROUNDS"); do
   for tag in A B; do
     dir=$([[ $tag == A ]] && echo "$A" || echo "$B")
+    # (A subshell: each build's library first on LD_LIBRARY_PATH for its own CLI only.)
     # shellcheck disable=SC2086  # BENCH_ARGS is a list of arguments
-    LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/tcgemm" bench $BENCH_ARGS --rounds 1 \
-      --repeats "$REPEATS" --no-peak --seed $((SEED + round)) --json "$OUT/ab_bench_${tag}_${round}.json" \
+    (use_staged "$dir" device_ab_bench.sh && "$tcgemm" bench $BENCH_ARGS --rounds 1 --repeats "$REPEATS" --no-peak \
+      --seed $((SEED + round)) --json "$OUT/ab_bench_${tag}_${round}.json") \
       > "$OUT/ab_bench_${tag}_${round}.log" 2>&1 || { tail -20 "$OUT/ab_bench_${tag}_${round}.log"; exit 1; }
   done
 done
