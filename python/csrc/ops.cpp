@@ -218,6 +218,37 @@ at::Tensor grouped_mm_autograd(const at::Tensor& a, const at::Tensor& b, const a
   return op.call(a, b, offs);
 }
 
+// The out= operators have no backward, as torch's own out= functions have
+// none: a call that would need one (grad mode on, an argument, out included,
+// requiring grad) raises RuntimeError, as theirs do, rather than writing a
+// result that gradients silently do not flow through.
+void mm_out_autograd(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta,
+                     int64_t sm_count) {
+  TORCH_CHECK(!torch::autograd::compute_requires_grad(a, b, out),
+              "tcgemm.mm_out: out= does not support automatic differentiation, and an argument requires grad; "
+              "use tcgemm.mm (no out=), or call it under torch.no_grad() (",
+              tcgemm::torch_glue::describe_call(a, b, &out), ")");
+  at::AutoDispatchBelowADInplaceOrView below;
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("tcgemm::mm_out", "")
+          .typed<void(const at::Tensor&, const at::Tensor&, const at::Tensor&, double, double, int64_t)>();
+  op.call(a, b, out, alpha, beta, sm_count);
+}
+void linear_out_autograd(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                         int64_t activation, const at::Tensor& out, int64_t sm_count) {
+  TORCH_CHECK(!torch::autograd::compute_requires_grad(x, weight, bias, out),
+              "tcgemm.linear_out: out= does not support automatic differentiation, and an argument requires grad; "
+              "use tcgemm.linear (no out=), or call it under torch.no_grad()",
+              tcgemm::torch_glue::describe_linear(x, weight, bias, &out));
+  at::AutoDispatchBelowADInplaceOrView below;
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("tcgemm::linear_out", "")
+                             .typed<void(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
+                                         int64_t, const at::Tensor&, int64_t)>();
+  op.call(x, weight, bias, activation, out, sm_count);
+}
+
 at::Tensor bmm_autograd(const at::Tensor& a, const at::Tensor& b) {
   if (!torch::autograd::compute_requires_grad(a, b)) {
     at::AutoDispatchBelowADInplaceOrView below;
@@ -281,7 +312,9 @@ TORCH_LIBRARY_IMPL(tcgemm, Autograd, m) {
   m.impl("bmm", &bmm_autograd);
   m.impl("grouped_mm", &grouped_mm_autograd);
   m.impl("linear", &linear_autograd);
+  m.impl("linear_out", &linear_out_autograd);
   m.impl("mm", &mm_autograd);
+  m.impl("mm_out", &mm_out_autograd);
 }
 
 TORCH_LIBRARY_IMPL(tcgemm, AutocastCUDA, m) {
