@@ -287,12 +287,37 @@ inline void mm_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& o
   mark_written(out);
 }
 
+// Whether a new result of m rows of n columns is computed into rows padded
+// to 8 columns and returned as a contiguous copy. The kernels store rows of C
+// 16 bytes apart; a result of n columns, n not a multiple of 8, stored in
+// place would go to cuBLAS from two rows on, while one row (whose leading
+// dimension is never used) runs on the kernels: the same row of a product
+// would then have other bits in a call of more rows (cuBLAS sums K in
+// another order), breaking batch invariance between a decoding step and the
+// prefill of the same layer. Not where K is not a multiple of 8: a weight
+// of such rows (nn.Linear's, read transposed) goes to cuBLAS at every M, so
+// the copy would buy nothing (`fused` calls have their operands copied
+// K-padded, so they pad here too).
+inline bool pads_result_rows(int64_t m, int64_t n, int64_t k, bool fused = false) {
+  return m > 1 && n % 8 != 0 && (fused || k % 8 == 0);
+}
+
+// A new row-major [m, n] tensor to compute into: a view of [m, round_up_8(n)]
+// rows where pads_result_rows; returned by contiguous_result as a contiguous
+// tensor either way.
+inline at::Tensor new_result(int64_t m, int64_t n, bool padded, const at::TensorOptions& options) {
+  if (!padded) return at::empty({m, n}, options);
+  return at::empty({m, round_up_8(n)}, options).narrow(1, 0, n);
+}
+inline at::Tensor contiguous_result(const at::Tensor& out, bool padded) { return padded ? out.contiguous() : out; }
+
 // alpha * a @ b into a new row-major tensor.
 inline at::Tensor mm(const at::Tensor& a, const at::Tensor& b, double alpha) {
   check_tensors(a, b, nullptr);
-  at::Tensor out = at::empty({a.size(0), b.size(1)}, a.options());
+  const bool padded = pads_result_rows(a.size(0), b.size(1), a.size(1));
+  const at::Tensor out = new_result(a.size(0), b.size(1), padded, a.options());
   run(make_call(a, b, out, alpha, 0.0));
-  return out;
+  return contiguous_result(out, padded);
 }
 
 // The strides of bmm's [batch, M, N] result: contiguous, except for one row
@@ -300,7 +325,8 @@ inline at::Tensor mm(const at::Tensor& a, const at::Tensor& b, double alpha) {
 // rounded up; the result is a view of that storage): TMA, and so tcgemm's
 // kernels, need a batch stride of whole 16-byte units, and a decoding step's
 // scores (q of one row against keys of any length) would otherwise all go
-// to cuBLAS. (The fake implementation gives the same strides.)
+// to cuBLAS. (The fake implementation gives the same strides.) More rows of
+// such an N are computed padded and returned contiguous (pads_result_rows).
 inline std::vector<int64_t> bmm_output_strides(int64_t m, int64_t n) {
   if (m == 1 && n % 8 != 0) return {round_up_8(n), round_up_8(n), 1};
   return {m * n, n, 1};
@@ -329,7 +355,9 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
   else
     check_tensors(a.new_empty_strided({m, k}, {0, 0}), b.new_empty_strided({b.size(1), n}, {0, 0}), nullptr);
   if (batch == 0) return at::empty({batch, m, n}, a.options());
-  at::Tensor out = at::empty_strided({batch, m, n}, bmm_output_strides(m, n), a.options());
+  const bool padded = pads_result_rows(m, n, k);
+  const at::Tensor out = padded ? new_result(batch * m, n, true, a.options()).view({batch, m, n})
+                                : at::empty_strided({batch, m, n}, bmm_output_strides(m, n), a.options());
   auto in_place = [](const at::Tensor& x) {
     return !operand_layout(x.size(1), x.size(2), x.stride(1), x.stride(2)).copy;
   };
@@ -353,7 +381,7 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
   c.args.stride_b = b3.size(0) == 1 ? 0 : b3.stride(0);
   c.args.stride_c = out.stride(0);
   run(c);
-  return out;
+  return contiguous_result(out, padded);
 }
 
 // The M-grouped product (a mixture of experts): a [M, K] holds every
@@ -512,15 +540,13 @@ inline at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const st
   const at::Tensor x2 = x.reshape({m, k});
   std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
   out_shape.back() = n;
-  // The kernels store rows of C 16 bytes apart (ldc a multiple of 8), and no
-  // cuBLAS fallback can fuse a bias or activation: a fused call with N not a
-  // multiple of 8 (and more than one row) computes into rows padded to one
-  // and returns them copied contiguous, as F.linear's result is.
-  const bool pad_out = (bias.has_value() || activation != 0) && n % 8 != 0 && m > 1;
-  at::Tensor out = at::empty({m, pad_out ? round_up_8(n) : n}, x.options());
-  if (pad_out) out = out.narrow(1, 0, n);
+  // N not a multiple of 8 and more than one row: computed into rows padded
+  // to 8 columns and returned copied contiguous, as F.linear's result is
+  // (pads_result_rows; and no cuBLAS fallback can fuse a bias or activation).
+  const bool padded = pads_result_rows(m, n, k, bias.has_value() || activation != 0);
+  const at::Tensor out = new_result(m, n, padded, x.options());
   run_linear(x2, weight, bias, activation, out, false, call);
-  return (pad_out ? out.contiguous() : out).view(out_shape);
+  return contiguous_result(out, padded).view(out_shape);
 }
 
 // out = act(x @ weight^T + bias) for a 2-D x [M, K] and an existing out
@@ -545,7 +571,9 @@ inline void linear_out(const at::Tensor& x, const at::Tensor& weight, const std:
 inline std::vector<std::string> plan_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out,
                                           double alpha, double beta) {
   check_tensors(a, b, out);
-  const at::Tensor c = out != nullptr ? *out : at::empty({a.size(0), b.size(1)}, a.options());
+  const at::Tensor c = out != nullptr ? *out
+                                      : new_result(a.size(0), b.size(1), pads_result_rows(a.size(0), b.size(1), a.size(1)),
+                                                   a.options());
   return plan_of(make_call(a, b, c, alpha, beta));
 }
 

@@ -121,10 +121,12 @@ def _check_operands(what: str, x: Tensor, b: Tensor, bias: Tensor | None) -> Non
 
 
 def _output(x: Tensor, rows: int, n: int, bias: Tensor | None) -> Tensor:
-    """[rows, n] of x's dtype; with a bias and n not a multiple of 8, rows
-    padded to one (tcgemm's fused epilogue stores rows 16 bytes apart, as
-    tcgemm.linear pads them), seen through a view of the first n columns."""
-    if bias is not None and n % 8 != 0 and rows > 1:
+    """[rows, n] of x's dtype (x: [., K]); with n not a multiple of 8, rows
+    padded to one where tcgemm.linear pads them (a bias, or K a multiple of
+    8: tcgemm's kernels store rows 16 bytes apart, and rows stored N apart
+    would go to cuBLAS, with other bits), seen through a view of the first n
+    columns."""
+    if n % 8 != 0 and rows > 1 and (bias is not None or x.shape[-1] % 8 == 0):
         return x.new_empty((rows, (n + 7) // 8 * 8))[:, :n]
     return x.new_empty((rows, n))
 

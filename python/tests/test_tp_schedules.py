@@ -47,6 +47,7 @@ class Reference:
     def __init__(self) -> None:
         self.calls: list[tuple[int, int]] = []  # (rows, first row of out within its buffer)
         self.sm_counts: list[int] = []  # each call's bound on SMs
+        self.row_pitches: list[int] = []  # each call's out.stride(0)
 
     def mm_into(self, a, b, bias, out, sm_count) -> None:
         product = a.double() @ b.double()
@@ -56,10 +57,12 @@ class Reference:
         base = out._base if out._base is not None else out
         self.calls.append((a.shape[0], (out.data_ptr() - base.data_ptr()) // (out.element_size() * out.stride(0))))
         self.sm_counts.append(sm_count)
+        self.row_pitches.append(out.stride(0))
 
     def clear(self) -> None:
         self.calls.clear()
         self.sm_counts.clear()
+        self.row_pitches.clear()
 
     def mm(self, a, b):
         return (a.double() @ b.double()).to(a.dtype)
@@ -124,14 +127,18 @@ def gather_exact(rank, world, group):
 
 
 def gather_bf16_odd_width(rank, world, group):
-    # N not a multiple of 8 with a bias: rows computed 16 bytes apart, returned contiguous.
+    # N not a multiple of 8, with a bias or without (K a multiple of 8): rows computed 16 bytes apart, as
+    # tcgemm.linear computes them, returned contiguous.
     rows, k, n = 7, 16, 13
     x = ints(world * rows, k, seed=4, dtype=torch.bfloat16)
     w = ints(n, k, seed=5, dtype=torch.bfloat16)
-    bias = ints(n, seed=6, dtype=torch.bfloat16)
-    y, _ = tp.gather_mm(x[rank * rows:(rank + 1) * rows], w.t(), bias, group, REFERENCE, chunks=3)
-    assert y.is_contiguous() and y.dtype == torch.bfloat16
-    assert torch.equal(y.double(), x.double() @ w.double().t() + bias.double())
+    for bias in (ints(n, seed=6, dtype=torch.bfloat16), None):
+        REFERENCE.clear()
+        y, _ = tp.gather_mm(x[rank * rows:(rank + 1) * rows], w.t(), bias, group, REFERENCE, chunks=3)
+        assert y.is_contiguous() and y.dtype == torch.bfloat16
+        want = x.double() @ w.double().t() + (0.0 if bias is None else bias.double())
+        assert torch.equal(y.double(), want)
+        assert REFERENCE.row_pitches and set(REFERENCE.row_pitches) == {16}, REFERENCE.row_pitches
 
 
 def scatter_exact(rank, world, group):
