@@ -111,46 +111,61 @@ inline bool may_overlap(const at::Tensor& x, const at::Tensor& y) {
   return true;
 }
 
+// The names of a product's operands in messages, as the caller calls them
+// (linear: x and the weight, passed transposed as b).
+struct OperandNames {
+  const char* a = "a";
+  const char* b = "b";
+  const char* product = "a @ b";
+  const char* returning = "tcgemm.matmul(a, b)";  // the call that returns a new result instead of out
+};
+
 // Everything about the tensors that GemmArgs cannot express. `out` may be null
-// (the op allocates it).
-inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out) {
-  // Messages are only built when a check fails.
-  auto call = [&] { return " (" + describe_call(a, b, out) + ")"; };
-  TCGEMM_REFUSE(ValueError, a.dim() == 2 && b.dim() == 2, "tcgemm: a and b must be 2-D matrices" + call());
+// (the op allocates it). `call` describes the caller's whole call for the end
+// of a message (the operator's tensors, where a and b are views of them: x
+// as M x K, the weight transposed, a batch's first matrices), `names` its
+// operands.
+template <class Describe>
+void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out, const Describe& call,
+                   OperandNames names) {
+  const std::string a_b = std::string(names.a) + " and " + names.b;
+  TCGEMM_REFUSE(ValueError, a.dim() == 2 && b.dim() == 2, "tcgemm: " + a_b + " must be 2-D matrices" + call());
   TCGEMM_REFUSE(TypeError, a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
-                std::string("tcgemm: dtype ") + dtype_name(a.scalar_type()) +
-                    " is not supported: a, b and out must be all float16 or all bfloat16" + call());
+                std::string("tcgemm: dtype ") + dtype_name(a.scalar_type()) + " is not supported: " + names.a +
+                    ", " + names.b + " and out must be all float16 or all bfloat16" + call());
   TCGEMM_REFUSE(TypeError, b.scalar_type() == a.scalar_type(),
-                std::string("tcgemm: a and b must have the same dtype, got ") + dtype_name(a.scalar_type()) + " and " +
+                "tcgemm: " + a_b + " must have the same dtype, got " + dtype_name(a.scalar_type()) + " and " +
                     dtype_name(b.scalar_type()) + call());
   TCGEMM_REFUSE(ValueError, a.size(1) == b.size(0),
-                "tcgemm: shapes do not match for a @ b: a is " + dims(a.sizes()) + ", b is " + dims(b.sizes()) + call());
+                std::string("tcgemm: shapes do not match for ") + names.product + ": " + names.a + " is " +
+                    dims(a.sizes()) + ", " + names.b + " is " + dims(b.sizes()) + call());
   if (out != nullptr) {
     TCGEMM_REFUSE(ValueError, out->dim() == 2, "tcgemm: out must be a 2-D matrix" + call());
     TCGEMM_REFUSE(TypeError, out->scalar_type() == a.scalar_type(),
-                  std::string("tcgemm: out must have the dtype of a and b (") + dtype_name(a.scalar_type()) +
-                      "), got " + dtype_name(out->scalar_type()) + call());
+                  "tcgemm: out must have the dtype of " + a_b + " (" + dtype_name(a.scalar_type()) + "), got " +
+                      dtype_name(out->scalar_type()) + call());
     TCGEMM_REFUSE(ValueError, out->size(0) == a.size(0) && out->size(1) == b.size(1),
-                  "tcgemm: out must be [" + std::to_string(a.size(0)) + ", " + std::to_string(b.size(1)) +
-                      "] for a @ b, got " + dims(out->sizes()) + call());
+                  "tcgemm: out must be [" + std::to_string(a.size(0)) + ", " + std::to_string(b.size(1)) + "] for " +
+                      names.product + ", got " + dims(out->sizes()) + call());
     TCGEMM_REFUSE(ValueError, output_ld(out->size(0), out->size(1), out->stride(0), out->stride(1)) > 0,
-                  "tcgemm: out must be row-major (out.stride(1) == 1, out.stride(0) >= out.size(1)); "
-                  "pass out.contiguous() and copy back, or use the result of tcgemm.matmul(a, b)" +
-                      call());
+                  std::string("tcgemm: out must be row-major (out.stride(1) == 1, out.stride(0) >= out.size(1)); "
+                              "pass out.contiguous() and copy back, or use the result of ") +
+                      names.returning + call());
   }
   // CPU tensors are refused here rather than handed to the library, whose
   // verdict ("A is host memory") needs a GPU to reach and is silent for
   // empty shapes.
   const at::Tensor* tensors[] = {&a, &b, out};
-  const char* names[] = {"a", "b", "out"};
+  const char* tensor_names[] = {names.a, names.b, "out"};
   for (int i = 0; i < 3; ++i) {
     if (tensors[i] == nullptr) continue;
     TCGEMM_REFUSE(ValueError, tensors[i]->is_cuda(),
-                  std::string("tcgemm: ") + names[i] + " is on " + tensors[i]->device().str() +
+                  std::string("tcgemm: ") + tensor_names[i] + " is on " + tensors[i]->device().str() +
                       "; tcgemm computes on CUDA tensors only" + call());
     TCGEMM_REFUSE(ValueError, tensors[i]->device() == a.device(),
-                  std::string("tcgemm: a, b and out must be on one CUDA device, got ") + names[i] + " on " +
-                      tensors[i]->device().str() + " and a on " + a.device().str() + call());
+                  std::string("tcgemm: ") + names.a + ", " + names.b + " and out must be on one CUDA device, got " +
+                      tensor_names[i] + " on " + tensors[i]->device().str() + " and " + names.a + " on " +
+                      a.device().str() + call());
   }
   if (out != nullptr) {
     for (int i = 0; i < 2; ++i) {
@@ -164,10 +179,15 @@ inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Te
       const bool overlapping = overlap == at::MemOverlapStatus::Full || overlap == at::MemOverlapStatus::Partial ||
                                (overlap == at::MemOverlapStatus::TooHard && !copied() && may_overlap(*out, t));
       TCGEMM_REFUSE(ValueError, !overlapping,
-                    std::string("tcgemm: out overlaps ") + names[i] +
+                    std::string("tcgemm: out overlaps ") + tensor_names[i] +
                         " in memory; results would depend on the order of writes" + call());
     }
   }
+}
+// The same for a call of a and b themselves (mm, mm_out, plan).
+inline void check_tensors(const at::Tensor& a, const at::Tensor& b, const at::Tensor* out) {
+  // Messages are only built when a check fails.
+  check_tensors(a, b, out, [&] { return " (" + describe_call(a, b, out) + ")"; }, OperandNames{});
 }
 
 // Checked tensors -> GemmArgs. Operands whose strides tcgemm cannot describe
@@ -350,10 +370,12 @@ inline at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
   const int64_t m = a.size(1), k = a.size(2), n = b.size(2);
   // The checks of one product (dtypes, shapes, devices), on the first
   // matrices (an empty batch: on one-element stand-ins of their shapes).
+  constexpr OperandNames kBmmNames{"a", "b", "a @ b", "tcgemm.bmm(a, b)"};
   if (batch > 0)
-    check_tensors(a.select(0, 0), b.select(0, 0), nullptr);
+    check_tensors(a.select(0, 0), b.select(0, 0), nullptr, call, kBmmNames);
   else
-    check_tensors(a.new_empty_strided({m, k}, {0, 0}), b.new_empty_strided({b.size(1), n}, {0, 0}), nullptr);
+    check_tensors(a.new_empty_strided({m, k}, {0, 0}), b.new_empty_strided({b.size(1), n}, {0, 0}), nullptr, call,
+                  kBmmNames);
   if (batch == 0) return at::empty({batch, m, n}, a.options());
   const bool padded = pads_result_rows(m, n, k);
   const at::Tensor out = padded ? new_result(batch * m, n, true, a.options()).view({batch, m, n})
@@ -410,7 +432,7 @@ inline at::Tensor grouped_mm(const at::Tensor& a, const at::Tensor& b, const at:
                 "tcgemm.grouped_mm: the groups must number 1 to " + std::to_string(kMaxGroups) + call());
   TCGEMM_REFUSE(ValueError, offs.is_cuda() && offs.device() == a.device(),
                 "tcgemm.grouped_mm: offs must be on a's CUDA device" + call());
-  check_tensors(a, b.select(0, 0), nullptr);
+  check_tensors(a, b.select(0, 0), nullptr, call, OperandNames{"a", "b", "a @ b[g]", "tcgemm.grouped_mm(a, b, offs)"});
   const int64_t m = a.size(0), n = b.size(2);
   at::Tensor out = at::empty({m, n}, a.options());
   if (m == 0 || n == 0) return out;
@@ -469,7 +491,8 @@ void run_linear(const at::Tensor& x2, const at::Tensor& weight, const std::optio
                 "tcgemm.linear: unknown activation " + std::to_string(activation) +
                     " (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu)" + call());
   const int64_t n = weight.size(0), k = weight.size(1);
-  check_tensors(x2, weight.t(), caller_out ? &out2 : nullptr);
+  check_tensors(x2, weight.t(), caller_out ? &out2 : nullptr, call,
+                OperandNames{"x", "weight", "x @ weight^T", "tcgemm.linear(x, weight, bias, activation)"});
   Call c = make_call(x2, weight.t(), out2, 1.0, 0.0);
   at::Tensor b;
   if (bias.has_value()) {

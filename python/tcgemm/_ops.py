@@ -103,8 +103,10 @@ def _linear_out_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
     torch._check_value(x.dim() == 2, lambda: "tcgemm.linear_out: x must be 2-D [M, in_features]")
     _linear_fake(x, weight, bias, activation)
     torch._check_value(out.dim() == 2 and out.shape[0] == x.shape[0] and out.shape[1] == weight.shape[0],
-                       lambda: f"tcgemm: out must be [{x.shape[0]}, {weight.shape[0]}] for a @ b, got {list(out.shape)}")
-    torch._check_type(out.dtype == x.dtype, lambda: f"tcgemm: out must have the dtype of a and b ({x.dtype}), got {out.dtype}")
+                       lambda: f"tcgemm: out must be [{x.shape[0]}, {weight.shape[0]}] for x @ weight^T, got "
+                               f"{list(out.shape)}")
+    torch._check_type(out.dtype == x.dtype,
+                      lambda: f"tcgemm: out must have the dtype of x and weight ({x.dtype}), got {out.dtype}")
     _check_fake_row_major(out)
 
 

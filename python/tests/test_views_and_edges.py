@@ -438,7 +438,8 @@ def _refusals() -> list:
     f16 = dict(device="cuda", dtype=torch.float16)
     x, w, b = torch.ones(8, 64, **f16), torch.ones(32, 64, **f16), torch.ones(32, **f16)
     return [
-        pytest.param(lambda: tcgemm.linear(x, w.bfloat16()), TypeError, "same dtype", id="linear-mixed-dtypes"),
+        pytest.param(lambda: tcgemm.linear(x, w.bfloat16()), TypeError, "x and weight must have the same dtype",
+                     id="linear-mixed-dtypes"),
         pytest.param(lambda: tcgemm.linear(x.float(), w.float()), TypeError, "float32 is not supported",
                      id="linear-float32-outside-autocast"),
         pytest.param(lambda: tcgemm.linear(x.to(torch.int8), w.to(torch.int8)), TypeError, "not supported",
@@ -447,8 +448,11 @@ def _refusals() -> list:
                      id="linear-bias-dtype"),
         pytest.param(lambda: tcgemm.linear(x, w, b.cpu()), ValueError, "bias must be on x's device",
                      id="linear-bias-on-cpu"),
-        pytest.param(lambda: tcgemm.linear(x.cpu(), w), ValueError, "is on cpu", id="linear-x-on-cpu"),
-        pytest.param(lambda: tcgemm.linear(x, w.cpu()), ValueError, "is on cpu", id="linear-weight-on-cpu"),
+        pytest.param(lambda: tcgemm.linear(x.cpu(), w), ValueError, "x is on cpu", id="linear-x-on-cpu"),
+        pytest.param(lambda: tcgemm.linear(x, w.cpu()), ValueError, "weight is on cpu", id="linear-weight-on-cpu"),
+        pytest.param(lambda: tcgemm.linear(x[None].expand(3, 8, 64), w.cpu()), ValueError,
+                     "(x: [3, 8, 64] float16 cuda:0 strides [0, 64, 1], weight: [32, 64] float16 cpu",
+                     id="linear-message-ends-with-the-call-as-made"),
         pytest.param(lambda: tcgemm.linear(x, w[0]), ValueError, "weight must be", id="linear-1d-weight"),
         pytest.param(lambda: tcgemm.linear(x[0, 0], w), ValueError, "at least 1 dimension", id="linear-0d-x"),
         pytest.param(lambda: tcgemm.bmm(x[None].float(), w.t()[None].float()), TypeError, "not supported",
@@ -489,7 +493,7 @@ def test_out_refusals_write_nothing() -> None:
         (lambda: lin(x, w, b, 0, row.expand(64, 96)), ValueError, "row-major"),
         (lambda: lin(x, w.half(), b, 0, out), TypeError, "same dtype"),
         (lambda: lin(x, w, b.cpu(), 0, out), ValueError, "bias must be on x's device"),
-        (lambda: lin(x, w, b, 0, out.float()), TypeError, "dtype of a and b"),
+        (lambda: lin(x, w, b, 0, out.float()), TypeError, "dtype of x and weight"),
         (lambda: torch.ops.tcgemm.mm_out(x, w.t(), row.expand(64, 96)), ValueError, "row-major"),
         (lambda: tcgemm.matmul(x, w.t(), out=row.expand(64, 96)), ValueError, "row-major"),
         (lambda: tcgemm.matmul(x, w.t(), out=out.requires_grad_()), RuntimeError, "automatic differentiation"),
