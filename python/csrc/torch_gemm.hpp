@@ -317,7 +317,9 @@ inline void mm_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& o
 // prefill of the same layer. Not where K is not a multiple of 8: a weight
 // of such rows (nn.Linear's, read transposed) goes to cuBLAS at every M, so
 // the copy would buy nothing (`fused` calls have their operands copied
-// K-padded, so they pad here too).
+// K-padded, so they pad here too). (What this leaves: a plain product whose
+// B is stored K x N, K not a multiple of 8, runs one row on the kernels and
+// more, whose rows of A are then not 16 bytes apart, on cuBLAS.)
 inline bool pads_result_rows(int64_t m, int64_t n, int64_t k, bool fused = false) {
   return m > 1 && n % 8 != 0 && (fused || k % 8 == 0);
 }
