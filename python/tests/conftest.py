@@ -63,6 +63,63 @@ def rand(*shape: int, dtype: Any, seed: int, ints: bool = False) -> Any:
     return torch.rand(*shape, device="cuda", generator=gen).mul_(2).sub_(1).to(dtype)
 
 
+# The element-wise bound of README "Numerics" (support/error_bound.hpp):
+# |c - ref| <= (1 + u) gamma_{terms} magnitude + u |ref| + eta, u the unit
+# roundoff of the output type, eta half its smallest subnormal.
+_UNIT = {"torch.float16": 2.0 ** -11, "torch.bfloat16": 2.0 ** -8}
+_ETA = {"torch.float16": 2.0 ** -25, "torch.bfloat16": 2.0 ** -134}
+
+
+def _gamma(n: int) -> float:
+    e = n * 2.0 ** -24
+    return e / (1.0 - e)
+
+
+def assert_within_bound(got: Any, ref: Any, magnitude: Any, terms: int, what: str, slack: float = 1.0,
+                        extra_rounding: bool = False, dtype: Any = None) -> None:
+    """Every element of `got` within the bound of the exact `ref` (float64),
+    `magnitude` the sum of the absolute values of the terms summed. `dtype`
+    (default got's) is the type the result was rounded to, where got has
+    since been widened; `slack` widens the summation term for calls
+    documented to run on cuBLAS (its tensor cores need not round every fp32
+    addition to nearest); `extra_rounding` adds the one more rounding README
+    documents for cuBLAS paths with beta != 0. NaN counts as off."""
+    import torch
+
+    key = str(dtype or got.dtype)
+    got = got.double().to(ref.device)
+    assert got.shape == ref.shape, (what, tuple(got.shape), tuple(ref.shape))
+    u = _UNIT[key]
+    bound = slack * (1 + u) * _gamma(terms) * magnitude + u * ref.abs() + _ETA[key]
+    if extra_rounding:
+        bound = bound + u * magnitude
+    err = (got - ref).abs()
+    bad = ~(err <= bound)
+    if bad.any():
+        first = tuple(torch.nonzero(bad)[0].tolist())
+        raise AssertionError(f"{what}: {int(bad.sum())} of {got.numel()} elements outside the bound; first at "
+                             f"{first}: got {got[first].item()!r}, exact {ref[first].item()!r}, "
+                             f"bound {bound[first].item():.3g}")
+
+
+def mm_reference(a: Any, b: Any, alpha: float = 1.0, beta: float = 0.0, c0: Any = None) -> tuple[Any, Any]:
+    """alpha * a @ b + beta * c0 in float64, and the magnitude of its terms."""
+    ad, bd = a.double(), b.double()
+    ref = alpha * (ad @ bd)
+    magnitude = abs(alpha) * (ad.abs() @ bd.abs())
+    if c0 is not None and beta != 0.0:
+        ref = ref + beta * c0.double()
+        magnitude = magnitude + abs(beta) * c0.double().abs()
+    return ref, magnitude
+
+
+def bits(t: Any) -> Any:
+    """t's values as raw 16-bit patterns (NaN compares equal to itself), contiguous."""
+    import torch
+
+    return t.detach().clone().contiguous().view(torch.int16)
+
+
 def capture_graph(fn: Callable[[], object], mode: str, warm_up: bool = True) -> Any:
     """fn's work as a torch.cuda.CUDAGraph, captured on a side stream in the
     capture mode `mode` ("global", "thread_local" or "relaxed"). With

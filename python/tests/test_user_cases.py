@@ -30,7 +30,7 @@ import threading
 
 import pytest
 
-from conftest import capture_graph, gpu_skip_reason, rand
+from conftest import assert_within_bound, bits, capture_graph, gpu_skip_reason, mm_reference, rand
 
 torch = pytest.importorskip("torch")
 tcgemm = pytest.importorskip("tcgemm")
@@ -59,53 +59,6 @@ NAN, INF = float("nan"), float("inf")
 F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
 DTYPES = [F16, BF16]
 DTYPE_IDS = ["f16", "bf16"]
-
-# The element-wise bound of README "Numerics" (support/error_bound.hpp):
-# |c - ref| <= (1 + u) gamma_{terms} magnitude + u |ref| + eta.
-_UNIT = {F16: 2.0 ** -11, BF16: 2.0 ** -8}
-_ETA = {F16: 2.0 ** -25, BF16: 2.0 ** -134}
-
-
-def _gamma(n: int) -> float:
-    e = n * 2.0 ** -24
-    return e / (1.0 - e)
-
-
-def assert_within_bound(got, ref, magnitude, terms: int, what: str, dtype=None, slack: float = 1.0,
-                        extra_rounding: bool = False) -> None:
-    """Every element of got (any float type, compared in float64) within the bound of the exact ref.
-    slack widens the summation term for cuBLAS paths (as test_views_and_edges.py does), extra_rounding
-    adds the one more rounding README documents for cuBLAS with beta != 0."""
-    dtype = dtype or got.dtype
-    got = got.double().to(ref.device)
-    assert got.shape == ref.shape, (what, tuple(got.shape), tuple(ref.shape))
-    u = _UNIT[dtype]
-    bound = slack * (1 + u) * _gamma(terms) * magnitude + u * ref.abs() + _ETA[dtype]
-    if extra_rounding:
-        bound = bound + u * magnitude
-    err = (got - ref).abs()
-    bad = ~(err <= bound)  # NaN counts as off
-    if bad.any():
-        first = tuple(torch.nonzero(bad)[0].tolist())
-        raise AssertionError(f"{what}: {int(bad.sum())} of {got.numel()} elements outside the bound; first at "
-                             f"{first}: got {got[first].item()!r}, exact {ref[first].item()!r}, "
-                             f"bound {bound[first].item():.3g}")
-
-
-def mm_reference(a, b, alpha: float = 1.0, beta: float = 0.0, c0=None):
-    ad, bd = a.double(), b.double()
-    ref = alpha * (ad @ bd)
-    magnitude = abs(alpha) * (ad.abs() @ bd.abs())
-    if c0 is not None and beta != 0.0:
-        ref = ref + beta * c0.double()
-        magnitude = magnitude + abs(beta) * c0.double().abs()
-    return ref, magnitude
-
-
-def bits(t):
-    """t's values as raw 16-bit patterns (NaN equal to itself), contiguous."""
-    return t.detach().clone().contiguous().view(torch.int16)
-
 
 def _lds(plan) -> tuple[int, int, int]:
     match = re.search(r"lda=(\d+) ldb=(\d+) ldc=(\d+)", plan.layout)

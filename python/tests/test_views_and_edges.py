@@ -23,7 +23,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import c_abi, gpu_skip_reason, rand
+from conftest import assert_within_bound, bits, c_abi, gpu_skip_reason, mm_reference, rand
 
 _skip = gpu_skip_reason()
 if _skip:
@@ -38,48 +38,6 @@ import tcgemm  # noqa: E402
 DTYPES = [torch.float16, torch.bfloat16]
 NAN = float("nan")
 
-# The element-wise bound of tcgemm.hpp: |c - ref| <= (1 + u) gamma_{terms} * magnitude + u |ref| + eta,
-# u the unit roundoff of the output type, eta half its smallest subnormal.
-_UNIT = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8}
-_ETA = {torch.float16: 2.0 ** -25, torch.bfloat16: 2.0 ** -134}
-
-
-def _gamma(n: int) -> float:
-    e = n * 2.0 ** -24
-    return e / (1.0 - e)
-
-
-def assert_within_bound(got: torch.Tensor, ref: torch.Tensor, magnitude: torch.Tensor, terms: int, what: str,
-                        slack: float = 1.0, extra_rounding: bool = False) -> None:
-    """Every element of `got` within the bound of the exact `ref` (float64), `magnitude` the sum of the
-    absolute values of the terms summed. `slack` widens the summation term for calls documented to run
-    on cuBLAS (its tensor cores need not round every fp32 addition to nearest); `extra_rounding` adds
-    the one more rounding tcgemm.hpp documents for cuBLAS paths with beta != 0."""
-    assert got.shape == ref.shape, (what, tuple(got.shape), tuple(ref.shape))
-    u = _UNIT[got.dtype]
-    bound = slack * (1 + u) * _gamma(terms) * magnitude + u * ref.abs() + _ETA[got.dtype]
-    if extra_rounding:
-        bound = bound + u * magnitude
-    err = (got.double() - ref).abs()
-    bad = ~(err <= bound)  # NaN counts as off
-    if bad.any():
-        first = tuple(torch.nonzero(bad)[0].tolist())
-        raise AssertionError(f"{what}: {int(bad.sum())} of {got.numel()} elements outside the bound; first at "
-                             f"{first}: got {got[first].item()!r}, exact {ref[first].item()!r}, "
-                             f"bound {bound[first].item():.3g}")
-
-
-def mm_reference(a: torch.Tensor, b: torch.Tensor, alpha: float = 1.0, beta: float = 0.0,
-                 c0: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """alpha * a @ b + beta * c0 in float64, and the magnitude of its terms."""
-    ad, bd = a.double(), b.double()
-    ref = alpha * (ad @ bd)
-    magnitude = abs(alpha) * (ad.abs() @ bd.abs())
-    if c0 is not None and beta != 0.0:
-        ref = ref + beta * c0.double()
-        magnitude = magnitude + abs(beta) * c0.double().abs()
-    return ref, magnitude
-
 
 def linear_reference(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None,
                      activation: str | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -92,11 +50,6 @@ def linear_reference(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None,
     else:
         assert activation is None
     return ref, magnitude
-
-
-def bits(t: torch.Tensor) -> torch.Tensor:
-    """t's values as raw 16-bit patterns (NaN compares equal to itself), contiguous."""
-    return t.detach().clone().contiguous().view(torch.int16)
 
 
 # ---------------------------------------------------------------------------------------------------------------
