@@ -226,7 +226,7 @@ void mm_out_autograd(const at::Tensor& a, const at::Tensor& b, const at::Tensor&
                      int64_t sm_count) {
   TORCH_CHECK(!torch::autograd::compute_requires_grad(a, b, out),
               "tcgemm.mm_out: out= does not support automatic differentiation, and an argument requires grad; "
-              "use tcgemm.mm (no out=), or call it under torch.no_grad() (",
+              "use tcgemm.matmul without out=, or call it under torch.no_grad() (",
               tcgemm::torch_glue::describe_call(a, b, &out), ")");
   at::AutoDispatchBelowADInplaceOrView below;
   static const auto op =
@@ -239,7 +239,7 @@ void linear_out_autograd(const at::Tensor& x, const at::Tensor& weight, const st
                          int64_t activation, const at::Tensor& out, int64_t sm_count) {
   TORCH_CHECK(!torch::autograd::compute_requires_grad(x, weight, bias, out),
               "tcgemm.linear_out: out= does not support automatic differentiation, and an argument requires grad; "
-              "use tcgemm.linear (no out=), or call it under torch.no_grad()",
+              "use tcgemm.linear (no out), or call it under torch.no_grad()",
               tcgemm::torch_glue::describe_linear(x, weight, bias, &out));
   at::AutoDispatchBelowADInplaceOrView below;
   static const auto op = c10::Dispatcher::singleton()
