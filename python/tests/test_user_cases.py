@@ -190,7 +190,7 @@ ROWS = [*range(1, 65), 100, 300, 1000]
                                                   (200, 100, "same", "relu"), (33, 256, "f32", "gelu")],
                          ids=["plain", "fused-wide", "fused-k-padded", "fused-n-padded"])
 def test_rows_are_batch_invariant_from_1_to_1000_rows(n, k, bias, activation) -> None:
-    # DESIGN.md: "The order of the sum depends only on K, never on M": row i of x @ W^T has the same bits
+    # docs/DESIGN.md: "The order of the sum depends only on K, never on M": row i of x @ W^T has the same bits
     # computed alone, in the first M rows of a batch, or from an offset view, for every tile the M picks
     # (8-row, 64-row, 128-row, 256-row, swapped).
     dtype = BF16
