@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import capture_graph, gpu_skip_reason, rand
+from conftest import bits, capture_graph, gpu_skip_reason, rand
 
 _skip = gpu_skip_reason()
 if _skip:
@@ -36,10 +36,6 @@ import tcgemm.distributed as tp  # noqa: E402
 from tcgemm import _tp  # noqa: E402
 
 DTYPES = [torch.float16, torch.bfloat16]
-
-
-def bits(t: torch.Tensor) -> torch.Tensor:
-    return t.contiguous().view(torch.int16)
 
 
 def assert_grad_close(got: torch.Tensor, want: torch.Tensor) -> None:
