@@ -215,7 +215,9 @@ struct ConfigRequest {
 // 129-176, 193-224 and 257-320 rows of C against a wide B (A K-major, B
 // either way, no batch), and up to 640 where it computes 10% fewer rows than the
 // 128-row tiles, the swapped kernel (swap_ab) where its grid fills the SMs,
-// 128 or 256 rows of B (the tall swapped tiles) a tile.
+// 128 or 256 rows of B (the tall swapped tiles) a tile. Tiles are walked in
+// raster groups of 8 block-rows, or of one (row-major) for a strided batch
+// of store-bound problems (K <= 256, each B at most 8 MiB; raster_group).
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
