@@ -8,7 +8,8 @@
 # $OUT/ncu_summary.txt (the figures docs/PERF.md quotes).
 # SHAPES (default below), DTYPE (f16), LAYOUT (NN) and BATCH (1: plain calls; a list of
 # counts: each shape as a strided batch of that many problems, `bench --batch`, its files
-# named BATCHxSHAPE) pick the cases; the build is reused
+# named BATCHxSHAPE) pick the cases, BENCH_ARGS adds bench arguments (forced
+# configurations: below); the build is reused
 # from scripts/device_run.sh (BUILD_DIR, default build-device), or PREBUILT=DIR
 # runs a staged one (scripts/stage_prebuilt.sh).
 set -uo pipefail
@@ -22,6 +23,10 @@ BATCH=${BATCH:-1}
 # KERNELS: a regex of the kernel names to profile (default: every kernel; e.g.
 # "sm90_gemm|nvjet" leaves out the bench's input, check and reference kernels).
 KERNELS=${KERNELS:-}
+# BENCH_ARGS: more arguments for `tcgemm bench`, split into words as the shell splits a
+# command line (quotes group), e.g. '--configs all --only "block_n=256 cluster_m=1"' to
+# profile forced configurations beside the automatic choice.
+eval "bench_args=(${BENCH_ARGS:-})"
 export BUILD_DIR=${BUILD_DIR:-build-device}
 source scripts/env.sh
 PREBUILT=${PREBUILT:-}
@@ -46,7 +51,7 @@ for batch in $BATCH; do
     [[ $batch == 1 ]] || case=${batch}x$shape
     timeout 300 ncu --cache-control all "${sections[@]}" --csv --page raw --log-file "$OUT/ncu_$case.csv" \
       "$tcgemm" bench --shape "$shape" --dtype "$DTYPE" --layout "$LAYOUT" --batch "$batch" --repeats 1 --no-flush \
-      > "$OUT/ncu_$case.log" 2>&1 || { status=1; echo "ncu failed for $case"; tail -20 "$OUT/ncu_$case.log"; }
+      "${bench_args[@]}" > "$OUT/ncu_$case.log" 2>&1 || { status=1; echo "ncu failed for $case"; tail -20 "$OUT/ncu_$case.log"; }
   done
 done
 python3 scripts/ncu_summary.py "$OUT"/ncu_*.csv > "$OUT/ncu_summary.txt" 2>&1 || status=1
