@@ -404,37 +404,27 @@ TEST(Sm90Config, PersistentGridIsMinOfClustersAndResidentClusters) {
 // Single products, longer K, a larger B, the tall and swapped tiles keep
 // groups of 8 block-rows.
 TEST(Sm90Config, StoreBoundBatchesWalkRowMajor) {
-  const auto pick = [](int64_t m, int64_t n, int64_t k, int64_t batch, bool b_k_major = true, int cluster_m = 0,
-                       int block_m = 0, bool swap_ab = false, int block_n = 0) {
-    ConfigRequest r;
-    r.block_n = block_n;
-    r.batch = batch;
-    r.b_k_major = b_k_major;
-    r.cluster_m = cluster_m;
-    r.block_m = block_m;
-    r.swap_ab = swap_ab;
-    return select_config(m, n, k, 132, r);
-  };
+  const auto pick = [](int64_t m, int64_t n, int64_t k, ConfigRequest r) { return select_config(m, n, k, 132, r); };
   for (const bool b_k_major : {true, false}) {
-    const Config c = pick(2048, 2048, 128, 128, b_k_major);
+    const Config c = pick(2048, 2048, 128, {.b_k_major = b_k_major, .batch = 128});
     EXPECT_EQ(c.block_m, 128) << describe(c);
     EXPECT_EQ(c.group_m, 1) << "B K-major " << b_k_major;
-    EXPECT_EQ(pick(2048, 2048, 128, 1, b_k_major).group_m, 8) << "a single product";
+    EXPECT_EQ(pick(2048, 2048, 128, {.b_k_major = b_k_major, .batch = 1}).group_m, 8) << "a single product";
   }
-  EXPECT_EQ(pick(2048, 2048, 128, 32).group_m, 1);
-  EXPECT_EQ(pick(512, 512, 128, 128).group_m, 1);
-  EXPECT_EQ(pick(2048, 16384, 256, 8).group_m, 1) << "B of 8 MiB";
-  EXPECT_EQ(pick(2048, 16392, 256, 8).group_m, 8) << "B past 8 MiB";
-  EXPECT_EQ(pick(2048, 2048, 264, 128).group_m, 8) << "K past 256";
+  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 32}).group_m, 1);
+  EXPECT_EQ(pick(512, 512, 128, {.batch = 128}).group_m, 1);
+  EXPECT_EQ(pick(2048, 16384, 256, {.batch = 8}).group_m, 1) << "B of 8 MiB";
+  EXPECT_EQ(pick(2048, 16392, 256, {.batch = 8}).group_m, 8) << "B past 8 MiB";
+  EXPECT_EQ(pick(2048, 2048, 264, {.batch = 128}).group_m, 8) << "K past 256";
   // A cluster along M (128 x 256 in pairs): one cluster block-row a group.
-  const Config pairs = pick(2048, 2048, 128, 128, true, 2, 0, false, 256);
+  const Config pairs = pick(2048, 2048, 128, {.block_n = 256, .cluster_m = 2, .batch = 128});
   EXPECT_EQ(pairs.cluster_m, 2) << describe(pairs);
   EXPECT_EQ(pairs.group_m, 1);
   // The tall tile and the swapped kernel, forced: groups of 8 block-rows.
-  const Config tall = pick(2048, 2048, 128, 128, true, 0, 256);
+  const Config tall = pick(2048, 2048, 128, {.block_m = 256, .batch = 128});
   EXPECT_EQ(tall.block_m, 256) << describe(tall);
   EXPECT_EQ(tall.group_m, 8);
-  const Config swapped = pick(256, 2048, 128, 128, true, 0, 0, true);
+  const Config swapped = pick(256, 2048, 128, {.batch = 128, .swap_ab = true});
   EXPECT_TRUE(swapped.swap_ab) << describe(swapped);
   EXPECT_EQ(swapped.group_m, 8);
 }
