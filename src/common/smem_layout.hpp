@@ -98,4 +98,22 @@ TCGEMM_HD constexpr uint32_t swizzled_offset(uint32_t row, uint32_t col) {
 // is a multiple of 128 (the epilogue's panels are 1 KiB aligned).
 TCGEMM_HD constexpr uint32_t swizzled_step16(uint32_t offset, uint32_t j) { return offset ^ (j * 32); }
 
+// A pair of 64-column output panels side by side, 64 x 128 elements, as one
+// TMA box of a map that cuts C's rows into 64-column blocks ({64 columns,
+// blocks, rows}: sm90's paired stores, sm90/epilogue.cuh): each row is two
+// 128-byte lines, the left panel's then the right one's, 256 bytes apart,
+// and the 128-byte swizzle follows the address as TMA applies it: the 16-byte
+// chunk index XOR bits 7-9 of the offset, (2 row + half) % 8. Element (row,
+// col), col < 128.
+TCGEMM_HD constexpr uint32_t paired_swizzled_offset(uint32_t row, uint32_t col) {
+  const uint32_t half = col / 64, chunk = (col % 64 * 2) / 16;
+  return row * 2 * kSwizzleBytes + half * kSwizzleBytes + ((chunk ^ ((2 * row + half) % 8)) * 16) + (col * 2) % 16;
+}
+
+// paired_swizzled_offset(row, col + 64) from paired_swizzled_offset(row,
+// col), col < 64: the right line (+128, bit 7, which the left line's offset
+// never sets) and the swizzle phase one higher ((2 row) % 8 is even, so +1
+// flips its bit 0, and the chunk's).
+inline constexpr uint32_t kPairedRightHalf = kSwizzleBytes | 16;
+
 }  // namespace tcgemm::detail

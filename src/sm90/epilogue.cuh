@@ -14,7 +14,9 @@
 //   acc -> stmatrix -> panel[b] -> TMA store -> (bulk read done) -> panel[b]
 //   (beta != 0)  TMA load of C -> c_loaded[b] -> ldmatrix -> panel[b]
 //
-// TMA stores drain while the next tile's wgmmas run.
+// TMA stores drain while the next tile's wgmmas run. Where K is short the
+// plain epilogue stores a stripe's two panels as one 64 x 128 box instead,
+// both buffers holding it (Epilogue::store_pairs).
 #pragma once
 
 #include <cstdint>
@@ -61,6 +63,12 @@ struct Epilogue {
   static_assert(kLastPanelCols % 16 == 0 || (SWAP_AB && kLastPanelCols % 8 == 0),
                 "whole 16-column groups (swapped: 8-column groups)");
   static_assert(kConsumerRows == 64, "one wgmma m64 per consumer warpgroup");
+  // Paired stores (store_pairs): whole pairs of 64-column panels, both of a
+  // consumer's buffers to hold one, C's rows in order (unswapped, not
+  // M-grouped). Must agree with stores_panel_pairs (sm90_config.hpp), which
+  // the host asks before it encodes the pair map: the kernel checks.
+  static constexpr bool kPairs =
+      !SWAP_AB && !GROUP_ROWS && BUFFERS == 2 && kPanelsPerTile % 2 == 0 && kLastPanelCols == kEpiPanel;
 
   const CUtensorMap* tmap_c;
   uint8_t* panels;      // every consumer's panel buffers
@@ -73,6 +81,9 @@ struct Epilogue {
   // Where this lane's stmatrix/ldmatrix row of 16-column group 0 lives in a
   // 64x64 panel (swizzled_offset; group jj is swizzled_step16 of it).
   uint32_t frag_offset;
+  // The same in a panel pair's left half (paired stores: store_pairs; the
+  // right half's is this ^ detail::kPairedRightHalf).
+  uint32_t pair_offset;
   int panel_use = 0;       // panels stored so far by this consumer
   // Bit b: phase of c_loaded[consumer][b]. A bitmask, not an array: the
   // buffer index is only known at run time when a tile has an odd number
@@ -90,7 +101,9 @@ struct Epilogue {
         consumer(consumer_),
         wg_thread(wg_thread_),
         barrier_id(1 + consumer_),
-        frag_offset(fragment_offset(wg_thread_)) {}
+        frag_offset(fragment_offset(wg_thread_)),
+        pair_offset(detail::paired_swizzled_offset(wg_thread_ / 32 * 16 + wg_thread_ % 8 + 8 * (wg_thread_ % 32 / 8 % 2),
+                                                   8 * (wg_thread_ % 32 / 16))) {}
 
   // Where lane l's stmatrix row lives in a 64x64 panel. Unswapped: row
   // (warp * 16 + l % 8 + 8 * (l / 8 % 2)), columns 8 * (l / 16): the four 8x8
@@ -150,6 +163,12 @@ struct Epilogue {
     // for the fused epilogue: a second copy of its panel loop for every
     // activation makes the ping-pong kernels spill.)
     if constexpr (ACT == detail::kPlainEpilogue) {
+      if constexpr (kPairs) {
+        if (epi.paired) {
+          if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_pairs<true>(acc, epi, m0, n0, batch);
+          return store_pairs<false>(acc, epi, m0, n0, batch);
+        }
+      }
       if (epi.alpha == 1.0f && epi.beta == 0.0f) return store_panels<ACT, true>(acc, epi, m0, n0, batch);
     }
     store_panels<ACT, false>(acc, epi, m0, n0, batch);
@@ -288,6 +307,85 @@ struct Epilogue {
       }
   }
 
+  // The plain epilogue where the call stores C a pair of panels at a time
+  // (epi.paired, set where K is short: sm90::pairs_c; the host encoded C's
+  // map as {64 columns, N / 64 blocks, rows [, batch]} with a box of 2 blocks
+  // by 64 rows: detail::tma_output_c_pairs). Each
+  // 64-row stripe's two 64-column panels go into the consumer's two buffers
+  // as one 64 x 128 box (paired_swizzled_offset: row by row, 256 bytes a
+  // row) and leave in one TMA store, whose rows are 256 bytes of C each:
+  // such stores wrote C 12% faster than two 64 x 64 boxes on an H200, 3% on
+  // an H100 (tools/microbench/write_stream.cu; docs/PERF.md, "Paired
+  // stores"). The pair
+  // fills both buffers, so each waits for the store of the one before
+  // (cp.async.bulk.wait_group.read 0). N is a multiple of 64 here, so the
+  // map's blocks end at N: a pair past N, or its right half, is clipped by
+  // TMA exactly, and C's rows by the map's last row (no ragged edges, no
+  // copies by the threads). beta != 0 loads C's pair the same way.
+  template <bool UNIT_SCALE>
+  __device__ __forceinline__ void store_pairs(const float (&acc)[MMA_ROWS][kAccRegs], const detail::EpilogueParams& epi,
+                                              int m0, int n0, int batch) {
+    uint8_t* const pair = panels + consumer * BUFFERS * kPanelBytes;
+    const bool read_c = !UNIT_SCALE && epi.beta != 0.0f;
+#pragma unroll
+    for (int r = 0; r < MMA_ROWS; ++r)
+#pragma unroll
+      for (int p = 0; p < kPanelsPerTile; p += 2) {
+        const int row0 = m0 + r * kConsumerRows, col0 = n0 + p * kEpiPanel;
+        if (row0 >= epi.m || col0 >= epi.n) continue;
+        // The pair's last store must have finished reading the buffers.
+        if (wg_thread == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+        detail::named_barrier_sync(barrier_id, 128);
+        if (read_c) load_c_pair(epi, col0, row0, batch, pair, &c_loaded[consumer * kEpiBuffers]);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          if (half == 1 && col0 + kEpiPanel >= epi.n) break;  // (the right half is past N: clipped, not computed)
+          const uint32_t offset = half == 0 ? pair_offset : pair_offset ^ detail::kPairedRightHalf;
+#pragma unroll
+          for (int jj = 0; jj < kEpiPanel / 16; ++jj) {
+            const int jc = (p + half) * (kEpiPanel / 8) + 2 * jj;
+            float v[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = UNIT_SCALE ? acc[r][4 * jc + i] : epi.alpha * acc[r][4 * jc + i];
+            const uint32_t addr = detail::swizzled_step16(panel_addr + offset, jj);
+            if (read_c) {
+              uint32_t c[4];
+              ldmatrix_x4(addr, c[0], c[1], c[2], c[3]);
+              detail::add_beta_c<Element>(v, epi.beta, c);
+            }
+            stmatrix_x4(addr, detail::pack2<Element>(v[0], v[1]), detail::pack2<Element>(v[2], v[3]),
+                        detail::pack2<Element>(v[4], v[5]), detail::pack2<Element>(v[6], v[7]));
+          }
+        }
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+        detail::named_barrier_sync(barrier_id, 128);
+        if (wg_thread == 0) {
+          if (epi.batched) {
+            const int32_t coord[4] = {0, col0 / kEpiPanel, row0, batch};
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, pair);
+          } else {
+            const int32_t coord[3] = {0, col0 / kEpiPanel, row0};
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, pair);
+          }
+          cuda::ptx::cp_async_bulk_commit_group();
+        }
+      }
+  }
+
+  // C's pair at (row0, col0) into the pair buffers (beta != 0), on the
+  // consumer's first c_loaded barrier (bit 0 of c_phases). The pair map's
+  // coordinates: {0, col0 / 64, row0}, and the batch for a batched call.
+  __device__ __forceinline__ void load_c_pair(const detail::EpilogueParams& epi, int col0, int row0, int batch,
+                                              void* dst, uint64_t* loaded) {
+    if (epi.batched) {
+      const int32_t coord[4] = {0, col0 / kEpiPanel, row0, batch};
+      detail::load_c_box(tmap_c, coord, dst, 2 * kPanelBytes, loaded, wg_thread == 0, c_phases, 0);
+    } else {
+      const int32_t coord[3] = {0, col0 / kEpiPanel, row0};
+      detail::load_c_box(tmap_c, coord, dst, 2 * kPanelBytes, loaded, wg_thread == 0, c_phases, 0);
+    }
+  }
+
  public:
   // Shared memory must outlive the reads of the last stores; the writes
   // themselves complete before the grid does.
@@ -317,6 +415,7 @@ struct RegisterEpilogue {
   // The halves of a thread's accumulators it stores: rows `row` and `row + 8`,
   // or (8 rows) `row` only.
   static constexpr int kHalves = ROWS == kDecodeBlockM ? 1 : 2;
+  static constexpr bool kPairs = false;  // (no panels: Epilogue::kPairs)
 
   int row;  // this thread's first accumulator row in the tile; its second is 8 rows down
   int col;  // this thread's first column in each 8-column group

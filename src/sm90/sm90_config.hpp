@@ -95,6 +95,16 @@ constexpr int epilogue_bytes(int block_m = kBlockM, int block_n = 0) {
              ? 0
              : kNumConsumers * (epi_buffers(block_m, block_n) * kEpiPanel * kEpiPanel * 2 + kBiasStageBytes);
 }
+// Whether a kernel can store C two 64-column panels at a time, 64 x 128
+// boxes (paired stores: sm90/epilogue.cuh, Epilogue::store_pairs): tiles
+// stored through panels whose width is whole pairs (128, 256), two panel
+// buffers a consumer (a pair fills both), unswapped, not M-grouped. Which
+// calls take them: pairs_c (below select_config).
+constexpr bool stores_panel_pairs(int block_m, int block_n, bool swap_ab, bool grouped) {
+  return !stores_from_registers(block_m) && block_n % (2 * kEpiPanel) == 0 && epi_buffers(block_m, block_n) == 2 &&
+         !swap_ab && !grouped;
+}
+
 // smem_full + smem_empty per stage, c_loaded per consumer buffer, and one
 // math_turn per consumer (the ping-pong hand-over).
 constexpr int barrier_bytes(int stages) { return (2 * stages + kNumConsumers * kEpiBuffers + kNumConsumers) * 8; }
@@ -247,5 +257,19 @@ const TileConfig* grouped_tile_config(int block_n, int block_m, bool pingpong);
 // "128x256x64, 4 stages[, cluster 2x1 (B multicast)][, cluster 1x2 (A
 // multicast)][, ping-pong][, swapped (C^T = B^T A^T)]": for plans and tables.
 std::string describe(const KernelConfig& config);
+
+// Whether `call` on a block_m x block_n kernel stores C in pairs of panels
+// (stores_panel_pairs): the plain epilogue, N a multiple of 64 (the pair
+// map's blocks then end at N), and K at most kPairsMaxK. C's map is then the
+// pair map and the kernel's epi.paired is set; the launcher asks this for
+// both. The bits are the same either way: only how C leaves changes.
+//
+// Only at short K: there the call is C's write stream, and 64 x 128 boxes
+// (rows of 256 bytes) wrote C faster than two 64 x 64 boxes: 128 x 2048^2 x
+// 64-128 batches 2.4-5.8% faster on an H100, 8192^2 x 256 3.2%. At K = 512
+// the ping-pong tile ran 2.9% slower with them and at K = 1024-4096 13-15%
+// (docs/PERF.md, "Paired stores").
+inline constexpr int64_t kPairsMaxK = 256;
+bool pairs_c(const GemmArgs& call, int block_m, int block_n, bool swap_ab);
 
 }  // namespace tcgemm::sm90

@@ -157,6 +157,9 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
   using TileEpilogue = std::conditional_t<kSmallM, RegisterEpilogue<Element, BLOCK_N, (kSmallM ? BLOCK_M : kSmallBlockM)>,
                                           Epilogue<Element, BLOCK_N, Mma::kMmaRows, GROUPED, SWAP_AB,
                                                    epi_buffers(BLOCK_M, BLOCK_N)>>;
+  // (The host encodes C's pair map where stores_panel_pairs says this kernel stores pairs.)
+  static_assert(TileEpilogue::kPairs == stores_panel_pairs(BLOCK_M, BLOCK_N, SWAP_AB, GROUPED),
+                "the epilogue's paired stores and the host's pair map agree");
   // The kernel's M and N: the rows of its A and B (C's columns and rows for the swapped kernel).
   const int kernel_m = SWAP_AB ? epi.n : epi.m;
   const int kernel_n = SWAP_AB ? epi.m : epi.n;

@@ -339,15 +339,23 @@ TEST_F(Batched, SideBySideOutputsStayApart) {
 }
 
 // Every configuration of the device's family takes a batch: the panel and
-// register epilogues, clusters, ping-pong, Cluster Launch Control.
+// register epilogues, clusters, ping-pong, Cluster Launch Control; and, at
+// N = 320 with K = 96, sm90's paired stores (the pair map's fourth
+// dimension; N a multiple of 64 whose last pair is half past N) with a
+// scaled C.
 TEST_F(Batched, EveryConfigurationTakesABatch) {
+  struct Shape {
+    int64_t m, n, k;
+    float beta;
+  };
   uint64_t seed = 65000;
-  for (const support::KernelVariant& v : support::builtin_variants(own_backend()))
-    for (const Layout& layout : {kLayouts[0], kLayouts[1]}) {
-      if (!v.builds(layout.a, layout.b)) continue;
-      BatchedProblem prob(make_batched(DType::bf16, layout, 300, 330, 160, 3, Fill::small_int, ++seed, 1.0f));
-      expect_batched_correct(prob, v.options, v.label, [](GemmArgs&) {}, 0.5, &v);
-    }
+  for (const Shape& s : {Shape{300, 330, 160, 1.0f}, Shape{200, 320, 96, 0.5f}})
+    for (const support::KernelVariant& v : support::builtin_variants(own_backend()))
+      for (const Layout& layout : {kLayouts[0], kLayouts[1]}) {
+        if (!v.builds(layout.a, layout.b)) continue;
+        BatchedProblem prob(make_batched(DType::bf16, layout, s.m, s.n, s.k, 3, Fill::small_int, ++seed, s.beta));
+        expect_batched_correct(prob, v.options, v.label, [](GemmArgs&) {}, 0.5, &v);
+      }
 }
 
 // The fused epilogue with a batch: one bias for every problem.

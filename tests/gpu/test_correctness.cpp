@@ -213,5 +213,40 @@ TEST_F(RaggedEdge, EveryConfigurationKeepsItsPanelBuffersApart) {
     }
 }
 
+// sm90's paired stores (N a multiple of 64, the plain epilogue, tiles 128 or
+// 256 wide: two 64-column panels leave as one 64 x 128 box): widths whose
+// last pair is whole (256), half past N (192, 320, 4160), with padded rows
+// (the padding must keep its poison), alpha = 1 / beta = 0 and a scaled
+// C; every configuration, integer inputs, so each must equal the reference
+// bit for bit.
+class PairedStores : public GpuTest {};
+
+TEST_F(PairedStores, EveryConfigurationAtWidthsOfWholeBlocks) {
+  uint64_t seed = 7500;
+  for (const Layout& layout : {kLayouts[0], kLayouts[1]})
+    for (const int64_t n : {192, 256, 320, 4160})
+      for (const Scaling& sc : {Scaling{"plain", 1.0f, 0.0f}, kScalings[0]}) {
+        GemmCase gc = make_case(DType::bf16, layout, 200, n, 72, Fill::small_int, ++seed, /*pad=*/64);
+        gc.alpha = sc.alpha;
+        gc.beta = sc.beta;
+        const std::string what = std::string(sc.name) + " " + gc.describe();
+        SCOPED_TRACE(what);
+        Problem prob(gc);
+        if (sc.beta != 0.0f) prob.fill_outputs(Fill::small_int, seed + 77);
+        TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
+        const std::vector<uint16_t> ref = prob.download_ref();
+        for (const support::KernelVariant& v : support::builtin_variants(own_backend())) {
+          if (!v.builds(gc.op_a, gc.op_b)) continue;
+          if (sc.beta != 0.0f) prob.fill_outputs(Fill::small_int, seed + 77);
+          else prob.poison_c();
+          const Plan got = run_gemm(prob.args(prob.c()), v.options);
+          TCGEMM_ASSERT_OK(got, what + " " + v.label);
+          expect_ran(got, v, what);
+          expect_identical(compare(gc.dtype, prob.download_c(), ref, poison_bits(gc.dtype), gc.m, gc.n, gc.ldc),
+                           what + " " + v.label);
+        }
+      }
+}
+
 }  // namespace
 }  // namespace tcgemm::test

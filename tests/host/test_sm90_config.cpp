@@ -429,6 +429,51 @@ TEST(Sm90Config, StoreBoundBatchesWalkRowMajor) {
   EXPECT_EQ(swapped.group_m, 8);
 }
 
+// Paired stores (64 x 128 boxes of C): the tiles stored through panels
+// whose width is whole pairs and whose consumers have two buffers; never
+// the swapped or M-grouped kernels, nor the tiles stored from registers.
+TEST(Sm90Config, PanelPairsForWholePairsOfPanels) {
+  EXPECT_TRUE(stores_panel_pairs(128, 128, false, false));
+  EXPECT_TRUE(stores_panel_pairs(128, 256, false, false));
+  EXPECT_TRUE(stores_panel_pairs(256, 128, false, false));
+  EXPECT_FALSE(stores_panel_pairs(256, 256, false, false));  // one buffer (epi_buffers)
+  for (int w : {64, 96, 112, 144, 160, 192, 200, 224}) EXPECT_FALSE(stores_panel_pairs(128, w, false, false)) << w;
+  EXPECT_FALSE(stores_panel_pairs(128, 128, true, false));
+  EXPECT_FALSE(stores_panel_pairs(128, 128, false, true));
+  EXPECT_FALSE(stores_panel_pairs(kSmallBlockM, 128, false, false));
+  EXPECT_FALSE(stores_panel_pairs(kDecodeBlockM, 128, false, false));
+  for (const auto& c : kTileConfigs) {
+    if (stores_panel_pairs(c.block_m, c.block_n, c.swap_ab, false)) {
+      EXPECT_EQ(epi_buffers(c.block_m, c.block_n), 2) << c.block_m << "x" << c.block_n;
+    }
+  }
+}
+
+// Which calls store pairs: the plain epilogue, N a multiple of 64, K up to
+// kPairsMaxK (where the call is C's write stream), on a kernel that can.
+TEST(Sm90Config, PairedStoresForShortKAndWholeBlocksOfN) {
+  GemmArgs g;
+  g.m = 2048;
+  g.n = 2048;
+  g.k = 128;
+  g.batch = 128;
+  EXPECT_TRUE(pairs_c(g, 128, 128, false));
+  EXPECT_TRUE(pairs_c(g, 128, 256, false));
+  EXPECT_FALSE(pairs_c(g, 128, 192, false));  // not whole pairs
+  EXPECT_FALSE(pairs_c(g, 128, 128, true));   // swapped
+  g.k = kPairsMaxK;
+  EXPECT_TRUE(pairs_c(g, 128, 128, false));
+  g.k = kPairsMaxK + 1;
+  EXPECT_FALSE(pairs_c(g, 128, 128, false));
+  g.k = 64;
+  g.n = 2048 + 32;  // the last block of N would run past it
+  EXPECT_FALSE(pairs_c(g, 128, 128, false));
+  g.n = 2048 + 64;
+  EXPECT_TRUE(pairs_c(g, 128, 128, false));
+  g.activation = Activation::relu;  // the fused epilogue keeps its panels
+  EXPECT_FALSE(pairs_c(g, 128, 128, false));
+}
+
 TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
   EXPECT_EQ(select_config(4096, 4096, 64, 0).num_ctas, 1);
   EXPECT_EQ(select_config(4096, 4096, 64, -4).num_ctas, 1);

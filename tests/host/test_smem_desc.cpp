@@ -174,6 +174,29 @@ TEST(Swizzle, SixteenColumnStepIsAnXor) {
               << "base=" << base << " row=" << row << " col=" << col << " j=" << j;
 }
 
+// The paired layout (sm90's paired stores): two 64-column panels side by
+// side, 256 bytes a row, swizzled by the address as TMA does (Swizzle<3,4,3>
+// of the byte offset within the 64 x 128 box); the right half from the left
+// by one XOR; every byte of the 16 KiB box used once.
+TEST(Swizzle, PairedLayoutIsTheBoxSwizzledByAddress) {
+  std::set<uint32_t> seen;
+  for (uint32_t row = 0; row < 64; ++row)
+    for (uint32_t col = 0; col < 128; ++col) {
+      const uint32_t off = detail::paired_swizzled_offset(row, col);
+      ASSERT_EQ(off, swizzle_343(row * 256 + col * 2)) << "row=" << row << " col=" << col;
+      ASSERT_TRUE(seen.insert(off).second) << "row=" << row << " col=" << col;
+      if (col < 64) {
+        ASSERT_EQ(off ^ detail::kPairedRightHalf, detail::paired_swizzled_offset(row, col + 64))
+            << "row=" << row << " col=" << col;
+        for (uint32_t j = 0; j < 4 && col < 16; ++j)
+          ASSERT_EQ(detail::swizzled_step16(1024 + off, j), 1024 + detail::paired_swizzled_offset(row, col + 16 * j))
+              << "row=" << row << " col=" << col << " j=" << j;
+      }
+    }
+  EXPECT_EQ(seen.size(), 64u * 128u);
+  EXPECT_EQ(*seen.rbegin(), 64u * 256u - 2u);
+}
+
 TEST(Swizzle, KnownValues) {
   EXPECT_EQ(swizzled_offset(0, 0), 0u);
   EXPECT_EQ(swizzled_offset(0, 8), 16u);                  // chunk 1 of line 0 stays

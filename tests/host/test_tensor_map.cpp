@@ -189,6 +189,31 @@ TEST(TensorMap, OutputC) {
     }
 }
 
+// sm90's pair map: C in 64-column blocks, two blocks by 64 rows a box, a
+// batch as the fourth dimension.
+TEST(TensorMap, OutputCPairs) {
+  GemmArgs g = args_for(Op::N, Op::T);
+  g.n = 4096;
+  g.ldc = 4096 + 64;
+  const TmaPairs t = tma_output_c_pairs(g);
+  EXPECT_EQ(t.rank, 3);
+  EXPECT_EQ(t.dims[0], 64u);
+  EXPECT_EQ(t.dims[1], 64u);  // 4096 / 64 blocks
+  EXPECT_EQ(t.dims[2], static_cast<uint64_t>(g.m));
+  EXPECT_EQ(t.strides[0], 128u);
+  EXPECT_EQ(t.strides[1], (4096u + 64u) * 2u);
+  EXPECT_EQ(t.box[0], 64u);
+  EXPECT_EQ(t.box[1], 2u);
+  EXPECT_EQ(t.box[2], 64u);
+  g.batch = 7;
+  g.stride_c = int64_t{g.ldc} * g.m + 8;
+  const TmaPairs b = tma_output_c_pairs(g);
+  EXPECT_EQ(b.rank, 4);
+  EXPECT_EQ(b.dims[3], 7u);
+  EXPECT_EQ(b.strides[2], static_cast<uint64_t>(g.stride_c) * 2u);
+  EXPECT_EQ(b.box[3], 1u);
+}
+
 // Every map the shipped configurations build for aligned arguments is one TMA
 // accepts: boxes within 256 rows and a 128-byte swizzle row.
 TEST(TensorMap, ShippedConfigsProduceValidMaps) {

@@ -43,6 +43,10 @@ struct EpilogueParams {
   // M-grouped one (rank-3 maps, one C).
   int batched = 0;
   int64_t stride_c = 0;
+  // sm90's paired stores (sm90_config.hpp, stores_panel_pairs): C's map is the
+  // pair map, {64 columns, N / 64 blocks, rows [, batch]}, and the epilogue
+  // stores two 64-column panels of a stripe at a time. 0: the panel map.
+  int paired = 0;
   // Debug builds only (TCGEMM_DEBUG_HANGS): non-zero breaks the first ring
   // barrier on purpose (its arrival count doubled), so tests can provoke the
   // hang report (tests/gpu/test_hang.cpp). Set from the environment variable
@@ -263,28 +267,33 @@ __device__ __forceinline__ Element* c_matrix(const EpilogueParams& epi, int batc
   return static_cast<Element*>(epi.c) + static_cast<int64_t>(batch) * epi.stride_c;
 }
 
-// Loads the C panel at (col0, row0) of batch `batch` into `panel` through TMA
-// (beta != 0): the issuing thread arms `loaded` with the panel's bytes and
-// starts the copy, every thread of the group waits for it. `phases` holds the
-// barrier's phase in bit `bit` and is flipped.
-__device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const EpilogueParams& epi, int col0, int row0,
-                                             int batch, void* panel, uint32_t bytes, uint64_t* loaded, bool issuer,
-                                             uint32_t& phases, int bit) {
+// Loads the box of C at `coord` (C's map's coordinates, RANK of them) into
+// `dst` through TMA (beta != 0): the issuing thread arms `loaded` with the
+// box's bytes and starts the copy, every thread of the group waits for it.
+// `phases` holds the barrier's phase in bit `bit` and is flipped.
+template <int RANK>
+__device__ __forceinline__ void load_c_box(const CUtensorMap* tmap_c, const int32_t (&coord)[RANK], void* dst,
+                                           uint32_t bytes, uint64_t* loaded, bool issuer, uint32_t& phases, int bit) {
   if (issuer) {
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                          loaded, bytes);
-    if (epi.batched) {
-      const int32_t coord[3] = {col0, row0, batch};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, panel, tmap_c, coord,
-                                      loaded);
-    } else {
-      const int32_t coord[2] = {col0, row0};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, panel, tmap_c, coord,
-                                      loaded);
-    }
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap_c, coord, loaded);
   }
   wait_barrier(loaded, (phases >> bit) & 1, "c_loaded", bit, "epilogue");
   phases ^= 1u << bit;
+}
+
+// The C panel at (col0, row0) of batch `batch` into `panel` (load_c_box).
+__device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const EpilogueParams& epi, int col0, int row0,
+                                             int batch, void* panel, uint32_t bytes, uint64_t* loaded, bool issuer,
+                                             uint32_t& phases, int bit) {
+  if (epi.batched) {
+    const int32_t coord[3] = {col0, row0, batch};
+    load_c_box(tmap_c, coord, panel, bytes, loaded, issuer, phases, bit);
+  } else {
+    const int32_t coord[2] = {col0, row0};
+    load_c_box(tmap_c, coord, panel, bytes, loaded, issuer, phases, bit);
+  }
 }
 
 // Copies the first COLS columns (a multiple of 8, at most 64) of a ROWS x 64

@@ -56,6 +56,25 @@ Tma2D tma_output_c(const GemmArgs& a, int panel, int panel_rows) {
   return make(a, StoredShape{a.m, a.n}, a.ldc, a.grouped() ? 0 : a.stride_c, panel, panel_rows > 0 ? panel_rows : panel);
 }
 
+TmaPairs tma_output_c_pairs(const GemmArgs& a) {
+  TmaPairs t;
+  t.dims[0] = 64;
+  t.dims[1] = static_cast<uint64_t>(a.n / 64);
+  t.dims[2] = static_cast<uint64_t>(a.m);
+  t.strides[0] = 128;
+  t.strides[1] = static_cast<uint64_t>(a.ldc) * 2;
+  t.box[0] = 64;
+  t.box[1] = 2;
+  t.box[2] = 64;
+  if (a.batch > 1) {
+    t.rank = 4;
+    t.dims[3] = static_cast<uint64_t>(a.batch);
+    t.strides[2] = static_cast<uint64_t>(a.stride_c) * 2;
+    t.box[3] = 1;
+  }
+  return t;
+}
+
 BatchSteps batch_steps(const GemmArgs& a) {
   return BatchSteps{a.stride_a == 0 || a.grouped() ? 0 : 1, a.stride_b == 0 ? 0 : 1};
 }
@@ -113,6 +132,16 @@ CUresult encode_tma_2d(CUtensorMap* out, DType dtype, const void* base, const Tm
             : t.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                               : CU_TENSOR_MAP_SWIZZLE_32B,
             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+CUresult encode_tma_pairs(CUtensorMap* out, DType dtype, const void* base, const TmaPairs& t) {
+  auto fn = encode_fn();
+  if (fn == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  return fn(out, dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            static_cast<cuuint32_t>(t.rank), const_cast<void*>(base), t.dims, t.strides, t.box, elem_strides,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 std::string encode_gemm_maps(const GemmArgs& args, const Tma2D& a, const Tma2D& b, const Tma2D* c,

@@ -48,6 +48,23 @@ Tma2D tma_operand_b(const GemmArgs& args, int block_n, int block_k, int cluster_
 //   C       (M x N):               box {panel, panel_rows}         epilogue panels
 Tma2D tma_output_c(const GemmArgs& args, int panel, int panel_rows = 0);
 
+// C cut into 64-column blocks, for sm90's paired stores (sm90/epilogue.cuh,
+// store_pairs): dims {64 columns, N / 64 blocks, M rows [, batches]}, byte
+// strides {128 (the next block), ldc * 2 [, stride_c * 2]}, box {64, 2, 64
+// [, 1]}, a 128-byte swizzle. One box is two 64 x 64 panels side by side,
+// stored row by row in shared memory (common/smem_layout.hpp,
+// paired_swizzled_offset), so each of its rows is 256 contiguous bytes of C.
+// Rank 3, or 4 for a batched call. N must be a multiple of 64 (the blocks
+// end at N); C's other constraints are the panel map's (tma_output_c).
+struct TmaPairs {
+  int rank = 3;
+  uint64_t dims[4] = {};
+  uint64_t strides[3] = {};  // bytes, of dims 1.. (dim 0 is contiguous)
+  uint32_t box[4] = {};
+};
+TmaPairs tma_output_c_pairs(const GemmArgs& args);
+// Encodes it (128-byte swizzle, zero fill); returns a CUDA driver result.
+CUresult encode_tma_pairs(CUtensorMap* out, DType dtype, const void* base, const TmaPairs& map);
 // Why TMA cannot describe this matrix, or empty. (Base 16-byte aligned, row
 // stride (and batch stride) a multiple of 16 bytes and below 2^40, dims in
 // [1, 2^32].)
