@@ -309,15 +309,14 @@ struct Epilogue {
 
   // The plain epilogue where the call stores C a pair of panels at a time
   // (epi.paired, set where K is short: sm90::pairs_c; the host encoded C's
-  // map as {64 columns, N / 64 blocks, rows [, batch]} with a box of 2 blocks
-  // by 64 rows: detail::tma_output_c_pairs). Each
-  // 64-row stripe's two 64-column panels go into the consumer's two buffers
-  // as one 64 x 128 box (paired_swizzled_offset: row by row, 256 bytes a
-  // row) and leave in one TMA store, whose rows are 256 bytes of C each:
-  // such stores wrote C 12% faster than two 64 x 64 boxes on an H200, 3% on
-  // an H100 (tools/microbench/write_stream.cu; docs/PERF.md, "Paired
-  // stores"). The pair
-  // fills both buffers, so each waits for the store of the one before
+  // map as {64 columns, N / 64 blocks, rows [, batch]} with a box of 2
+  // blocks by 64 rows: detail::tma_output_c_pairs). Each 64-row stripe's two
+  // 64-column panels go into the consumer's two buffers as one 64 x 128 box
+  // (paired_swizzled_offset: row by row, 256 bytes a row) and leave in one
+  // TMA store, whose rows are 256 bytes of C each: such stores wrote C 12%
+  // faster than two 64 x 64 boxes on an H200, 3% on an H100
+  // (tools/microbench/write_stream.cu; docs/PERF.md, "Paired stores"). The
+  // pair fills both buffers, so each waits for the store of the one before
   // (cp.async.bulk.wait_group.read 0). N is a multiple of 64 here, so the
   // map's blocks end at N: a pair past N, or its right half, is clipped by
   // TMA exactly, and C's rows by the map's last row (no ragged edges, no

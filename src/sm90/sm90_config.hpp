@@ -265,10 +265,10 @@ std::string describe(const KernelConfig& config);
 // both. The bits are the same either way: only how C leaves changes.
 //
 // Only at short K: there the call is C's write stream, and 64 x 128 boxes
-// (rows of 256 bytes) wrote C faster than two 64 x 64 boxes: 128 x 2048^2 x
-// 64-128 batches 2.4-5.8% faster on an H100, 8192^2 x 256 3.2%. At K = 512
-// the ping-pong tile ran 2.9% slower with them and at K = 1024-4096 13-15%
-// (docs/PERF.md, "Paired stores").
+// (rows of 256 bytes) wrote C faster than two 64 x 64 boxes: batches of
+// 512-2048^2 x 64-128 1-7% faster on an H100, 8192^2 x 256 2-3%. At K = 512
+// the ping-pong tile ran up to 3% slower with them, and at K = 1024-4096
+// 13-15% (docs/PERF.md, "Paired stores").
 inline constexpr int64_t kPairsMaxK = 256;
 bool pairs_c(const GemmArgs& call, int block_m, int block_n, bool swap_ab);
 

@@ -43,7 +43,7 @@ struct EpilogueParams {
   // M-grouped one (rank-3 maps, one C).
   int batched = 0;
   int64_t stride_c = 0;
-  // sm90's paired stores (sm90_config.hpp, stores_panel_pairs): C's map is the
+  // sm90's paired stores (sm90_config.hpp, pairs_c): C's map is the
   // pair map, {64 columns, N / 64 blocks, rows [, batch]}, and the epilogue
   // stores two 64-column panels of a stripe at a time. 0: the panel map.
   int paired = 0;
