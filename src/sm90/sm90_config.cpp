@@ -908,8 +908,8 @@ Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, in
   return c;
 }
 
-bool pairs_c(const GemmArgs& call, int block_m, int block_n, bool swap_ab) {
-  return stores_panel_pairs(block_m, block_n, swap_ab, call.grouped()) && !call.fused_epilogue() &&
+bool pairs_c(const GemmArgs& call, int block_m, int block_n, bool swap_ab, bool pingpong) {
+  return pingpong && stores_panel_pairs(block_m, block_n, swap_ab, call.grouped()) && !call.fused_epilogue() &&
          call.n % kEpiPanel == 0 && call.k <= kPairsMaxK;
 }
 

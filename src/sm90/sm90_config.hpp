@@ -258,18 +258,20 @@ const TileConfig* grouped_tile_config(int block_n, int block_m, bool pingpong);
 // multicast)][, ping-pong][, swapped (C^T = B^T A^T)]": for plans and tables.
 std::string describe(const KernelConfig& config);
 
-// Whether `call` on a block_m x block_n kernel stores C in pairs of panels
-// (stores_panel_pairs): the plain epilogue, N a multiple of 64 (the pair
-// map's blocks then end at N), and K at most kPairsMaxK. C's map is then the
-// pair map and the kernel's epi.paired is set; the launcher asks this for
-// both. The bits are the same either way: only how C leaves changes.
+// Whether `call` on a block_m x block_n kernel (ping-pong or not) stores C
+// in pairs of panels (stores_panel_pairs): the ping-pong tiles with the
+// plain epilogue, N a multiple of 64 (the pair map's blocks then end at N),
+// and K at most kPairsMaxK. C's map is then the pair map and the kernel's
+// epi.paired is set; the launcher asks this for both. The bits are the same
+// either way: only how C leaves changes.
 //
 // Only at short K: there the call is C's write stream, and 64 x 128 boxes
 // (rows of 256 bytes) wrote C faster than two 64 x 64 boxes: batches of
 // 512-2048^2 x 64-128 1-7% faster on an H100, 8192^2 x 256 2-3%. At K = 512
 // the ping-pong tile ran up to 3% slower with them, and at K = 1024-4096
-// 13-15% (docs/PERF.md, "Paired stores").
+// 13-15%; the cooperative tile of the 128^3 batches (one tile a problem)
+// 1-3.5% slower at K = 128 (docs/PERF.md, "Paired stores").
 inline constexpr int64_t kPairsMaxK = 256;
-bool pairs_c(const GemmArgs& call, int block_m, int block_n, bool swap_ab);
+bool pairs_c(const GemmArgs& call, int block_m, int block_n, bool swap_ab, bool pingpong);
 
 }  // namespace tcgemm::sm90

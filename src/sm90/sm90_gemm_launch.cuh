@@ -76,7 +76,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   EpilogueParams epi = detail::epilogue_params(call);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
-  epi.paired = pairs_c(call, BLOCK_M, BLOCK_N, SWAP_AB) ? 1 : 0;
+  epi.paired = pairs_c(call, BLOCK_M, BLOCK_N, SWAP_AB, PINGPONG) ? 1 : 0;
   const int clusters = std::min(config.num_ctas / kClusterCtas, resident);
 
   detail::LaunchAttributes attrs{};
@@ -181,7 +181,7 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   const int b_rows = config.swap_ab && ops.n <= config.block_n ? tail : config.block_n;
   // C's map: none for the tiles that store from registers, the pair map for
   // paired stores, else the panel map.
-  const bool pairs = pairs_c(args, config.block_m, config.block_n, config.swap_ab);
+  const bool pairs = pairs_c(args, config.block_m, config.block_n, config.swap_ab, config.pingpong);
   if (std::string why = encode_gemm_maps(ops, tma_operand_a(ops, a_rows, kBlockK),
                                          tma_operand_b(ops, b_rows, kBlockK, config.cluster_m),
                                          stores_from_registers(config.block_m) || pairs ? nullptr : &c_map, &maps);

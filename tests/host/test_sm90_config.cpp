@@ -449,29 +449,30 @@ TEST(Sm90Config, PanelPairsForWholePairsOfPanels) {
   }
 }
 
-// Which calls store pairs: the plain epilogue, N a multiple of 64, K up to
-// kPairsMaxK (where the call is C's write stream), on a kernel that can.
+// Which calls store pairs: the ping-pong tiles with the plain epilogue, N a
+// multiple of 64, K up to kPairsMaxK (where the call is C's write stream).
 TEST(Sm90Config, PairedStoresForShortKAndWholeBlocksOfN) {
   GemmArgs g;
   g.m = 2048;
   g.n = 2048;
   g.k = 128;
   g.batch = 128;
-  EXPECT_TRUE(pairs_c(g, 128, 128, false));
-  EXPECT_TRUE(pairs_c(g, 128, 256, false));
-  EXPECT_FALSE(pairs_c(g, 128, 192, false));  // not whole pairs
-  EXPECT_FALSE(pairs_c(g, 128, 128, true));   // swapped
+  EXPECT_TRUE(pairs_c(g, 128, 128, false, true));
+  EXPECT_FALSE(pairs_c(g, 128, 128, false, false));  // the cooperative tile keeps its panels
+  EXPECT_FALSE(pairs_c(g, 128, 256, false, false));
+  EXPECT_FALSE(pairs_c(g, 128, 192, false, true));  // not whole pairs
+  EXPECT_FALSE(pairs_c(g, 128, 128, true, true));   // swapped
   g.k = kPairsMaxK;
-  EXPECT_TRUE(pairs_c(g, 128, 128, false));
+  EXPECT_TRUE(pairs_c(g, 128, 128, false, true));
   g.k = kPairsMaxK + 1;
-  EXPECT_FALSE(pairs_c(g, 128, 128, false));
+  EXPECT_FALSE(pairs_c(g, 128, 128, false, true));
   g.k = 64;
   g.n = 2048 + 32;  // the last block of N would run past it
-  EXPECT_FALSE(pairs_c(g, 128, 128, false));
+  EXPECT_FALSE(pairs_c(g, 128, 128, false, true));
   g.n = 2048 + 64;
-  EXPECT_TRUE(pairs_c(g, 128, 128, false));
+  EXPECT_TRUE(pairs_c(g, 128, 128, false, true));
   g.activation = Activation::relu;  // the fused epilogue keeps its panels
-  EXPECT_FALSE(pairs_c(g, 128, 128, false));
+  EXPECT_FALSE(pairs_c(g, 128, 128, false, true));
 }
 
 TEST(Sm90Config, NonPositiveSmCountIsTreatedAsOne) {
