@@ -262,8 +262,8 @@ std::string describe(const KernelConfig& config);
 // in pairs of panels (stores_panel_pairs): the ping-pong tiles with the
 // plain epilogue, N a multiple of 64 (the pair map's blocks then end at N),
 // and K at most kPairsMaxK. C's map is then the pair map and the kernel's
-// epi.paired is set; the launcher asks this for both. The bits are the same
-// either way: only how C leaves changes.
+// epi.paired is set (the launcher asks once a call and passes the answer on
+// with the maps). The bits are the same either way: only how C leaves changes.
 //
 // Only at short K: there the call is C's write stream, and 64 x 128 boxes
 // (rows of 256 bytes) wrote C faster than two 64 x 64 boxes: batches of

@@ -76,7 +76,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   EpilogueParams epi = detail::epilogue_params(call);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
-  epi.paired = pairs_c(call, BLOCK_M, BLOCK_N, SWAP_AB, PINGPONG) ? 1 : 0;
+  epi.paired = maps.c_pairs ? 1 : 0;  // (run_typed decided: pairs_c)
   const int clusters = std::min(config.num_ctas / kClusterCtas, resident);
 
   detail::LaunchAttributes attrs{};
@@ -180,7 +180,8 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   const int a_rows = !config.swap_ab && ops.m <= config.block_m ? tail : a_box_rows(config);
   const int b_rows = config.swap_ab && ops.n <= config.block_n ? tail : config.block_n;
   // C's map: none for the tiles that store from registers, the pair map for
-  // paired stores, else the panel map.
+  // paired stores (decided here, once a call: the kernel is told through
+  // maps.c_pairs), else the panel map.
   const bool pairs = pairs_c(args, config.block_m, config.block_n, config.swap_ab, config.pingpong);
   if (std::string why = encode_gemm_maps(ops, tma_operand_a(ops, a_rows, kBlockK),
                                          tma_operand_b(ops, b_rows, kBlockK, config.cluster_m),
@@ -190,6 +191,7 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   if (pairs) {
     if (const CUresult r = encode_tma_pairs(&maps.c, args.dtype, args.c, tma_output_c_pairs(args)); r != CUDA_SUCCESS)
       return "cuTensorMapEncodeTiled failed for C's pair map (CUresult " + std::to_string(r) + ")";
+    maps.c_pairs = true;
   }
   if (std::string why = config.swap_ab ? encode_b_tail(ops, b_rows, tail, kBlockK, &maps)
                                        : encode_a_tail(ops, a_rows, tail, kBlockK, &maps);

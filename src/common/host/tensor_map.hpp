@@ -95,6 +95,10 @@ struct GemmTensorMaps {
   // The bytes of one k-block of the tail map's box: what a tile that loads
   // through it expects of each k-block's copy (set with `tail`).
   uint32_t tail_bytes = 0;
+  // Whether `c` is sm90's pair map (tma_output_c_pairs) rather than the panel
+  // map: set by the launcher that encoded it, passed on to the kernel
+  // (EpilogueParams::paired). encode_gemm_maps does not set it.
+  bool c_pairs = false;
 };
 // Empty on success, else which map failed and the driver's result. A null
 // `c` (a kernel that stores C from registers) leaves out->c zeroed.
