@@ -1,6 +1,7 @@
 #include "dispatch/dispatch.hpp"
 
 #include "common/host/validate.hpp"
+#include "common/output_policy.hpp"
 #include "dispatch/cublas_fallback.hpp"
 #include "reference/reference.hpp"
 #include "sm100/sm100_gemm.hpp"
@@ -186,6 +187,8 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config),
                       "sm_90 device, operands TMA-compatible, M-grouped");
   }
+  // C larger than L2 at a short K: stored evict-first (common/output_policy.hpp; fp16 and bf16 C).
+  const bool c_evict_first = c_stores_evict_first(args.m, args.n, args.k, args.batch, 2, dev.l2_bytes);
   if (why_not.empty() && is_sm90) {
     if (std::string why = sm90::check_layout(args, options); !why.empty())
       return reject(Status::invalid_argument, why + " (" + describe(args) + ")");
@@ -197,6 +200,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     if (std::string why = cluster_exceeds_sms(config.cluster_m * config.cluster_n); !why.empty())
       return reject(Status::invalid_argument, why);
     config.pdl = options.pdl;
+    config.c_evict_first = c_evict_first;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
   if (why_not.empty() && is_sm100) {
@@ -209,6 +213,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
     if (std::string why = cluster_exceeds_sms(config.cta_group()); !why.empty())
       return reject(Status::invalid_argument, why);
     config.pdl = options.pdl;
+    config.c_evict_first = c_evict_first;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");
   }

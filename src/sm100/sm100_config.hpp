@@ -182,6 +182,7 @@ struct Config : KernelConfig {
   int grid_clusters = 0;  // clusters launched: every tile (CLC), or at most the
                           // resident clusters (persistent; the launcher caps it)
   bool pdl = true;        // launched as a programmatic dependent launch (Options::pdl)
+  bool c_evict_first = false;  // C stored with an L2 evict-first policy (common/output_policy.hpp)
   int cta_group() const { return cluster_m; }
   int cta_rows() const { return block_m / cluster_m; }  // rows of C per CTA: 128, or 64
 };

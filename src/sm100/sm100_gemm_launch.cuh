@@ -55,6 +55,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const int num_k_blocks = ceil_div(args.k, kBlockK);
   detail::EpilogueParams epi = detail::epilogue_params(call);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
+  epi.c_evict_first = config.c_evict_first ? 1 : 0;
   // Cluster Launch Control: one cluster per tile, however many fit at once.
   // Persistent: no more clusters than fit at once.
   const int clusters = SCHEDULE == Schedule::persistent ? std::min(config.grid_clusters, resident)

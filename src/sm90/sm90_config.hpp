@@ -186,6 +186,7 @@ struct Config : KernelConfig {
   int num_ctas = 0;  // persistent grid size: an upper bound; the launcher caps it
                      // at the number of clusters that can be resident at once
   bool pdl = true;   // launched as a programmatic dependent launch (Options::pdl)
+  bool c_evict_first = false;  // C stored with an L2 evict-first policy (common/output_policy.hpp)
 };
 
 // What a call asks of the choice: the Options' overrides (0: automatic) and

@@ -77,6 +77,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   EpilogueParams epi = detail::epilogue_params(call);
   epi.debug_break_barrier = detail::debug_break_barrier_requested();
   epi.paired = maps.c_pairs ? 1 : 0;  // (run_typed decided: pairs_c)
+  epi.c_evict_first = config.c_evict_first ? 1 : 0;
   const int clusters = std::min(config.num_ctas / kClusterCtas, resident);
 
   detail::LaunchAttributes attrs{};

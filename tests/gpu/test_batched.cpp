@@ -358,6 +358,23 @@ TEST_F(Batched, EveryConfigurationTakesABatch) {
       }
 }
 
+// A batch whose C outgrows L2 where no problem's C alone does: the batch's
+// stores carry an L2 evict-first policy (common/output_policy.hpp), the
+// plain calls' stores do not, and the bits are the same; beta != 0 too.
+TEST_F(Batched, COutgrowingL2EqualsPlainCalls) {
+  int device = 0, l2_bytes = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device), cudaSuccess);
+  const int64_t m = 1024, n = 2048, k = 64;  // 4 MiB of C a problem
+  const int64_t batch = l2_bytes / (m * n * 2) + 2;
+  uint64_t seed = 65500;
+  for (const Layout& layout : {kLayouts[0], kLayouts[1]}) {
+    BatchedProblem prob(make_batched(DType::bf16, layout, m, n, k, batch, Fill::small_int, ++seed,
+                                     layout.b == Op::T ? 0.5f : 0.0f));
+    expect_batched_correct(prob, Options{}, "C of " + std::to_string(batch) + " problems, larger than L2");
+  }
+}
+
 // The fused epilogue with a batch: one bias for every problem.
 TEST_F(Batched, FusedEpilogueSharesOneBias) {
   uint64_t seed = 66000;

@@ -14,6 +14,7 @@
 
 #include "common/host/launch.cuh"
 #include "common/host/validate.hpp"
+#include "common/output_policy.hpp"
 #include "dispatch/dispatch.hpp"
 #include "sm100/sm100_gemm.hpp"
 #include "sm90/sm90_gemm.hpp"
@@ -443,6 +444,43 @@ TEST(Decide, PdlFollowsTheOption) {
       EXPECT_EQ(clusters, cluster_m > 1 ? 1 : 0) << what;
       EXPECT_EQ(pdls, pdl ? 1 : 0) << what;
     }
+}
+
+// C larger than L2 at a short K is stored evict-first
+// (common/output_policy.hpp): every problem of a batch counts; a C that
+// fits does not, nor a K past kEvictFirstMaxK, nor any C on a device whose
+// L2 is not known; both families' configurations carry the choice.
+TEST(Decide, ACLargerThanL2AtAShortKIsStoredEvictFirst) {
+  constexpr int64_t kL2 = int64_t{50} << 20;
+  EXPECT_FALSE(c_stores_evict_first(4096, 4096, 128, 1, 2, kL2)) << "32 MiB of C";
+  EXPECT_FALSE(c_stores_evict_first(5120, 5120, 128, 1, 2, kL2)) << "exactly L2's size";
+  EXPECT_TRUE(c_stores_evict_first(5120, 5121, 128, 1, 2, kL2));
+  EXPECT_TRUE(c_stores_evict_first(8192, 8192, 256, 1, 2, kL2)) << "128 MiB of C";
+  EXPECT_FALSE(c_stores_evict_first(8192, 8192, 257, 1, 2, kL2)) << "K past the bound";
+  EXPECT_FALSE(c_stores_evict_first(8192, 8192, 8192, 1, 2, kL2)) << "a long K";
+  EXPECT_FALSE(c_stores_evict_first(2048, 2048, 128, 6, 2, kL2)) << "48 MiB over 6 problems";
+  EXPECT_TRUE(c_stores_evict_first(2048, 2048, 128, 128, 2, kL2)) << "1 GiB over 128 problems";
+  EXPECT_FALSE(c_stores_evict_first(8192, 8192, 128, 1, 2, 0)) << "L2's size not known";
+  EXPECT_TRUE(c_stores_evict_first(int64_t{1} << 31, int64_t{1} << 31, 64, 65536, 2, kL2)) << "no overflow";
+
+  DeviceInfo h200 = kH200, b200 = kB200;
+  h200.l2_bytes = kL2;
+  b200.l2_bytes = int64_t{126} << 20;
+  for (const int64_t k : {int64_t{128}, int64_t{4096}}) {
+    for (const bool large : {false, true}) {
+      GemmArgs g = aligned_args(large ? 16384 : 4096, 8192, k);  // 256 or 64 MiB of C
+      g.op_b = Op::T;
+      g.ldb = g.k;
+      if (built("sm_90a")) {
+        EXPECT_EQ(std::get<sm90::Config>(decide(g, Options{}, h200).config).c_evict_first, k == 128) << g.m << " " << k;
+        EXPECT_FALSE(std::get<sm90::Config>(decide(g, Options{}, kH200).config).c_evict_first) << "L2 not known";
+      }
+      if (built("sm_100a")) {
+        EXPECT_EQ(std::get<sm100::Config>(decide(g, Options{}, b200).config).c_evict_first, large && k == 128)
+            << g.m << " " << k;
+      }
+    }
+  }
 }
 
 // The tiles 8 and 40 wide (not whole 16-column panels) are built for B

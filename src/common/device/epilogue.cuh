@@ -47,6 +47,10 @@ struct EpilogueParams {
   // pair map, {64 columns, N / 64 blocks, rows [, batch]}, and the epilogue
   // stores two 64-column panels of a stripe at a time. 0: the panel map.
   int paired = 0;
+  // Non-zero: the TMA stores of C carry an L2 evict-first policy, so that a
+  // C larger than L2 streams through it without evicting the operands that
+  // tiles still to run will read again (Config::c_evict_first).
+  int c_evict_first = 0;
   // Debug builds only (TCGEMM_DEBUG_HANGS): non-zero breaks the first ring
   // barrier on purpose (its arrival count doubled), so tests can provoke the
   // hang report (tests/gpu/test_hang.cpp). Set from the environment variable
@@ -348,10 +352,16 @@ __device__ __forceinline__ void store_panel(const CUtensorMap* tmap_c, const Epi
     if (issuer) {
       if (epi.batched) {
         const int32_t coord[3] = {col0, row0, batch};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+        if (epi.c_evict_first)
+          tma_store_with_policy(tmap_c, coord, panel, l2_evict_first_policy());
+        else
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
       } else {
         const int32_t coord[2] = {col0, row0};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+        if (epi.c_evict_first)
+          tma_store_with_policy(tmap_c, coord, panel, l2_evict_first_policy());
+        else
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
       }
     }
   } else {

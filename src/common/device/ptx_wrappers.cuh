@@ -4,7 +4,9 @@
 // remote mbarrier arrivals on shared::cluster addresses, named barriers
 // (bar.sync), mbarrier waits and arrivals on 32-bit shared addresses, and
 // ex2.approx and rcp.approx (the floating-point instructions: the fused
-// epilogue's gelu and silu).
+// epilogue's gelu and silu), and the TMA store with an L2 cache policy
+// (createpolicy, 9.7.9.18; cp.async.bulk.tensor's .L2::cache_hint, 9.7.9.25.5.1:
+// cuda::ptx's store takes no policy).
 // One function per instruction; nothing here decides anything.
 #pragma once
 
@@ -124,6 +126,46 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx_remote(uint32_t cluste
 // bar.sync id, count: a barrier over `count` threads (a multiple of 32).
 __device__ __forceinline__ void named_barrier_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// createpolicy.fractional.L2::evict_first: a cache policy under which every
+// line an access brings into L2 is among the first to be evicted.
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
+// cp.async.bulk.tensor.{2d,3d}.global.shared::cta.bulk_group.L2::cache_hint:
+// cuda::ptx::cp_async_bulk_tensor's store (the box at `coords` of the map
+// from `smem`, committed with the thread's next bulk group) with an L2 cache
+// policy.
+__device__ __forceinline__ void tma_store_with_policy(const void* tmap, const int32_t (&coords)[2], const void* smem,
+                                                      uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n" ::"l"(
+          reinterpret_cast<uint64_t>(tmap)),
+      "r"(coords[0]), "r"(coords[1]), "r"(static_cast<uint32_t>(__cvta_generic_to_shared(smem))), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ void tma_store_with_policy(const void* tmap, const int32_t (&coords)[3], const void* smem,
+                                                      uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2, %3}], [%4], %5;\n" ::"l"(
+          reinterpret_cast<uint64_t>(tmap)),
+      "r"(coords[0]), "r"(coords[1]), "r"(coords[2]), "r"(static_cast<uint32_t>(__cvta_generic_to_shared(smem))),
+      "l"(policy)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store_with_policy(const void* tmap, const int32_t (&coords)[4], const void* smem,
+                                                      uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2, %3, %4}], [%5], %6;\n" ::"l"(
+          reinterpret_cast<uint64_t>(tmap)),
+      "r"(coords[0]), "r"(coords[1]), "r"(coords[2]), "r"(coords[3]),
+      "r"(static_cast<uint32_t>(__cvta_generic_to_shared(smem))), "l"(policy)
+      : "memory");
 }
 
 }  // namespace tcgemm::detail

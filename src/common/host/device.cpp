@@ -87,6 +87,7 @@ const DeviceInfo* current_device(std::string* error, Status* status) {
       d.cc_major = prop.major;
       d.cc_minor = prop.minor;
       d.num_sms = prop.multiProcessorCount;
+      d.l2_bytes = prop.l2CacheSize;
     }
     d.image = probe_kernel_image();
     cudaGetLastError();

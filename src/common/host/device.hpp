@@ -55,6 +55,7 @@ struct DeviceInfo {
   // The CUDA context the facts and every kernel's setup (shared-memory opt-in)
   // were made in: cuCtxGetId's, unique for the life of the process.
   unsigned long long context_id = 0;
+  int64_t l2_bytes = 0;  // L2's size (0: not known: C is then never stored evict-first)
 };
 
 // The current device's info; on failure `error` is set and says why (no
