@@ -136,7 +136,7 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   return policy;
 }
 
-// cp.async.bulk.tensor.{2d,3d}.global.shared::cta.bulk_group.L2::cache_hint:
+// cp.async.bulk.tensor.{2d,3d,4d}.global.shared::cta.bulk_group.L2::cache_hint:
 // cuda::ptx::cp_async_bulk_tensor's store (the box at `coords` of the map
 // from `smem`, committed with the thread's next bulk group) with an L2 cache
 // policy.
@@ -157,7 +157,6 @@ __device__ __forceinline__ void tma_store_with_policy(const void* tmap, const in
       "l"(policy)
       : "memory");
 }
-
 __device__ __forceinline__ void tma_store_with_policy(const void* tmap, const int32_t (&coords)[4], const void* smem,
                                                       uint64_t policy) {
   asm volatile(
