@@ -361,16 +361,10 @@ struct Epilogue {
         if (wg_thread == 0) {
           if (epi.batched) {
             const int32_t coord[4] = {0, col0 / kEpiPanel, row0, batch};
-            if (epi.c_evict_first)
-              detail::tma_store_with_policy(tmap_c, coord, pair, detail::l2_evict_first_policy());
-            else
-              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, pair);
+            detail::store_c_box(tmap_c, epi, coord, pair);
           } else {
             const int32_t coord[3] = {0, col0 / kEpiPanel, row0};
-            if (epi.c_evict_first)
-              detail::tma_store_with_policy(tmap_c, coord, pair, detail::l2_evict_first_policy());
-            else
-              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, pair);
+            detail::store_c_box(tmap_c, epi, coord, pair);
           }
           cuda::ptx::cp_async_bulk_commit_group();
         }

@@ -287,6 +287,19 @@ __device__ __forceinline__ void load_c_box(const CUtensorMap* tmap_c, const int3
   phases ^= 1u << bit;
 }
 
+// The box at `coord` of C's map (panel or pair map, rank RANK) from `src` in
+// shared memory: one TMA store, committed with the issuing thread's next bulk
+// group, carrying an L2 evict-first policy where epi.c_evict_first
+// (common/output_policy.hpp).
+template <int RANK>
+__device__ __forceinline__ void store_c_box(const CUtensorMap* tmap_c, const EpilogueParams& epi,
+                                            const int32_t (&coord)[RANK], const void* src) {
+  if (epi.c_evict_first)
+    tma_store_with_policy(tmap_c, coord, src, l2_evict_first_policy());
+  else
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, src);
+}
+
 // The C panel at (col0, row0) of batch `batch` into `panel` (load_c_box).
 __device__ __forceinline__ void load_c_panel(const CUtensorMap* tmap_c, const EpilogueParams& epi, int col0, int row0,
                                              int batch, void* panel, uint32_t bytes, uint64_t* loaded, bool issuer,
@@ -352,16 +365,10 @@ __device__ __forceinline__ void store_panel(const CUtensorMap* tmap_c, const Epi
     if (issuer) {
       if (epi.batched) {
         const int32_t coord[3] = {col0, row0, batch};
-        if (epi.c_evict_first)
-          tma_store_with_policy(tmap_c, coord, panel, l2_evict_first_policy());
-        else
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+        store_c_box(tmap_c, epi, coord, panel);
       } else {
         const int32_t coord[2] = {col0, row0};
-        if (epi.c_evict_first)
-          tma_store_with_policy(tmap_c, coord, panel, l2_evict_first_policy());
-        else
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tmap_c, coord, panel);
+        store_c_box(tmap_c, epi, coord, panel);
       }
     }
   } else {
