@@ -3,9 +3,12 @@
 # GPU machine: per shape, one warm-up and one timed call of each (tcgemm bench
 # --repeats 1), every kernel profiled (the summary keeps the GEMMs) with the sections below, L2 flushed
 # by ncu before each (--cache-control all), clocks at ncu's default (locked to
-# base, so the two kernels are compared at the same clock).
+# base, so the two kernels are compared at the same clock), or free-running
+# with CLOCKS=none (as users run them: a write-bound kernel's balance of SM
+# work and DRAM traffic differs there, docs/PERF.md part 21).
 # Writes $OUT/ncu_raw.tar.gz (per shape: raw metrics, one row per kernel) and
-# $OUT/ncu_summary.txt (the figures docs/PERF.md quotes).
+# $OUT/ncu_summary.txt (the figures docs/PERF.md quotes: per kernel, the median and range over
+# its launches, then each launch).
 # SHAPES (default below), DTYPE (f16), LAYOUT (NN) and BATCH (1: plain calls; a list of
 # counts: each shape as a strided batch of that many problems, `bench --batch`, its files
 # named BATCHxSHAPE) pick the cases, BENCH_ARGS adds bench arguments (forced
@@ -20,6 +23,7 @@ SHAPES=${SHAPES:-128x128x128 1024x1024x1024 4096x5120x4096 16384x8192x1024 8192x
 DTYPE=${DTYPE:-f16}
 LAYOUT=${LAYOUT:-NN}
 BATCH=${BATCH:-1}
+CLOCKS=${CLOCKS:-base}  # ncu --clock-control: base (locked) or none (free-running)
 # KERNELS: a regex of the kernel names to profile (default: every kernel; e.g.
 # "sm90_gemm|nvjet" leaves out the bench's input, check and reference kernels).
 KERNELS=${KERNELS:-}
@@ -49,12 +53,14 @@ for batch in $BATCH; do
   for shape in $SHAPES; do
     case=$shape
     [[ $batch == 1 ]] || case=${batch}x$shape
-    timeout 300 ncu --cache-control all "${sections[@]}" --csv --page raw --log-file "$OUT/ncu_$case.csv" \
+    timeout 300 ncu --cache-control all --clock-control "$CLOCKS" "${sections[@]}" --csv --page raw --log-file "$OUT/ncu_$case.csv" \
       "$tcgemm" bench --shape "$shape" --dtype "$DTYPE" --layout "$LAYOUT" --batch "$batch" --repeats 1 --no-flush \
       "${bench_args[@]}" > "$OUT/ncu_$case.log" 2>&1 || { status=1; echo "ncu failed for $case"; tail -20 "$OUT/ncu_$case.log"; }
   done
 done
-python3 scripts/ncu_summary.py "$OUT"/ncu_*.csv > "$OUT/ncu_summary.txt" 2>&1 || status=1
+# Per kernel, the median and range over its launches; then every launch.
+{ python3 scripts/ncu_summary.py --ranges "$OUT"/ncu_*.csv && python3 scripts/ncu_summary.py "$OUT"/ncu_*.csv; } \
+  > "$OUT/ncu_summary.txt" 2>&1 || status=1
 cat "$OUT/ncu_summary.txt"
 # Few files come back from the machine: the raw logs travel as one archive.
 (cd "$OUT" && tar czf ncu_raw.tar.gz ncu_*.csv ncu_*.log && rm -f ncu_*.csv ncu_*.log)

@@ -3,10 +3,14 @@
 
 One block per profiled kernel: time, launch shape, tensor-pipe utilization,
 L2 hit rate, DRAM and SM throughput, and the largest warp stall reasons.
-Usage: ncu_summary.py FILE.csv [FILE.csv ...]
+With --ranges, one block per kernel name instead: how many launches, and each
+figure's median and range over them (launches of one kernel vary: quote the
+spread, not one launch).
+Usage: ncu_summary.py [--ranges] FILE.csv [FILE.csv ...]
 """
 import csv
 import io
+import statistics
 import sys
 
 FIGURES = [
@@ -51,31 +55,60 @@ def number(value):
         return None
 
 
-def main(paths):
-    for path in paths:
+def figures_of(row, units):
+    """(label, value) of each FIGURES metric the row holds, in the units FIGURES names."""
+    out = []
+    for label, metric, scale in FIGURES:
+        v = number(row.get(metric))
+        if v is None:
+            continue
+        unit = units.get(metric, "")
+        if metric == "gpu__time_duration.sum":
+            scale = {"ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}.get(unit, 1e-3)
+        if metric.startswith("dram__bytes_"):
+            scale = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "Tbyte": 1e6}.get(unit, 1e-6)
+        if metric.endswith("per_second"):
+            scale = {"Ghz": 1e3, "GHz": 1e3, "Mhz": 1, "MHz": 1, "hz": 1e-6, "Hz": 1e-6}.get(unit, 1e-6)
+        out.append((label, v * scale))
+    return out
+
+
+def ranges(path, rows, units):
+    """Per kernel name, in order of first launch: launches, then each figure's median [min, max]."""
+    by_name = {}
+    for row in rows:
+        name = row.get("Kernel Name", "?")
+        if not any(s in name for s in SKIP):
+            by_name.setdefault(name, []).append(figures_of(row, units))
+    print(f"== {path}")
+    for name, launches in by_name.items():
+        print(f"-- {name[:110]}")
+        print(f"   {'launches':18s} {len(launches):12d}")
+        for label, _, _ in FIGURES:
+            values = [v for figures in launches for lab, v in figures if lab == label]
+            if values:
+                print(f"   {label:18s} {statistics.median(values):12.2f}  [{min(values):.2f}, {max(values):.2f}]")
+
+
+def main(args):
+    by_kernel = "--ranges" in args
+    for path in (a for a in args if a != "--ranges"):
         parsed = rows_of(path)
         if not parsed:
             print(f"{path}: no kernels profiled")
             continue
         header, rows, units = parsed
+        if by_kernel:
+            ranges(path, rows, units)
+            continue
         print(f"== {path}")
         for row in rows:
             name = row.get("Kernel Name", "?")
             if any(s in name for s in SKIP):
                 continue
             print(f"-- {name[:110]}")
-            for label, metric, scale in FIGURES:
-                v = number(row.get(metric))
-                if v is None:
-                    continue
-                unit = units.get(metric, "")
-                if metric == "gpu__time_duration.sum":
-                    scale = {"ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}.get(unit, 1e-3)
-                if metric.startswith("dram__bytes_"):
-                    scale = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "Tbyte": 1e6}.get(unit, 1e-6)
-                if metric.endswith("per_second"):
-                    scale = {"Ghz": 1e3, "GHz": 1e3, "Mhz": 1, "MHz": 1, "hz": 1e-6, "Hz": 1e-6}.get(unit, 1e-6)
-                print(f"   {label:18s} {v * scale:12.2f}")
+            for label, value in figures_of(row, units):
+                print(f"   {label:18s} {value:12.2f}")
             stalls = []
             for k in header:
                 if k.startswith("smsp__average_warps_issue_stalled_") and k.endswith("_per_issue_active.ratio"):
