@@ -10,6 +10,8 @@
 #   mv2.txt/json   tcgemm bench --suite matmul_v2
 #   decode.txt/json, llm.txt/json   (steps "decode", "llm": not in the default
 #                  STEPS) the model layers at M = 1..64 / 1..4096, bf16 and fp16
+#   bmm.txt/json   (step "bmm") strided batches of attention-like products (the
+#                  cases of python/bench/bench_torch.py --suite bmm), bf16
 #   fused.txt      (step "fused") tcgemm check with a fused epilogue (gelu,
 #                  fp32 bias), then the large suite with gelu + bias (bf16): the
 #                  epilogue's cost against the same call without it
@@ -112,6 +114,35 @@ for step in $STEPS; do
                || status=1
            done > "$OUT/smcount.txt" 2>&1
            grep -E "geomean|sm-count|SMs" "$OUT/smcount.txt" ;;
+    bmm)   # #15's attention-like batches, the cases of `bench_torch.py --suite bmm`, bf16, against
+           # cuBLAS's strided batched GEMM as torch configures it: QK^T (NT) and PV (NN) at 32 and
+           # 128 problems, squares at 32. One record, bmm.json.
+           rm -f "$OUT"/bmm_part*.json
+           part=0
+           for spec in "32 NT 128x128x128 512x512x128 2048x2048x128" "32 NN 128x128x128 512x128x512 2048x128x2048" \
+                       "128 NT 128x128x128 512x512x128 2048x2048x128" "128 NN 128x128x128 512x128x512 2048x128x2048" \
+                       "32 NN,NT 128x128x128 512x512x512 1024x1024x1024 2048x2048x2048"; do
+             read -r batch layout rest <<< "$spec"
+             shapes=()
+             for s in $rest; do shapes+=(--shape "$s"); done
+             part=$((part + 1))
+             timeout "$STEP_TIMEOUT" "$tcgemm" bench "${shapes[@]}" --batch "$batch" --layout "$layout" --dtype bf16 \
+               --json "$OUT/bmm_part$part.json" $BENCH_ARGS || status=1
+           done > "$OUT/bmm.txt" 2>&1
+           python3 - "$OUT" <<'PY' || status=1
+import glob, json, math, sys
+parts = sorted(glob.glob(f"{sys.argv[1]}/bmm_part*.json"))
+record = json.load(open(parts[0]))
+for p in parts[1:]:
+    record["results"] += json.load(open(p))["results"]
+json.dump(record, open(f"{sys.argv[1]}/bmm.json", "w"), indent=1)
+speedups = [r["speedup"] for r in record["results"] if r.get("heuristic") and r.get("speedup")]
+if speedups:
+    geomean = math.exp(sum(map(math.log, speedups)) / len(speedups))
+    print(f"bmm: geomean speedup {geomean:.3f}x over {len(speedups)} cases, lowest {min(speedups):.3f}x, "
+          f"{sum(s < 1.0 for s in speedups)} under 1.0x")
+PY
+           rm -f "$OUT"/bmm_part*.json ;;
     decode|llm)
            timeout "$STEP_TIMEOUT" "$tcgemm" bench --suite "$step" --dtype both --json "$OUT/$step.json" $BENCH_ARGS \
              > "$OUT/$step.txt" 2>&1 || status=1
