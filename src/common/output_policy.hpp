@@ -9,10 +9,13 @@
 // written between two reads of the same operand lines than L2 holds, the
 // operands come from DRAM again. A batch of 128 problems of 2048^2 x 128
 // (1.07 GB of C) read its 134 MB of operands 1.75 times so (Nsight Compute,
-// H100); stored evict-first, C's lines are the ones L2 gives up first, and
-// the same batch read 1.27 times (docs/PERF.md, "C stored evict-first at a
-// short K"). Asked only where C is larger than L2 (a C that fits stays there
-// for the next kernel, which usually reads it) and K is short (below).
+// H100, clock pinned); stored evict-first, C's lines are the ones L2 gives
+// up first, and the same batch read 1.27 times (docs/PERF.md, "C stored
+// evict-first at a short K"). At free-running clocks it still reads them
+// about 1.63 times, where cuBLAS reads them once (part 21); marking the
+// operands' loads evict-last as well made that worse. Asked only where C is
+// larger than L2 (a C that fits stays there for the next kernel, which
+// usually reads it) and K is short (below).
 #pragma once
 
 #include <cstdint>
