@@ -197,6 +197,7 @@ std::string short_kernel(const Plan& plan) {
   if (k.pingpong) out += "/pp";
   if (k.swap_ab) out += "/swap";
   if (k.schedule == Schedule::cluster_launch_control) out += "/clc";
+  if (k.schedule == Schedule::counted) out += "/counted";
   if (plan.grid_ctas > 0) out += " g" + std::to_string(plan.grid_ctas);
   return out;
 }

@@ -92,12 +92,20 @@ enum class Backend : int {
   sm100 = 3,      // tcgemm's Blackwell kernel (tcgen05 + tensor memory + TMA, 2-SM clusters)
 };
 
-// How the sm100 kernel hands out tiles. `persistent`: a grid of as many
-// clusters as fit at once, each walking a fixed sequence of tiles (the sm90
-// kernel always works this way). `cluster_launch_control`: the grid covers
-// every tile and clusters that finish early cancel not-yet-started clusters
-// and take their tiles (Blackwell's Cluster Launch Control; sm_100 only).
-enum class Schedule : int { automatic = 0, persistent = 1, cluster_launch_control = 2 };
+// How a kernel hands out tiles. `persistent`: a grid of as many CTAs (or
+// clusters) as fit at once, each walking a fixed sequence of tiles.
+// `cluster_launch_control`: the grid covers every tile and clusters that
+// finish early cancel not-yet-started clusters and take their tiles
+// (Blackwell's Cluster Launch Control; sm_100 only). `counted`: the
+// persistent grid, each CTA taking the next tile in order from a counter in
+// the library's device memory (sm_90's 128-row tiles without a cluster,
+// unswapped, not M-grouped; other tiles stay persistent), so that the tiles
+// in flight stay together: a long walk of small tiles (a strided batch of
+// store-bound products) reads its operands about once. A call being
+// captured into a CUDA graph gets a counter of its own: two executable
+// graphs made from one capture must not run at the same time (as with a
+// cuBLAS workspace in a graph). The bits are the same under every schedule.
+enum class Schedule : int { automatic = 0, persistent = 1, cluster_launch_control = 2, counted = 3 };
 
 // What a call does, one step finer than Backend (whose `none` covers both a
 // call with nothing to compute and the scale of K or alpha == 0).
@@ -343,7 +351,8 @@ struct Options {
   // sm100: block_n is 0 or a width of kSm100TileConfigs; cluster_m 0
   // (automatic), 2 (pair tiles) or 1 (single-CTA tiles, persistent); pingpong
   // false. `schedule` picks persistent or Cluster Launch Control there; on
-  // sm90 it must be automatic or persistent.
+  // sm90 persistent or counted (automatic: counted for strided batches of
+  // store-bound products, docs/DESIGN.md "Counted tiles", else persistent).
   Schedule schedule = Schedule::automatic;
   // The tile height, 0 (automatic) or: sm90 8, 64, 128 or 256 (see
   // kTileConfigs; 8, the decode tile, needs op_a = N and op_b = T); sm100
@@ -394,8 +403,8 @@ struct KernelConfig {
                       // multicast (Options::cluster_m); sm100 2 (the pair one MMA spans) or 1
                       // (the single-CTA small-M tiles)
   bool pingpong = false;  // sm90: the consumer warpgroups alternate tiles instead of sharing one
-  Schedule schedule = Schedule::automatic;  // how tiles reach CTAs: persistent (always on sm90) or
-                                            // cluster_launch_control
+  Schedule schedule = Schedule::automatic;  // how tiles reach CTAs: persistent, counted (sm90) or
+                                            // cluster_launch_control (sm100)
   int cluster_n = 0;  // sm90: CTAs per cluster side by side along N, 1, or 2 sharing A by TMA
                       // multicast (Options::cluster_n); sm100 1
   bool swap_ab = false;  // the kernel computes C^T (TileConfig::swap_ab, Sm100TileConfig::swap_ab):

@@ -122,9 +122,9 @@ class Plan:
                         # "none" (nothing to compute, or refused)
     # The kernel's configuration where path is "kernel" (zeros otherwise): the tile of C (block_m x block_n),
     # K per stage, the stages of its operand ring, CTAs per cluster along M, whether its consumer warpgroups
-    # alternate tiles (sm90), how tiles reach CTAs ("persistent" or "cluster_launch_control"), and CTAs per
-    # cluster along N (sm90: 2 share A by multicast), and whether the kernel computes C^T (the swapped
-    # tiles: block_m then counts C's columns and block_n its rows).
+    # alternate tiles (sm90), how tiles reach CTAs ("persistent", "counted" or "cluster_launch_control"),
+    # CTAs per cluster along N (sm90: 2 share A by multicast), and whether the kernel computes C^T (the
+    # swapped tiles: block_m then counts C's columns and block_n its rows).
     block_m: int = 0
     block_n: int = 0
     block_k: int = 0

@@ -126,6 +126,7 @@ const char* to_string(Schedule schedule) noexcept {
     case Schedule::automatic: return "automatic";
     case Schedule::persistent: return "persistent";
     case Schedule::cluster_launch_control: return "cluster_launch_control";
+    case Schedule::counted: return "counted";
   }
   return "unknown-schedule";
 }

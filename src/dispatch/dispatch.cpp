@@ -74,7 +74,7 @@ std::string check_options(const Options& options, bool grouped) {
   const int prefer = static_cast<int>(options.prefer);
   if (prefer < 0 || prefer > 2) return "unknown Options::prefer " + std::to_string(prefer);
   const int schedule = static_cast<int>(options.schedule);
-  if (schedule < 0 || schedule > 2) return "unknown Options::schedule " + std::to_string(schedule);
+  if (schedule < 0 || schedule > 3) return "unknown Options::schedule " + std::to_string(schedule);
   if (options.sm_count < 0)
     return "Options::sm_count must be 0 (every SM) or a number of SMs, not " + std::to_string(options.sm_count);
   if (options.sm_count > 0 && options.schedule == Schedule::cluster_launch_control)
@@ -196,7 +196,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
         args.m, args.n, args.k, sms,
         sm90::ConfigRequest{options.block_n, options.cluster_m, options.pingpong, options.block_m, args.op_b == Op::T,
                             args.batch, args.op_a == Op::N, args.fused_epilogue(), options.cluster_n,
-                            options.swap_ab});
+                            options.swap_ab, options.schedule});
     if (std::string why = cluster_exceeds_sms(config.cluster_m * config.cluster_n); !why.empty())
       return reject(Status::invalid_argument, why);
     config.pdl = options.pdl;

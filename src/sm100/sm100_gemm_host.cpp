@@ -56,6 +56,9 @@ std::string check_swapped_options(const Options& o) {
 }  // namespace
 
 std::string check_options(const Options& o) {
+  if (o.schedule == Schedule::counted)
+    return "Options::schedule = counted is sm_90's; on sm_100 tiles are handed out persistent or by Cluster Launch "
+           "Control (Options::schedule persistent or cluster_launch_control)";
   if (o.swap_ab) return check_swapped_options(o);
   if (o.block_n != 0 && !is_tile_width(o.block_n))
     return "Options::block_n must be " + width_list(false) + " on sm_100, not " + std::to_string(o.block_n) +

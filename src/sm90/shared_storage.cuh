@@ -5,6 +5,7 @@
 //   [ring: NUM_STAGES x (A k-block(s) | B k-block(s))]  1 KiB aligned (128B swizzle)
 //   [epilogue panels: consumer x epi_buffers x 64x64][bias: consumer x 64 fp32]   (BLOCK_M = 128, 256)
 //   [smem_full[stage]][smem_empty[stage]][c_loaded[consumer][buffer]][math_turn[consumer]]
+//   [stage_tile[stage]][done flag]   (counted tiles)
 #pragma once
 
 #include <cstdint>
@@ -67,6 +68,9 @@ struct SharedStorage {
   __device__ __forceinline__ uint64_t* smem_empty() const { return smem_full() + NUM_STAGES; }
   __device__ __forceinline__ uint64_t* c_loaded() const { return smem_empty() + NUM_STAGES; }  // [consumer][buffer]
   __device__ __forceinline__ uint64_t* math_turn() const { return c_loaded() + kNumConsumers * kEpiBuffers; }
+  // Counted tiles: [stage] the tile index a stage's fill starts, then the
+  // ping-pong done flag (sm90/tile_counter.cuh).
+  __device__ __forceinline__ int* stage_tile() const { return reinterpret_cast<int*>(math_turn() + kNumConsumers); }
 
   // One thread initializes every barrier. smem_full: the producer's arrive
   // (with the TMA bytes), `full_count` of them; smem_empty: one arrival per
@@ -78,6 +82,7 @@ struct SharedStorage {
     }
     for (int i = 0; i < kNumConsumers * kEpiBuffers; ++i) cuda::ptx::mbarrier_init(&c_loaded()[i], 1);
     for (int i = 0; i < kNumConsumers; ++i) cuda::ptx::mbarrier_init(&math_turn()[i], 1);
+    stage_tile()[NUM_STAGES] = 0;  // the done flag (counted tiles)
     // Make the initialized barriers visible to the async (TMA) proxy and,
     // in a cluster, to the peer CTA (its multicasts and arrivals land here).
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);

@@ -38,13 +38,25 @@ constexpr int kRasterGroupM = 8;
 constexpr int64_t kRowRasterMaxK = 256;
 constexpr int64_t kRowRasterMaxBBytes = int64_t{8} << 20;
 
+// Counted tiles (Schedule::counted) for a store-bound batch where the walk
+// is long: at least this many tiles per SM. Measured, not derived (H100,
+// bf16, ping-pong 128 x 128, 3 interleaved rounds, docs/PERF.md "Counted
+// tiles"): 128 x 2048^2 x 128 (248 tiles an SM) 10.7% faster, 128 x 1024^2
+// x 128 and 32 x 2048^2 x 128 (62) 7.7% and 5.1%; 128 x 512^2 x 128 (15.5)
+// 3.4-4.6% slower: a short walk drifts little and pays the counter's
+// hand-off (a consumer learns its tile only when the tile's first stage has
+// landed).
+constexpr int64_t kCountedMinTilesPerSm = 32;
+
 // The raster group of a chosen configuration: one block-row (of clusters)
 // for the store-bound batches above, else kRasterGroupM's. Not for the tall
 // tiles (tall_grid's grid is laid out for their groups), the swapped kernel
 // or the 64- and 8-row tiles, where it was not measured.
+bool store_bound_batch(int64_t n, int64_t k, int64_t batch) {
+  return batch > 1 && k <= kRowRasterMaxK && n * k * 2 <= kRowRasterMaxBBytes;
+}
 int raster_group(const Config& c, int64_t n, int64_t k, int64_t batch) {
-  const bool store_bound_batch = batch > 1 && k <= kRowRasterMaxK && n * k * 2 <= kRowRasterMaxBBytes;
-  return c.block_m == kBlockM && !c.swap_ab && store_bound_batch ? 1 : c.group_m;
+  return c.block_m == kBlockM && !c.swap_ab && store_bound_batch(n, k, batch) ? 1 : c.group_m;
 }
 
 // Relative throughput of a full wave of tiles of each width: narrower tiles
@@ -869,6 +881,12 @@ Config select_tiles(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRe
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request) {
   Config c = select_tiles(m, n, k, num_sms, request);
   c.group_m = raster_group(c, n, k, request.batch);
+  const bool countable = counts_tiles(c.block_m, c.cluster_m * c.cluster_n, c.swap_ab, false);
+  const int64_t tiles = ceil_div(m, c.block_m) * static_cast<int64_t>(ceil_div(n, c.block_n)) * request.batch;
+  const bool counted = request.schedule == Schedule::automatic
+                           ? store_bound_batch(n, k, request.batch) && tiles >= kCountedMinTilesPerSm * num_sms
+                           : request.schedule == Schedule::counted;
+  c.schedule = countable && counted ? Schedule::counted : Schedule::persistent;
   return c;
 }
 
@@ -917,7 +935,8 @@ std::string describe(const KernelConfig& c) {
   return std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" + std::to_string(c.block_k) + ", " +
          std::to_string(c.stages) + " stages" + (c.cluster_m > 1 ? ", cluster 2x1 (B multicast)" : "") +
          (c.cluster_n > 1 ? ", cluster 1x2 (A multicast)" : "") +
-         (c.pingpong ? ", ping-pong" : "") + (c.swap_ab ? ", swapped (C^T = B^T A^T)" : "");
+         (c.pingpong ? ", ping-pong" : "") + (c.swap_ab ? ", swapped (C^T = B^T A^T)" : "") +
+         (c.schedule == Schedule::counted ? ", counted tiles" : "");
 }
 
 }  // namespace tcgemm::sm90

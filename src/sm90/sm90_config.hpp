@@ -105,9 +105,20 @@ constexpr bool stores_panel_pairs(int block_m, int block_n, bool swap_ab, bool g
          !swap_ab && !grouped;
 }
 
+// Whether a kernel can take its tiles from a counter (Schedule::counted,
+// sm90/tile_counter.cuh): the 128-row tiles of one CTA (cooperative or
+// ping-pong), unswapped, not M-grouped. The others always walk the static
+// persistent schedule.
+constexpr bool counts_tiles(int block_m, int cluster_ctas, bool swap_ab, bool grouped) {
+  return block_m == kBlockM && cluster_ctas == 1 && !swap_ab && !grouped;
+}
+
 // smem_full + smem_empty per stage, c_loaded per consumer buffer, and one
-// math_turn per consumer (the ping-pong hand-over).
-constexpr int barrier_bytes(int stages) { return (2 * stages + kNumConsumers * kEpiBuffers + kNumConsumers) * 8; }
+// math_turn per consumer (the ping-pong hand-over); then, for counted tiles
+// (sm90/tile_counter.cuh), a tile index per stage and the done flag.
+constexpr int barrier_bytes(int stages) {
+  return (2 * stages + kNumConsumers * kEpiBuffers + kNumConsumers) * 8 + ((stages + 1) * 4 + 7) / 8 * 8;
+}
 constexpr int smem_bytes(int block_n, int stages, int block_m = kBlockM) {
   return 1024 + stages * stage_bytes(block_n, block_m) + epilogue_bytes(block_m, block_n) + barrier_bytes(stages);
 }
@@ -180,7 +191,7 @@ constexpr bool builds_for_layout(int block_m, int block_n, bool a_k_major, bool 
 // The configuration of one call: what Plan::config shows (block_m 128, 256,
 // 64 or 8, block_n one of kTileWidths, block_k = stage_block_k(block_m), the
 // stages for the tile, cluster_m and cluster_n 1 or 2 (not both 2),
-// pingpong, schedule always persistent), and how the persistent grid covers C.
+// pingpong, schedule persistent or counted), and how the persistent grid covers C.
 struct Config : KernelConfig {
   int group_m = 0;   // raster group, in cluster block-rows (cluster_m of them each)
   int num_ctas = 0;  // persistent grid size: an upper bound; the launcher caps it
@@ -209,6 +220,8 @@ struct ConfigRequest {
   int cluster_n = 0;
   // Options::swap_ab (false: automatic).
   bool swap_ab = false;
+  // Options::schedule: automatic, persistent or counted (select_schedule).
+  Schedule schedule = Schedule::automatic;
 };
 
 // Picks the configuration (unless overridden by one of kTileConfigs).
@@ -228,7 +241,9 @@ struct ConfigRequest {
 // 128-row tiles, the swapped kernel (swap_ab) where its grid fills the SMs,
 // 128 or 256 rows of B (the tall swapped tiles) a tile. Tiles are walked in
 // raster groups of 8 block-rows, or of one (row-major) for a strided batch
-// of store-bound problems (K <= 256, each B at most 8 MiB; raster_group).
+// of store-bound problems (K <= 256, each B at most 8 MiB; raster_group),
+// whose tiles are then counted (Schedule::counted) where the tile can be
+// (counts_tiles), unless the request names the schedule.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,
@@ -256,7 +271,8 @@ Config select_grouped_config(int64_t m, int64_t n, int64_t k, int64_t groups, in
 const TileConfig* grouped_tile_config(int block_n, int block_m, bool pingpong);
 
 // "128x256x64, 4 stages[, cluster 2x1 (B multicast)][, cluster 1x2 (A
-// multicast)][, ping-pong][, swapped (C^T = B^T A^T)]": for plans and tables.
+// multicast)][, ping-pong][, swapped (C^T = B^T A^T)][, counted tiles]": for
+// plans and tables.
 std::string describe(const KernelConfig& config);
 
 // Whether `call` on a block_m x block_n kernel (ping-pong or not) stores C

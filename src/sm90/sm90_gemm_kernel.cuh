@@ -82,6 +82,12 @@
 // instead of once per block-row of 128. Swapped (SWAP_AB), 136 to 160 wide:
 // 256 rows of W by the tokens, where they halve the 128-row tiles' waves.
 //
+// Counted tiles (Schedule::counted; the 128-row tiles of one CTA, when the
+// launcher passes `tile_counter`): the producer takes each next tile index
+// from a counter in global memory instead of the static schedule, and hands
+// it to the consumers in the tile's first ring stage (sm90/tile_counter.cuh),
+// so that the tiles in flight stay a contiguous run of the raster.
+//
 // PINGPONG: instead of splitting each tile's rows, the two consumers take
 // alternate tiles of the CTA's sequence, each computing all 128 rows (two
 // m64 accumulators). The producer still fills the ring tile after tile, so
@@ -116,6 +122,7 @@
 #include "sm90/mma.cuh"
 #include "sm90/shared_storage.cuh"
 #include "sm90/sm90_config.hpp"
+#include "sm90/tile_counter.cuh"
 #include "sm90/wgmma.cuh"
 
 namespace tcgemm::sm90 {
@@ -129,7 +136,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
                          const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_tail,
                          const GroupedRaster raster, const int num_k_blocks, const EpilogueParams epi,
                          const uint32_t tail_bytes,
-                         const detail::BatchSteps batch_steps, const detail::MGroups groups) {
+                         const detail::BatchSteps batch_steps, const detail::MGroups groups,
+                         uint32_t* const tile_counter) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // CTAs per cluster: 2 along M or along N, or 1.
   constexpr int kClusterCtas = CLUSTER_M * CLUSTER_N;
@@ -149,6 +157,9 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
                 "an M-grouped call: A K-major (a group's rows start anywhere), no cluster, the plain epilogue");
   // A 64- or 8-row tile has one consumer, which stores straight from its registers.
   constexpr bool kSmallM = stores_from_registers(BLOCK_M);
+  // Counted tiles (sm90/tile_counter.cuh): for the 128-row tiles of one CTA,
+  // unswapped, not M-grouped (counts_tiles), when the launcher passes a counter.
+  const bool counted = counts_tiles(BLOCK_M, kClusterCtas, SWAP_AB, GROUPED) && tile_counter != nullptr;
   // K-blocks per ring stage (kDecodeStageKBlocks for the decode tile, else 1).
   constexpr int kKBlocks = stage_k_blocks(BLOCK_M);
   using Mma = MainloopMma<Element, BLOCK_N, A_MAJOR, B_MAJOR, PINGPONG, BLOCK_M>;
@@ -230,8 +241,15 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         constexpr bool kTailMap = kClusterCtas == 1 && !GROUPED;
         constexpr uint32_t kKBlockBytes = Load::Stage::kAKBlockBytes + Load::Stage::kBKBlockBytes;
         detail::PersistentTileWalk walk{schedule};
+        // The next tile, taken one ahead (a counted take's round trip
+        // overlaps this tile's loads).
+        const auto take = [&](bool first) {
+          if (counted) return take_counted_tile(tile_counter, schedule.num_tiles);
+          return first ? walk.first() : walk.next();
+        };
         Ring ring;
-        for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
+        for (int tile = take(true), next_tile; tile >= 0; tile = next_tile) {
+          next_tile = take(false);
           const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : kBatched ? raster.tile(tile) : raster.in_batch(tile);
           // An M-grouped tile loads its group's rows of A (one matrix) and its
           // group's matrix of B (found once per tile, not per stage).
@@ -246,12 +264,21 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           for (int ks = 0; ks < num_k_stages; ++ks) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
+            if (counted && ks == 0) smem.stage_tile()[ring.index] = tile;  // (read by the consumers after smem_full)
             // Arms smem_full[s]; the TMA bytes complete it.
             load(smem.stage(ring.index), &smem.smem_full()[ring.index], m0, tile_n0(t), ks * kKBlocks * kBlockK,
                  GROUPED ? 0 : t.batch * batch_steps.a, (GROUPED ? rows.group : t.batch) * batch_steps.b,
                  stage_count(ks));
             ring.advance();
           }
+        }
+        if (counted) {
+          // The end: the next tile's first stage holds no tile and no bytes.
+          detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
+                               "producer (end of counted tiles)");
+          smem.stage_tile()[ring.index] = -1;
+          cuda::ptx::mbarrier_arrive(&smem.smem_full()[ring.index]);
+          count_out(tile_counter, gridDim.x);
         }
         return ring;
       };
@@ -292,10 +319,12 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     // The bias is prefetched for every fused epilogue (ACT 0 stands for
     // them all), never for the plain one.
     constexpr int kBiasAct = FUSED ? 0 : detail::kPlainEpilogue;
-    int turns = 0;  // ping-pong: hand-overs this consumer has waited for
     // Cooperative consumers take every tile of the CTA's sequence; ping-pong ones alternate.
-    detail::PersistentTileWalk walk{schedule, PINGPONG ? consumer : 0, PINGPONG ? 2 : 1};
-    for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
+    ConsumerTileWalk<NUM_STAGES, PINGPONG> walk{schedule, PINGPONG ? consumer : 0};
+    const auto take = [&] {
+      return walk.take(counted, smem.stage_tile(), full_bars, smem.math_turn(), num_k_stages, consumer, wg_thread == 0);
+    };
+    for (int tile = take(); tile >= 0; walk.j += walk.kStep, tile = take()) {
       const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : raster.tile(tile);
       // Where this consumer's rows and columns of the tile start: computed
       // now, while the stage loads, not after the mainloop where the
@@ -315,8 +344,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       detail::compute_here(n0);
       epilogue.template prefetch_bias<kBiasAct>(epi, m0, n0);
       Ring ring = Ring::at(static_cast<int64_t>(walk.j) * num_k_stages);  // stage 0 of the CTA's j-th tile
-      if (PINGPONG && walk.j > 0)
-        detail::wait_barrier(&smem.math_turn()[consumer], turns++ & 1, "math_turn", consumer, "consumer");
+      if (walk.kernel_waits_turn(counted) && walk.j > 0)
+        detail::wait_barrier(&smem.math_turn()[consumer], walk.turn_parity(), "math_turn", consumer, "consumer");
       // The tile's k-loop into this consumer's first ROWS m64 accumulators
       // (0: none of its rows lie inside M; it still waits for every stage, so
       // that it never runs a ring fill ahead, and hands each back unread).

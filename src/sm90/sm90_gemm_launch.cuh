@@ -19,6 +19,7 @@
 #include "common/host/tensor_map.hpp"
 #include "sm90/sm90_gemm.hpp"
 #include "sm90/sm90_gemm_kernel.cuh"
+#include "sm90/tile_counters.hpp"
 
 namespace tcgemm::sm90 {
 
@@ -79,13 +80,20 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   epi.paired = maps.c_pairs ? 1 : 0;  // (run_typed decided: pairs_c)
   epi.c_evict_first = config.c_evict_first ? 1 : 0;
   const int clusters = std::min(config.num_ctas / kClusterCtas, resident);
+  // Counted tiles: the stream's counter (or this capture's), if there is
+  // one to give; without, the kernel walks the static schedule.
+  uint32_t* counter = nullptr;
+  if (counts_tiles(BLOCK_M, kClusterCtas, SWAP_AB, GROUPED) && config.schedule == Schedule::counted) {
+    int device = 0;
+    if (cudaGetDevice(&device) == cudaSuccess) counter = tile_counter(device, args.stream);
+  }
 
   detail::LaunchAttributes attrs{};
   const cudaLaunchConfig_t cfg =
       launch_config(clusters * kClusterCtas, kCtaThreads, kClusterCtas, kSmem, args.stream, attrs, config.pdl);
   *grid_ctas = clusters * kClusterCtas;
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.tail, raster, num_k_blocks,
-                                             epi, maps.tail_bytes, detail::batch_steps(args), groups);
+                                             epi, maps.tail_bytes, detail::batch_steps(args), groups, counter);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }

@@ -258,6 +258,9 @@ TEST(CheckOptions, EachFamilyRefusesWhatItCannotHonour) {
   EXPECT_EQ(sm100::check_options(Options{}), "");
   EXPECT_EQ(sm90::check_options(forced(0, 0, false, Schedule::cluster_launch_control)),
             "Options::schedule = cluster_launch_control needs an sm_100 GPU (Cluster Launch Control is Blackwell's)");
+  EXPECT_EQ(sm90::check_options(forced(0, 0, false, Schedule::counted)), "");
+  EXPECT_TRUE(contains(sm100::check_options(forced(0, 0, false, Schedule::counted)),
+                       "Options::schedule = counted is sm_90's"));
   EXPECT_EQ(sm90::check_options(forced(100)), sm90::check_config_options(forced(100)));
   EXPECT_EQ(sm100::check_options(forced(24)),
             "Options::block_n must be 0, 8, 16, 32, 40, 48, 64, 96, 128 or 256 on sm_100, not 24");

@@ -65,7 +65,8 @@ TEST(Sm90Config, ConstantsMatchTheDesign) {
   EXPECT_EQ(stage_bytes(112, 256), (256 + 112) * 64 * 2);
   // The tall tiles' rings: 4 stages of 40-48 KiB beside the panels.
   for (int w : {64, 96, 112, 128}) EXPECT_EQ(stages_for(w, 256), 4) << w;
-  EXPECT_EQ(smem_bytes(128, 4, 256), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + 2 * 64 * 4 + (2 * 4 + 4 + 2) * 8);
+  EXPECT_EQ(smem_bytes(128, 4, 256), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + 2 * 64 * 4 + (2 * 4 + 4 + 2) * 8 +
+                                           24);  // counted tiles' slots: 4 tile indices and a flag
 }
 
 TEST(Sm90Config, OverrideIsRespected) {
@@ -429,6 +430,34 @@ TEST(Sm90Config, StoreBoundBatchesWalkRowMajor) {
   EXPECT_EQ(swapped.group_m, 8);
 }
 
+// Counted tiles (Schedule::counted): automatic for the store-bound batches
+// on the tiles that can count; forced on any such tile; never on a cluster,
+// the tall, swapped, 64- or 8-row tiles; off when the request says persistent.
+TEST(Sm90Config, CountedTilesWhereTheyCan) {
+  const auto pick = [](int64_t m, int64_t n, int64_t k, ConfigRequest r) { return select_config(m, n, k, 132, r); };
+  const Config batch = pick(2048, 2048, 128, {.batch = 128});
+  EXPECT_EQ(batch.schedule, Schedule::counted) << describe(batch);
+  EXPECT_NE(describe(batch).find("counted tiles"), std::string::npos) << describe(batch);
+  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 128, .schedule = Schedule::persistent}).schedule, Schedule::persistent);
+  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 1}).schedule, Schedule::persistent) << "a single product";
+  EXPECT_EQ(pick(2048, 2048, 264, {.batch = 128}).schedule, Schedule::persistent) << "K past 256";
+  EXPECT_EQ(pick(1024, 1024, 128, {.batch = 128}).schedule, Schedule::counted) << "62 tiles an SM";
+  EXPECT_EQ(pick(512, 512, 128, {.batch = 128}).schedule, Schedule::persistent) << "15.5 tiles an SM";
+  EXPECT_EQ(pick(512, 512, 128, {.batch = 128, .schedule = Schedule::counted}).schedule, Schedule::counted);
+  EXPECT_EQ(pick(4096, 4096, 4096, {.schedule = Schedule::counted}).schedule, Schedule::counted) << "forced";
+  EXPECT_EQ(pick(4096, 4096, 4096, {}).schedule, Schedule::persistent);
+  EXPECT_EQ(pick(2048, 2048, 128, {.block_n = 256, .cluster_m = 2, .batch = 128}).schedule, Schedule::persistent)
+      << "a cluster";
+  EXPECT_EQ(pick(2048, 2048, 128, {.block_m = 256, .batch = 128, .schedule = Schedule::counted}).schedule,
+            Schedule::persistent)
+      << "the tall tile";
+  EXPECT_EQ(pick(256, 2048, 128, {.batch = 128, .swap_ab = true}).schedule, Schedule::persistent) << "swapped";
+  EXPECT_EQ(pick(16, 4096, 4096, {.schedule = Schedule::counted}).schedule, Schedule::persistent) << "64-row tiles";
+  for (const TileConfig& t : kTileConfigs)
+    EXPECT_EQ(counts_tiles(t.block_m, t.cluster_m * t.cluster_n, t.swap_ab, false),
+              t.block_m == 128 && t.cluster_m == 1 && t.cluster_n == 1 && !t.swap_ab);
+}
+
 // Paired stores (64 x 128 boxes of C): the tiles stored through panels
 // whose width is whole pairs and whose consumers have two buffers; never
 // the swapped or M-grouped kernels, nor the tiles stored from registers.
@@ -509,11 +538,12 @@ TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
   }
   // The shared-memory arithmetic written out: ring + epilogue panels + staged bias (64 fp32 per consumer)
   // + barriers + alignment slack.
-  EXPECT_EQ(smem_bytes(256, 4), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + 2 * 64 * 4 + (2 * 4 + 4 + 2) * 8);
+  EXPECT_EQ(smem_bytes(256, 4), 1024 + 4 * 49152 + 2 * 2 * 64 * 64 * 2 + 2 * 64 * 4 + (2 * 4 + 4 + 2) * 8 +
+                                           24);  // counted tiles' slots: 4 tile indices and a flag
   // 64-row tiles: no panels (they store from registers); the ring as deep as fits, at most 32.
-  EXPECT_EQ(smem_bytes(32, 18, 64), 1024 + 18 * (64 + 32) * 128 + (2 * 18 + 4 + 2) * 8);
+  EXPECT_EQ(smem_bytes(32, 18, 64), 1024 + 18 * (64 + 32) * 128 + (2 * 18 + 4 + 2) * 8 + 80);
   // The decode tile: stages of 4 k-blocks, each 1 KiB of A and 64 x width of B.
-  EXPECT_EQ(smem_bytes(32, 11, 8), 1024 + 11 * 4 * (1024 + 32 * 128) + (2 * 11 + 4 + 2) * 8);
+  EXPECT_EQ(smem_bytes(32, 11, 8), 1024 + 11 * 4 * (1024 + 32 * 128) + (2 * 11 + 4 + 2) * 8 + 48);
   EXPECT_EQ(stages_for(8, 8), 28);
   EXPECT_EQ(stages_for(16, 8), 18);
   EXPECT_EQ(stages_for(32, 8), 11);
@@ -914,7 +944,7 @@ TEST(Sm90Config, SwappedKernelForAFewTokensPastOneBlockRow) {
   for (const int w : {144, 152, 160}) {
     EXPECT_EQ(stages_for(w, 256), 4) << w;
     EXPECT_EQ(epi_buffers(256, w), 1) << w;
-    EXPECT_EQ(smem_bytes(w, 4, 256), 1024 + 4 * (256 + w) * 128 + 2 * (64 * 64 * 2 + 64 * 4) + (2 * 4 + 4 + 2) * 8);
+    EXPECT_EQ(smem_bytes(w, 4, 256), 1024 + 4 * (256 + w) * 128 + 2 * (64 * 64 * 2 + 64 * 4) + (2 * 4 + 4 + 2) * 8 + 24);
   }
   EXPECT_EQ(epi_buffers(256, 128), 2);
   EXPECT_EQ(epi_buffers(128, 160), 2);
