@@ -48,13 +48,15 @@ constexpr int64_t kRowRasterMaxBBytes = int64_t{8} << 20;
 // landed).
 constexpr int64_t kCountedMinTilesPerSm = 32;
 
+// Whether a batch is one of the store-bound batches above.
+bool store_bound_batch(int64_t n, int64_t k, int64_t batch) {
+  return batch > 1 && k <= kRowRasterMaxK && n * k * 2 <= kRowRasterMaxBBytes;
+}
+
 // The raster group of a chosen configuration: one block-row (of clusters)
 // for the store-bound batches above, else kRasterGroupM's. Not for the tall
 // tiles (tall_grid's grid is laid out for their groups), the swapped kernel
 // or the 64- and 8-row tiles, where it was not measured.
-bool store_bound_batch(int64_t n, int64_t k, int64_t batch) {
-  return batch > 1 && k <= kRowRasterMaxK && n * k * 2 <= kRowRasterMaxBBytes;
-}
 int raster_group(const Config& c, int64_t n, int64_t k, int64_t batch) {
   return c.block_m == kBlockM && !c.swap_ab && store_bound_batch(n, k, batch) ? 1 : c.group_m;
 }
