@@ -82,11 +82,9 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const int clusters = std::min(config.num_ctas / kClusterCtas, resident);
   // Counted tiles: the stream's counter (or this capture's), if there is
   // one to give; without, the kernel walks the static schedule.
-  uint32_t* counter = nullptr;
-  if (counts_tiles(BLOCK_M, kClusterCtas, SWAP_AB, GROUPED) && config.schedule == Schedule::counted) {
-    int device = 0;
-    if (cudaGetDevice(&device) == cudaSuccess) counter = tile_counter(device, args.stream);
-  }
+  constexpr bool kCountable = counts_tiles(BLOCK_M, kClusterCtas, SWAP_AB, GROUPED);
+  uint32_t* const counter =
+      kCountable && config.schedule == Schedule::counted ? tile_counter(config.device, args.stream) : nullptr;
 
   detail::LaunchAttributes attrs{};
   const cudaLaunchConfig_t cfg =

@@ -16,11 +16,16 @@
 //                     attribute), cudaGetLastError, cublasSetStream,
 //                     cublasGemmEx (cuCtxGetId: added since, and tried by
 //                     test_graphs.cpp in all three modes on an H100, driver 580)
+//   legal, per call, on a stream not being captured only (counted tiles,
+//   sm90/tile_counters.cu; tried by tests/gpu/test_counted.cpp, eager calls
+//   beside a global-mode capture, H100, driver 580): cudaStreamGetId
 //   legal, once (per device or kernel, until it succeeds):
 //                     cudaGetDeviceProperties, cudaFuncGetAttributes,
 //                     cudaFuncSetAttribute, cudaDeviceGetAttribute,
 //                     cudaOccupancyMaxActiveClusters,
-//                     cudaGetDriverEntryPointByVersion
+//                     cudaGetDriverEntryPointByVersion, cudaGetSymbolAddress
+//                     (the counter pool's base; its first call in the tests
+//                     came before any capture: not tried under one)
 //   forbidden:        cudaStreamGetDevice, cuStreamGetDevice,
 //                     cudaStreamGetFlags, cudaStreamGetId (on the capturing
 //                     stream); anything that synchronizes (cudaDeviceSynchronize,
