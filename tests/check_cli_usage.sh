@@ -30,6 +30,9 @@ expect_usage_error "--repeats wants an integer from 1 to 100000" bench --repeats
 expect_usage_error "unknown suite 'huge'" bench --suite huge
 expect_usage_error "--sm-count wants a number of SMs" bench --sm-count lots
 expect_usage_error "--chain times its own fixed chain: it takes no --sm-count" bench --chain --sm-count 8
+expect_usage_error "--schedule wants persistent, counted or clc" bench --schedule soon
+expect_usage_error "--schedule names counted twice" bench --schedule counted,persistent,counted
+expect_usage_error "--chain times its own fixed chain: it takes no --schedule" bench --chain --schedule counted
 expect_usage_error "--chain times its own fixed chain" bench --chain --rounds 3
 expect_usage_error "--chain times its own fixed chain" bench --chain --layout TT
 expect_usage_error "--repeats wants an integer from 1 to 100000" bench --repeats 100001

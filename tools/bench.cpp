@@ -317,6 +317,18 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
   if (!s.only.empty())  // (--only: the labels containing it; run_bench checked that some are timed)
     std::erase_if(variants, [&](const support::KernelVariant& v) { return !named_by_only(v, s.only); });
   variants.emplace_back();  // the automatic choice: Options{}
+  // (--schedule: each of them again under each schedule named, right after it.)
+  if (!s.schedules.empty()) {
+    std::vector<support::KernelVariant> with_schedules;
+    for (const support::KernelVariant& v : variants) {
+      with_schedules.push_back(v);
+      for (const Schedule schedule : s.schedules) {
+        with_schedules.push_back(v);
+        with_schedules.back().options.schedule = schedule;
+      }
+    }
+    variants = std::move(with_schedules);
+  }
   size_t group = 0;
   for (const BenchCase& t : s.shapes)
     for (const DType dtype : s.dtypes)
@@ -331,7 +343,7 @@ std::vector<BenchRow> expand_rows(const BenchSettings& s, const std::map<std::st
           row.c.options = o;
           row.c.options.sm_count = s.sm_count;
           row.c.batch = s.batch;
-          row.heuristic = o.block_n == 0;  // the automatic choice's own row
+          row.heuristic = o.block_n == 0 && o.schedule == Schedule::automatic;  // the automatic choice's own row
           row.group = group;
           row.peak = peaks.at(to_string(dtype));
           row.hbm = peaks.at(kHbmPeakKey);
@@ -357,7 +369,8 @@ size_t time_rows(std::vector<BenchRow>& rows, const BenchSettings& s) {
       return row.c.shape.str() + " " + to_string(row.c.dtype) + " " + row.c.layout.str() +
              (o.block_n ? format(" block_n=%d cluster_m=%d%s%s%s", o.block_n, o.cluster_m, o.pingpong ? " pingpong" : "",
                                  o.cluster_n > 1 ? " cluster_n=2" : "", o.swap_ab ? " swap_ab" : "")
-                        : "");
+                        : "") +
+             (o.schedule != Schedule::automatic ? std::string(" schedule=") + to_string(o.schedule) : "");
     };
     for (size_t i = 0; i < rows.size(); ++i) {
       progress.advance(i == 0 ? 0 : 1, name(rows[i]));
@@ -409,6 +422,17 @@ int run_bench(const ArgParser& parser) {
                    "tcgemm bench: --only '%s' matches no configuration of this GPU's kernels built for the layouts "
                    "timed (%s)\n",
                    settings.only.c_str(), layouts.c_str());
+      return kExitUsage;
+    }
+  }
+  // --schedule: only the schedules this GPU's kernel family has.
+  for (const Schedule schedule : settings.schedules) {
+    const Backend family = support::device_family();
+    if ((schedule == Schedule::counted && family != Backend::sm90) ||
+        (schedule == Schedule::cluster_launch_control && family != Backend::sm100)) {
+      std::fprintf(stderr, "tcgemm bench: --schedule %s is for %s GPUs; this one is not\n",
+                   schedule == Schedule::counted ? "counted" : "clc",
+                   schedule == Schedule::counted ? "sm_90 (Hopper)" : "sm_100 (Blackwell)");
       return kExitUsage;
     }
   }

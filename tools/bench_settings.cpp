@@ -51,6 +51,11 @@ void add_bench_options(ArgParser& parser) {
                     "automatic choice (sm90 labels: block_n=W cluster_m=C [pingpong] [block_m=H] [cluster_n=2] "
                     "[swap_ab], e.g. --only swap_ab, or 'block_n=16 ' with the space to leave out 160; sm100: "
                     "block_n=W clc|persistent [single-CTA] [block_m=64] [swap_ab])");
+  parser.add_option("schedule", "persistent|counted|clc",
+                    "also time every row (each forced configuration and the automatic choice) with "
+                    "Options::schedule set to this, a row beside it; a comma-separated list for several "
+                    "(counted: sm90, where the tile can count, else the row runs persistent; clc: sm100; the "
+                    "kernel column shows which schedule ran)");
   add_fused_epilogue_options(parser,
                              "time tcgemm with a fused epilogue (a fourth side, tcgemm without it, timed beside it; "
                              "cuBLAS runs the GEMM alone)");
@@ -160,6 +165,23 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
     if (!s.all_configs) return "--only picks among the configurations of --configs all: add --configs all";
     s.only = parser.get("only");
     if (s.only.empty()) return "--only wants a non-empty part of a configuration's label";
+  }
+  if (parser.has("schedule")) {
+    if (s.chain) return "--chain times its own fixed chain: it takes no --schedule";
+    std::string list = parser.get("schedule");
+    for (size_t start = 0; start <= list.size();) {
+      const size_t end = std::min(list.find(',', start), list.size());
+      const std::string name = list.substr(start, end - start);
+      const Schedule schedule = name == "persistent" ? Schedule::persistent
+                                : name == "counted"  ? Schedule::counted
+                                : name == "clc"      ? Schedule::cluster_launch_control
+                                                     : Schedule::automatic;
+      if (schedule == Schedule::automatic)
+        return "--schedule wants persistent, counted or clc (or a comma-separated list), got '" + name + "'";
+      if (std::ranges::find(s.schedules, schedule) != s.schedules.end()) return "--schedule names " + name + " twice";
+      s.schedules.push_back(schedule);
+      start = end + 1;
+    }
   }
   if (std::string why = parse_fused_epilogue(parser, &s.fused); !why.empty()) return why;
   if (s.chain && s.fused.any()) return "--chain takes no --activation or --bias";

@@ -48,6 +48,7 @@ struct BenchSettings {
   int sm_count = 0;          // --sm-count S: ours on at most S SMs (Options::sm_count; 0 all)
   bool all_configs = false;  // --configs all: every built-in configuration of the family
   std::string only;          // --only: of those, the ones whose label contains this (empty: all)
+  std::vector<Schedule> schedules;  // --schedule: every row timed again under each of these
   bool chain = false;        // --chain: the dependent-GEMM chain instead of the cases
   FusedEpilogue fused;       // --activation, --bias: ours runs fused, and plain beside it
   std::optional<std::string> json_path;  // --json FILE
