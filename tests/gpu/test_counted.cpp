@@ -4,7 +4,8 @@
 // plain, fewer tiles than SMs so that some CTAs take none, K whose stages
 // fill the ring exactly), call after call on one stream (the counter is
 // left zero for the next kernel, PDL or not), on several streams from
-// several threads at once (a counter per stream), and replayed from CUDA
+// several threads at once (a counter per stream, the per-thread default
+// streams included), and replayed from CUDA
 // graphs, twice per graph and beside eager calls (a counter per capture).
 #include <gtest/gtest.h>
 
@@ -169,8 +170,10 @@ TEST_F(Counted, BackToBackOnOneStream) {
   }
 }
 
-// Four threads, a stream each, counted calls at once.
-TEST_F(Counted, ConcurrentStreams) {
+// Four threads, a stream each, counted calls at once: streams they create,
+// or each thread's per-thread default stream (cudaStreamPerThread, one
+// handle for four streams: each must still get a counter of its own).
+void expect_concurrent_threads_agree(bool per_thread_stream) {
   const Case c = kCases[0];
   const Operands ops(c, 13);
   const Buffer ref(ops.c_elems());
@@ -182,8 +185,8 @@ TEST_F(Counted, ConcurrentStreams) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
-      cudaStream_t s = nullptr;
-      if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+      cudaStream_t s = cudaStreamPerThread;
+      if (!per_thread_stream && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
         failures[t] = "cudaStreamCreate failed";
         return;
       }
@@ -194,14 +197,19 @@ TEST_F(Counted, ConcurrentStreams) {
         if (p.status != Status::ok) failures[t] = p.reason;
       }
       cudaStreamSynchronize(s);
-      cudaStreamDestroy(s);
+      if (!per_thread_stream) cudaStreamDestroy(s);
     });
   for (auto& th : threads) th.join();
+  const std::string streams = per_thread_stream ? "per-thread default streams" : "created streams";
   for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(failures[t], "") << "thread " << t;
-    expect_same(support::download(outs[t].data(), outs[t].size()), want, "thread " + std::to_string(t));
+    EXPECT_EQ(failures[t], "") << "thread " << t << ", " << streams;
+    expect_same(support::download(outs[t].data(), outs[t].size()), want,
+                "thread " + std::to_string(t) + ", " + streams);
   }
 }
+
+TEST_F(Counted, ConcurrentStreams) { expect_concurrent_threads_agree(false); }
+TEST_F(Counted, ConcurrentPerThreadDefaultStreams) { expect_concurrent_threads_agree(true); }
 
 // Two counted calls captured in one graph (a counter each), the graph
 // replayed twice while eager counted calls run on another stream.
