@@ -352,7 +352,8 @@ struct Options {
   // (automatic), 2 (pair tiles) or 1 (single-CTA tiles, persistent); pingpong
   // false. `schedule` picks persistent or Cluster Launch Control there; on
   // sm90 persistent or counted (automatic: counted for long strided batches
-  // of store-bound products, docs/DESIGN.md "Counted tiles", else persistent).
+  // of store-bound products on a GPU with less than 56 MiB of L2, such as the
+  // H100, docs/DESIGN.md "Counted tiles", else persistent).
   Schedule schedule = Schedule::automatic;
   // The tile height, 0 (automatic) or: sm90 8, 64, 128 or 256 (see
   // kTileConfigs; 8, the decode tile, needs op_a = N and op_b = T); sm100

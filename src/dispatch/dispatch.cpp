@@ -196,7 +196,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
         args.m, args.n, args.k, sms,
         sm90::ConfigRequest{options.block_n, options.cluster_m, options.pingpong, options.block_m, args.op_b == Op::T,
                             args.batch, args.op_a == Op::N, args.fused_epilogue(), options.cluster_n,
-                            options.swap_ab, options.schedule});
+                            options.swap_ab, options.schedule, dev.l2_bytes});
     if (std::string why = cluster_exceeds_sms(config.cluster_m * config.cluster_n); !why.empty())
       return reject(Status::invalid_argument, why);
     config.pdl = options.pdl;

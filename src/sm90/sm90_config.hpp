@@ -223,6 +223,9 @@ struct ConfigRequest {
   bool swap_ab = false;
   // Options::schedule: automatic, persistent or counted (select_schedule).
   Schedule schedule = Schedule::automatic;
+  // The device's L2 in bytes (DeviceInfo::l2_bytes; 0: not known): whether
+  // the automatic schedule counts tiles (kCountedMaxL2Bytes).
+  int64_t l2_bytes = 0;
 };
 
 // Picks the configuration (unless overridden by one of kTileConfigs).
@@ -244,7 +247,8 @@ struct ConfigRequest {
 // raster groups of 8 block-rows, or of one (row-major) for a strided batch
 // of store-bound problems (K <= 256, each B at most 8 MiB; raster_group),
 // whose tiles are then counted (Schedule::counted) where the tile can be
-// (counts_tiles), unless the request names the schedule.
+// (counts_tiles) and the L2 is small enough that the static walk would read
+// the operands again (request.l2_bytes), unless the request names the schedule.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,

@@ -431,22 +431,34 @@ TEST(Sm90Config, StoreBoundBatchesWalkRowMajor) {
 }
 
 // Counted tiles (Schedule::counted): automatic for the store-bound batches
-// on the tiles that can count; forced on any such tile; never on a cluster,
-// the tall, swapped, 64- or 8-row tiles; off when the request says persistent.
+// on the tiles that can count, on a GPU with an H100's L2 (50 MiB), not an
+// H200's (60 MiB) or an unknown one; forced on any such tile; never on a
+// cluster, the tall, swapped, 64- or 8-row tiles; off when the request says
+// persistent.
 TEST(Sm90Config, CountedTilesWhereTheyCan) {
+  constexpr int64_t kH100L2 = int64_t{50} << 20, kH200L2 = int64_t{60} << 20;
   const auto pick = [](int64_t m, int64_t n, int64_t k, ConfigRequest r) { return select_config(m, n, k, 132, r); };
-  const Config batch = pick(2048, 2048, 128, {.batch = 128});
+  const Config batch = pick(2048, 2048, 128, {.batch = 128, .l2_bytes = kH100L2});
   EXPECT_EQ(batch.schedule, Schedule::counted) << describe(batch);
   EXPECT_NE(describe(batch).find("counted tiles"), std::string::npos) << describe(batch);
-  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 128, .schedule = Schedule::persistent}).schedule, Schedule::persistent);
-  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 1}).schedule, Schedule::persistent) << "a single product";
-  EXPECT_EQ(pick(2048, 2048, 264, {.batch = 128}).schedule, Schedule::persistent) << "K past 256";
-  EXPECT_EQ(pick(1024, 1024, 128, {.batch = 128}).schedule, Schedule::counted) << "62 tiles an SM";
-  EXPECT_EQ(pick(512, 512, 128, {.batch = 128}).schedule, Schedule::persistent) << "15.5 tiles an SM";
+  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 128, .l2_bytes = kH200L2}).schedule, Schedule::persistent) << "60 MiB";
+  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 128}).schedule, Schedule::persistent) << "L2 not known";
+  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 128, .schedule = Schedule::counted, .l2_bytes = kH200L2}).schedule,
+            Schedule::counted)
+      << "forced on any L2";
+  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 128, .schedule = Schedule::persistent, .l2_bytes = kH100L2}).schedule,
+            Schedule::persistent);
+  EXPECT_EQ(pick(2048, 2048, 128, {.batch = 1, .l2_bytes = kH100L2}).schedule, Schedule::persistent)
+      << "a single product";
+  EXPECT_EQ(pick(2048, 2048, 264, {.batch = 128, .l2_bytes = kH100L2}).schedule, Schedule::persistent) << "K past 256";
+  EXPECT_EQ(pick(1024, 1024, 128, {.batch = 128, .l2_bytes = kH100L2}).schedule, Schedule::counted) << "62 tiles an SM";
+  EXPECT_EQ(pick(512, 512, 128, {.batch = 128, .l2_bytes = kH100L2}).schedule, Schedule::persistent)
+      << "15.5 tiles an SM";
   EXPECT_EQ(pick(512, 512, 128, {.batch = 128, .schedule = Schedule::counted}).schedule, Schedule::counted);
   EXPECT_EQ(pick(4096, 4096, 4096, {.schedule = Schedule::counted}).schedule, Schedule::counted) << "forced";
-  EXPECT_EQ(pick(4096, 4096, 4096, {}).schedule, Schedule::persistent);
-  EXPECT_EQ(pick(2048, 2048, 128, {.block_n = 256, .cluster_m = 2, .batch = 128}).schedule, Schedule::persistent)
+  EXPECT_EQ(pick(4096, 4096, 4096, {.l2_bytes = kH100L2}).schedule, Schedule::persistent);
+  EXPECT_EQ(pick(2048, 2048, 128, {.block_n = 256, .cluster_m = 2, .batch = 128, .l2_bytes = kH100L2}).schedule,
+            Schedule::persistent)
       << "a cluster";
   EXPECT_EQ(pick(2048, 2048, 128, {.block_m = 256, .batch = 128, .schedule = Schedule::counted}).schedule,
             Schedule::persistent)
