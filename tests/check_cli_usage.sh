@@ -33,6 +33,7 @@ expect_usage_error "--chain times its own fixed chain: it takes no --sm-count" b
 expect_usage_error "--schedule wants persistent, counted or clc" bench --schedule soon
 expect_usage_error "--schedule names counted twice" bench --schedule counted,persistent,counted
 expect_usage_error "--chain times its own fixed chain: it takes no --schedule" bench --chain --schedule counted
+expect_usage_error "--schedule clc does not bound its grid: it takes no --sm-count" bench --sm-count 100 --schedule clc
 expect_usage_error "--chain times its own fixed chain" bench --chain --rounds 3
 expect_usage_error "--chain times its own fixed chain" bench --chain --layout TT
 expect_usage_error "--repeats wants an integer from 1 to 100000" bench --repeats 100001

@@ -207,6 +207,7 @@ void write_json(std::ostream& out, const DeviceInfo& d, const std::map<std::stri
     j.member("forced_block_n", r.c.options.block_n).member("forced_cluster_m", r.c.options.cluster_m);
     j.member("forced_pingpong", r.c.options.pingpong).member("forced_block_m", r.c.options.block_m);
     j.member("forced_cluster_n", r.c.options.cluster_n).member("forced_swap_ab", r.c.options.swap_ab);
+    j.member("forced_schedule", to_string(r.c.options.schedule));
     if (r.timed()) {
       j.member("ours_us_median", r.ours_median()).member("cublas_us_median", r.cublas_median());
       j.member("ours_us_min", *std::min_element(r.ours_us.begin(), r.ours_us.end()));

@@ -179,6 +179,8 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
       if (schedule == Schedule::automatic)
         return "--schedule wants persistent, counted or clc (or a comma-separated list), got '" + name + "'";
       if (std::ranges::find(s.schedules, schedule) != s.schedules.end()) return "--schedule names " + name + " twice";
+      if (schedule == Schedule::cluster_launch_control && s.sm_count > 0)
+        return "--schedule clc does not bound its grid: it takes no --sm-count";
       s.schedules.push_back(schedule);
       start = end + 1;
     }
