@@ -426,8 +426,8 @@ int run_bench(const ArgParser& parser) {
     }
   }
   // --schedule: only the schedules this GPU's kernel family has.
+  const Backend family = settings.schedules.empty() ? Backend::none : support::device_family();
   for (const Schedule schedule : settings.schedules) {
-    const Backend family = support::device_family();
     if ((schedule == Schedule::counted && family != Backend::sm90) ||
         (schedule == Schedule::cluster_launch_control && family != Backend::sm100)) {
       std::fprintf(stderr, "tcgemm bench: --schedule %s is for %s GPUs; this one is not\n",

@@ -221,7 +221,7 @@ struct ConfigRequest {
   int cluster_n = 0;
   // Options::swap_ab (false: automatic).
   bool swap_ab = false;
-  // Options::schedule: automatic, persistent or counted (select_schedule).
+  // Options::schedule: automatic, persistent or counted (select_config).
   Schedule schedule = Schedule::automatic;
   // The device's L2 in bytes (DeviceInfo::l2_bytes; 0: not known): whether
   // the automatic schedule counts tiles (kCountedMaxL2Bytes).

@@ -18,7 +18,6 @@
 // Schedule::persistent.
 #include <cstdint>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 
 #include <cuda_runtime.h>
