@@ -47,16 +47,7 @@ constexpr int64_t kRowRasterMaxBBytes = int64_t{8} << 20;
 // hand-off (a consumer learns its tile only when the tile's first stage has
 // landed).
 constexpr int64_t kCountedMinTilesPerSm = 32;
-// And only on a GPU whose L2 is under this. Counting pays for reading the
-// operands once where the static walk reads them again: on an H100 (50 MiB
-// of L2) the persistent walk of 128 x 2048^2 x 128 read its 134 MB of
-// operands 1.63 times and counted tiles read them once. On an H200 (60 MiB)
-// the persistent walk already reads them once (Nsight Compute: 134.35 MB,
-// the same as cuBLAS's and as counted tiles'), and counting only adds the
-// hand-off: 0.6-3.5% slower on the batches above (docs/PERF.md, part 23).
-// Two GPUs measured: the L2 size is the difference between them that bears
-// on re-reads, and the bound sits between the two; not derived.
-constexpr int64_t kCountedMaxL2Bytes = int64_t{56} << 20;
+// And only on a GPU whose L2 is under kCountedMaxL2Bytes (sm90_config.hpp).
 
 // Whether a batch is one of the store-bound batches above.
 bool store_bound_batch(int64_t n, int64_t k, int64_t batch) {
@@ -897,7 +888,8 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   const int64_t tiles = ceil_div(m, c.block_m) * static_cast<int64_t>(ceil_div(n, c.block_n)) * request.batch;
   const bool small_l2 = request.l2_bytes > 0 && request.l2_bytes < kCountedMaxL2Bytes;
   const bool counted = request.schedule == Schedule::automatic
-                           ? store_bound_batch(n, k, request.batch) && tiles >= kCountedMinTilesPerSm * num_sms && small_l2
+                           ? store_bound_batch(n, k, request.batch) && tiles >= kCountedMinTilesPerSm * num_sms &&
+                                 small_l2
                            : request.schedule == Schedule::counted;
   c.schedule = countable && counted ? Schedule::counted : Schedule::persistent;
   return c;

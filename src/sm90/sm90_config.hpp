@@ -201,6 +201,18 @@ struct Config : KernelConfig {
   int device = 0;  // the current device (DeviceInfo::id): whose counter pool counted tiles draw on
 };
 
+// The automatic schedule counts tiles (Schedule::counted) only on a GPU
+// whose L2 is under this (select_config). Counting pays for reading the
+// operands once where the static walk reads them again: on an H100 (50 MiB
+// of L2) the persistent walk of 128 x 2048^2 x 128 read its 134 MB of
+// operands 1.63 times and counted tiles read them once. On an H200 (60 MiB)
+// the persistent walk already reads them once (Nsight Compute: 134.35 MB,
+// the same as cuBLAS's and as counted tiles'), and counting only adds the
+// hand-off: 0.6-3.5% slower on the store-bound batches (docs/PERF.md, part 23).
+// Two GPUs measured: the L2 size is the difference between them that bears
+// on re-reads, and the bound sits between the two; not derived.
+inline constexpr int64_t kCountedMaxL2Bytes = int64_t{56} << 20;
+
 // What a call asks of the choice: the Options' overrides (0: automatic) and
 // B's layout (whether B is stored K-major: op_b = T).
 struct ConfigRequest {

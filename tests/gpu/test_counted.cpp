@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gemm_case.hpp"
+#include "sm90/sm90_config.hpp"
 #include "support/device_buffer.hpp"
 #include "support/fill.hpp"
 #include "tcgemm/tcgemm.hpp"
@@ -142,12 +143,12 @@ TEST_F(Counted, SameBitsAsPersistent) {
 }
 
 // Automatic for the store-bound batch on a GPU whose L2 is under 56 MiB (an
-// H100's 50, not an H200's 60: sm90_config.cpp, kCountedMaxL2Bytes).
+// H100's 50, not an H200's 60: sm90::kCountedMaxL2Bytes).
 TEST_F(Counted, AutomaticForStoreBoundBatches) {
   int device = 0, l2 = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), cudaSuccess);
-  const Schedule for_batch = l2 > 0 && l2 < (56 << 20) ? Schedule::counted : Schedule::persistent;
+  const Schedule for_batch = l2 > 0 && l2 < sm90::kCountedMaxL2Bytes ? Schedule::counted : Schedule::persistent;
   const Case batch{1024, 1024, 128, 128, Op::N, 0, false};  // 8192 tiles: at least 32 an SM up to 256 SMs
   const Case plain{2048, 2048, 1024, 1, Op::T, 0, false};
   for (const auto& [c, want] : {std::pair{batch, for_batch}, std::pair{plain, Schedule::persistent}}) {
