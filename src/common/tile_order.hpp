@@ -83,6 +83,46 @@ struct BatchSteps {
   int b = 1;
 };
 
+// Which operands a grid's walk reads exactly once, every k-block of them by
+// one tile: B where the grid has one block-row (a decoding call's weights
+// against a few tokens), A where it has one block-column; in a batch, only
+// an operand with a matrix per problem (a repeated one is read once a
+// problem). Their TMA loads carry an L2 evict-first policy, so that the
+// stream takes the lines it leaves behind, not the lines of other data
+// (the next kernel's inputs, or the dirty lines of the previous one's
+// output, which would otherwise be written back while it streams)
+// (docs/DESIGN.md, "Operands read once"). An M-grouped call's groups share B:
+// none. Only for an operand of at most kReadOnceMaxL2Multiple times the L2
+// (`l2_bytes`; 0: not known, no hints): on an H100 the hint gained 4-14% on
+// decoding calls whose weights were 25-180 MB and lost 2-5% on those of
+// 235-940 MB, under a flush that left L2 dirty (docs/PERF.md, part 25).
+struct LoadHints {
+  int a_evict_first = 0;
+  int b_evict_first = 0;
+};
+
+inline constexpr int64_t kReadOnceMaxL2Multiple = 4;
+
+// An operand's bytes over a call: `rows` x k elements of `element_bytes`,
+// once per problem of a batch where it has a matrix per problem (step 1),
+// once where it is repeated (step 0).
+inline int64_t operand_bytes(int64_t rows, int64_t k, int element_bytes, int64_t batch, int step) {
+  return rows * k * element_bytes * (step != 0 ? batch : 1);
+}
+
+// The hints of the kernel's call of m x n x k (A m x k, B n x k, 2-byte
+// elements) walked as `raster`.
+inline LoadHints load_hints(const GroupedRaster& raster, const BatchSteps& steps, bool grouped, int64_t m, int64_t n,
+                            int64_t k, int64_t l2_bytes) {
+  if (grouped || l2_bytes <= 0) return {};
+  const bool plain = raster.batch == 1;
+  const int64_t max_bytes = kReadOnceMaxL2Multiple * l2_bytes;
+  const bool a_fits = operand_bytes(m, k, 2, raster.batch, steps.a) <= max_bytes;
+  const bool b_fits = operand_bytes(n, k, 2, raster.batch, steps.b) <= max_bytes;
+  return LoadHints{raster.num_n_blocks == 1 && (plain || steps.a != 0) && a_fits ? 1 : 0,
+                   raster.num_m_blocks == 1 && (plain || steps.b != 0) && b_fits ? 1 : 0};
+}
+
 TCGEMM_HD int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
 
 // Fraction of `slots` (concurrent tiles: SMs, or clusters) kept busy over the

@@ -201,6 +201,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
       return reject(Status::invalid_argument, why);
     config.pdl = options.pdl;
     config.c_evict_first = c_evict_first;
+    config.l2_bytes = dev.l2_bytes;
     config.device = dev.id;
     return run_kernel(Backend::sm90, config, sm90::kernel_name(args, config), "sm_90 device, operands TMA-compatible");
   }
@@ -215,6 +216,7 @@ Decision decide(const GemmArgs& args, const Options& options, const DeviceInfo& 
       return reject(Status::invalid_argument, why);
     config.pdl = options.pdl;
     config.c_evict_first = c_evict_first;
+    config.l2_bytes = dev.l2_bytes;
     return run_kernel(Backend::sm100, config, sm100::kernel_name(args, config),
                       "sm_100 device, operands TMA-compatible");
   }

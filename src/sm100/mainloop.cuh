@@ -17,6 +17,7 @@
 #include <cuda/ptx>
 
 #include "common/device/barrier.cuh"
+#include "common/device/ptx_wrappers.cuh"
 #include "common/device/ring_state.cuh"
 #include "sm100/shared_storage.cuh"
 #include "sm100/tcgen05.cuh"
@@ -25,8 +26,11 @@ namespace tcgemm::sm100 {
 
 // BATCHED: the call is a strided batch, its maps rank 3: every load names
 // the operand's batch coordinate (a plain call's loads are built without it).
+// HINTED: the call has an operand read once (detail::LoadHints), whose loads
+// carry an L2 policy; a call without one is built without the choice (as on
+// Hopper: sm90/mainloop.cuh).
 template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CTA_GROUP = kCtaGroup, bool BATCHED = false,
-          int BLOCK_M = kBlockM>
+          int BLOCK_M = kBlockM, bool HINTED = false>
 struct MainloopLoad {
   using Stage = StageLayout<BLOCK_N, CTA_GROUP, BLOCK_M>;
   static constexpr int kBCols = Stage::kBCols;
@@ -42,6 +46,11 @@ struct MainloopLoad {
   // B's box is cut to the tokens of the last token tile. The pair arms its
   // leader's barrier with both CTAs' whole stages.
   uint32_t stage_bytes = Stage::kStageBytes;
+  // Operands read once (detail::LoadHints; single-CTA tiles): their loads
+  // carry `policy`, an L2 evict-first policy.
+  bool a_evict_first = false;
+  bool b_evict_first = false;
+  uint64_t policy = 0;
 
   // The k-block at k0 of this CTA's rows from m0 and B columns from n0, into
   // the stage at `a_dst`. `full`: this CTA's smem_full of the stage (armed
@@ -58,36 +67,42 @@ struct MainloopLoad {
                                            CTA_GROUP == 1 ? stage_bytes : kCtaGroup * Stage::kStageBytes);
     uint8_t* b_dst = a_dst + Stage::kABytes;
     if constexpr (A_MAJOR == Major::K) {
-      load(a_dst, tmap_a, k0, m0, a_batch, full, leader_full);
+      load(a_dst, tmap_a, k0, m0, a_batch, full, leader_full, a_evict_first);
     } else {
 #pragma unroll
       for (int p = 0; p < BLOCK_M / 64; ++p)
-        load(a_dst + p * (Stage::kABytes / (BLOCK_M / 64)), tmap_a, m0 + 64 * p, k0, a_batch, full, leader_full);
+        load(a_dst + p * (Stage::kABytes / (BLOCK_M / 64)), tmap_a, m0 + 64 * p, k0, a_batch, full, leader_full,
+             a_evict_first);
     }
     if constexpr (B_MAJOR == Major::K) {
-      load(b_dst, tmap_b, k0, n0, b_batch, full, leader_full);
+      load(b_dst, tmap_b, k0, n0, b_batch, full, leader_full, b_evict_first);
     } else {
 #pragma unroll
       for (int p = 0; p < kBCols / 64; ++p)
-        load(b_dst + p * (Stage::kBBytes / (kBCols / 64)), tmap_b, n0 + 64 * p, k0, b_batch, full, leader_full);
+        load(b_dst + p * (Stage::kBBytes / (kBCols / 64)), tmap_b, n0 + 64 * p, k0, b_batch, full, leader_full,
+             b_evict_first);
     }
   }
 
   // One box at (c0, c1) (of matrix `batch`, when BATCHED): in a pair its
   // bytes complete the leader's barrier (the cta_group::2 load), alone this
-  // CTA's.
-  __device__ __forceinline__ static void load(uint8_t* dst, const CUtensorMap* map, int32_t c0, int32_t c1,
-                                              int32_t batch, uint64_t* full, uint32_t leader_full) {
+  // CTA's, with `policy` where `hinted`.
+  __device__ __forceinline__ void load(uint8_t* dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t batch,
+                                       uint64_t* full, uint32_t leader_full, bool hinted) const {
+    const auto alone = [&](const auto& c) {
+      if (HINTED && hinted) detail::tma_load_with_policy(dst, map, c, full, policy);
+      else cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, full);
+    };
     if constexpr (CTA_GROUP == 2 && BATCHED) {
       tma_load_3d_pair(dst, map, c0, c1, batch, leader_full);
     } else if constexpr (CTA_GROUP == 2) {
       tma_load_2d_pair(dst, map, c0, c1, leader_full);
     } else if constexpr (BATCHED) {
       const int32_t c[3] = {c0, c1, batch};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, full);
+      alone(c);
     } else {
       const int32_t c[2] = {c0, c1};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, full);
+      alone(c);
     }
   }
 };

@@ -183,6 +183,7 @@ struct Config : KernelConfig {
                           // resident clusters (persistent; the launcher caps it)
   bool pdl = true;        // launched as a programmatic dependent launch (Options::pdl)
   bool c_evict_first = false;  // C stored with an L2 evict-first policy (common/output_policy.hpp)
+  int64_t l2_bytes = 0;  // the device's L2 (DeviceInfo::l2_bytes; 0: not known): operands read once (detail::load_hints)
   int cta_group() const { return cluster_m; }
   int cta_rows() const { return block_m / cluster_m; }  // rows of C per CTA: 128, or 64
 };

@@ -93,7 +93,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     sm100_gemm(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                const __grid_constant__ CUtensorMap tmap_c, const __grid_constant__ CUtensorMap tmap_tail,
                const GroupedRaster raster, const int num_k_blocks, const EpilogueParams epi,
-               const uint32_t tail_bytes, const detail::BatchSteps batch_steps, const detail::MGroups groups) {
+               const uint32_t tail_bytes, const detail::BatchSteps batch_steps, const detail::MGroups groups,
+               const detail::LoadHints hints) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 1000) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
   static_assert(CTA_GROUP == kCtaGroup || (CTA_GROUP == 1 && SCHEDULE == Schedule::persistent),
                 "single-CTA tiles are built with the persistent schedule");
@@ -160,11 +161,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (detail::elect_one()) {
       const uint32_t leader_smem_full = leader_addr(smem.smem_full());  // where the group's bytes land
       // The loop for a plain call (rank-2 maps, tiles decoded without a
-      // batch) or a batched one (rank-3 maps, every load names its batch):
+      // batch) or a batched one (rank-3 maps, every load names its batch),
+      // with or without operands read once (hinted: MainloopLoad's HINTED):
       // built once each, chosen once. Returns where the ring stopped.
-      const auto produce = [&](auto batched) {
+      const auto produce = [&](auto batched, auto hinted) {
         constexpr bool kBatched = decltype(batched)::value;
-        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, kBatched, BLOCK_M>;
+        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CTA_GROUP, kBatched, BLOCK_M, decltype(hinted)::value>;
         // A single-CTA tile of the last block-row, whose rows run past M,
         // loads A through tmap_tail, its box cut to the rows there are
         // (tail_bytes of a stage; the launcher's a_tail_rows): the rows
@@ -177,6 +179,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         // as on Hopper.
         constexpr bool kTailMap = !kPair && !GROUPED;
         auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
+        // Operands read once (detail::LoadHints) are loaded evict-first (single-CTA tiles).
+        const bool a_once = !kPair && hints.a_evict_first != 0, b_once = !kPair && hints.b_evict_first != 0;
+        const uint64_t policy = decltype(hinted)::value ? detail::l2_evict_first_policy() : 0;
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
           const TileCoord t = GROUPED ? walk_raster.in_batch(tile) : kBatched ? raster.tile(tile) : raster.in_batch(tile);
@@ -189,7 +194,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           const Load load{tail && !SWAP_AB ? &tmap_tail : &tmap_a, tail && SWAP_AB ? &tmap_tail : &tmap_b,
                           !tail     ? Load::Stage::kStageBytes
                           : SWAP_AB ? Load::Stage::kABytes + tail_bytes
-                                    : tail_bytes + Load::Stage::kBBytes};
+                                    : tail_bytes + Load::Stage::kBBytes,
+                          a_once, b_once, policy};
           for (int kb = 0; kb < num_k_blocks; ++kb) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
@@ -201,8 +207,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         return ring;
       };
-      // (An M-grouped call's maps are rank 3: B holds a matrix per group.)
-      const Ring ring = GROUPED || raster.batch > 1 ? produce(std::true_type{}) : produce(std::false_type{});
+      // (An M-grouped call's maps are rank 3: B holds a matrix per group. It
+      // has no hints, nor has a pair.)
+      const bool hinted = !GROUPED && !kPair && (hints.a_evict_first != 0 || hints.b_evict_first != 0);
+      const auto produce_batched = [&](auto batched) {
+        if constexpr (GROUPED || kPair) return produce(batched, std::false_type{});
+        else return hinted ? produce(batched, std::true_type{}) : produce(batched, std::false_type{});
+      };
+      const Ring ring =
+          GROUPED || raster.batch > 1 ? produce_batched(std::true_type{}) : produce_batched(std::false_type{});
       // The CTA's last loads are issued: a programmatic dependent next
       // kernel may start its launch (it waits for this grid to complete).
       cudaTriggerProgrammaticLaunchCompletion();

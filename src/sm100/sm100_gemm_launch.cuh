@@ -64,9 +64,12 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
   const cudaLaunchConfig_t cfg = detail::launch_config(clusters * CTA_GROUP, kThreads, CTA_GROUP, kSmem,
                                                        args.stream, attrs, config.pdl);
   *grid_ctas = clusters * CTA_GROUP;
+  const detail::BatchSteps steps = detail::batch_steps(args);
+  const detail::LoadHints hints =
+      detail::load_hints(raster, steps, GROUPED, args.m, args.n, args.k, config.l2_bytes);
   const cudaError_t err =
       cudaLaunchKernelEx(&cfg, kernel, maps.a, maps.b, maps.c, maps.tail, raster, num_k_blocks, epi, maps.tail_bytes,
-                         detail::batch_steps(args), groups);
+                         steps, groups, hints);
   if (err != cudaSuccess) return std::string("kernel launch failed: ") + cudaGetErrorString(err);
   return {};
 }

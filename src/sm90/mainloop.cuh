@@ -22,14 +22,20 @@
 #include <cuda.h>
 #include <cuda/ptx>
 
+#include "common/device/ptx_wrappers.cuh"
 #include "sm90/shared_storage.cuh"
 
 namespace tcgemm::sm90 {
 
 // BATCHED: the call is a strided batch, its maps rank 3: every load names
 // the operand's batch coordinate (a plain call's loads are built without it).
+// HINTED: the call has an operand read once (detail::LoadHints), whose loads
+// carry an L2 policy; a call without one is built without the choice, so
+// that its producer issues each load straight after its wait (a branch per
+// load cost the narrow 64-row tiles up to 8% on an H100, where the producer's
+// loop sets the pace: docs/PERF.md, part 25).
 template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N, int BLOCK_M = kBlockM,
-          bool BATCHED = false>
+          bool BATCHED = false, bool HINTED = false>
 struct MainloopLoad {
   using Stage = StageLayout<BLOCK_N, BLOCK_M>;
   static_assert(B_MAJOR == Major::K || detail::mn_panel_cols(BLOCK_N) != 0,
@@ -53,6 +59,11 @@ struct MainloopLoad {
   // sm90_gemm_launch.cuh, tail_rows), or B's (the swapped kernel's last
   // token tile).
   uint32_t k_block_bytes = Stage::kAKBlockBytes + Stage::kBKBlockBytes;
+  // Operands read once (detail::LoadHints; HINTED only): their loads (not
+  // the multicast ones) carry `policy`, an L2 evict-first policy.
+  bool a_evict_first = false;
+  bool b_evict_first = false;
+  uint64_t policy = 0;
 
   // The k-blocks starting at k0 of the tile whose rows start at m0 (this
   // CTA's) and columns at n0, into the stage at `a_dst`; `full` is that
@@ -72,18 +83,18 @@ struct MainloopLoad {
 #pragma unroll
       for (int i = 0; i < Stage::kKBlocks; ++i) {
         if (i > 0 && i >= count) break;
-        copy(a_dst + i * Stage::kAKBlockBytes, tmap_a, k0 + i * kBlockK, m0, a_batch, full);
-        copy(b_dst + i * Stage::kBKBlockBytes, tmap_b, k0 + i * kBlockK, n0, b_batch, full);
+        copy(a_dst + i * Stage::kAKBlockBytes, tmap_a, k0 + i * kBlockK, m0, a_batch, full, a_evict_first);
+        copy(b_dst + i * Stage::kBKBlockBytes, tmap_b, k0 + i * kBlockK, n0, b_batch, full, b_evict_first);
       }
     } else if constexpr (CLUSTER_M == 1 && CLUSTER_N == 1) {
-      load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
-      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
+      load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch, a_evict_first);
+      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch, b_evict_first);
     } else if constexpr (CLUSTER_M == 2) {
-      load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
+      load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch, a_evict_first);
       load_half<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
     } else {
       load_half<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
-      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
+      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch, b_evict_first);
     }
   }
 
@@ -94,17 +105,18 @@ struct MainloopLoad {
 
   // ROWS rows (of M or N) from row0 of one operand's k-block at k0, into
   // dst, without multicast: K-major, one box; MN-major, one box per panel
-  // (the map's box is one panel: tma_operand_a / tma_operand_b).
+  // (the map's box is one panel: tma_operand_a / tma_operand_b); with
+  // `policy` where `hinted`.
   template <Major MAJOR, int ROWS>
-  __device__ __forceinline__ static void load_operand(uint8_t* dst, const CUtensorMap* tmap, uint64_t* full, int row0,
-                                                      int k0, int batch) {
+  __device__ __forceinline__ void load_operand(uint8_t* dst, const CUtensorMap* tmap, uint64_t* full, int row0, int k0,
+                                               int batch, bool hinted) const {
     if constexpr (MAJOR == Major::K) {
-      copy(dst, tmap, k0, row0, batch, full);
+      copy(dst, tmap, k0, row0, batch, full, hinted);
     } else {
       constexpr int kPanel = detail::mn_panel_cols(ROWS);
 #pragma unroll
       for (int p = 0; p < ROWS / kPanel; ++p)
-        copy(dst + p * panel_bytes(kPanel), tmap, row0 + kPanel * p, k0, batch, full);
+        copy(dst + p * panel_bytes(kPanel), tmap, row0 + kPanel * p, k0, batch, full, hinted);
     }
   }
 
@@ -119,32 +131,37 @@ struct MainloopLoad {
     constexpr uint16_t kBothCtas = 0b11;
     if constexpr (MAJOR == Major::K) {
       constexpr int kHalfBytes = ROWS / 2 * kBlockK * 2;
-      copy(dst + cta_rank * kHalfBytes, tmap, k0, row0 + static_cast<int>(cta_rank) * (ROWS / 2), batch, full,
-           kBothCtas);
+      multicast(dst + cta_rank * kHalfBytes, tmap, k0, row0 + static_cast<int>(cta_rank) * (ROWS / 2), batch, full,
+                kBothCtas);
     } else {
       static_assert(ROWS % 128 == 0, "each CTA of the pair loads whole 64-wide panels");
 #pragma unroll
       for (int p = 0; p < ROWS / 128; ++p) {
         const int panel = static_cast<int>(cta_rank) * (ROWS / 128) + p;
-        copy(dst + panel * panel_bytes(64), tmap, row0 + 64 * panel, k0, batch, full, kBothCtas);
+        multicast(dst + panel * panel_bytes(64), tmap, row0 + 64 * panel, k0, batch, full, kBothCtas);
       }
     }
   }
 
   // One TMA box at (c0, c1) (and `batch`, when BATCHED) into dst, completing
-  // `full`; multicast to the CTAs of `ctas` when given.
-  __device__ __forceinline__ static void copy(uint8_t* dst, const CUtensorMap* tmap, int c0, int c1, int batch,
-                                              uint64_t* full) {
+  // `full`, with `policy` where `hinted`; multicast: into the same offset of
+  // every CTA of `ctas`.
+  __device__ __forceinline__ void copy(uint8_t* dst, const CUtensorMap* tmap, int c0, int c1, int batch,
+                                       uint64_t* full, bool hinted) const {
+    const auto load = [&](const auto& c) {
+      if (HINTED && hinted) detail::tma_load_with_policy(dst, tmap, c, full, policy);
+      else cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full);
+    };
     if constexpr (BATCHED) {
       const int32_t c[3] = {c0, c1, batch};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full);
+      load(c);
     } else {
       const int32_t c[2] = {c0, c1};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full);
+      load(c);
     }
   }
-  __device__ __forceinline__ static void copy(uint8_t* dst, const CUtensorMap* tmap, int c0, int c1, int batch,
-                                              uint64_t* full, uint16_t ctas) {
+  __device__ __forceinline__ static void multicast(uint8_t* dst, const CUtensorMap* tmap, int c0, int c1, int batch,
+                                                   uint64_t* full, uint16_t ctas) {
     if constexpr (BATCHED) {
       const int32_t c[3] = {c0, c1, batch};
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, tmap, c, full, ctas);

@@ -198,6 +198,7 @@ struct Config : KernelConfig {
                      // at the number of clusters that can be resident at once
   bool pdl = true;   // launched as a programmatic dependent launch (Options::pdl)
   bool c_evict_first = false;  // C stored with an L2 evict-first policy (common/output_policy.hpp)
+  int64_t l2_bytes = 0;  // the device's L2 (DeviceInfo::l2_bytes; 0: not known): operands read once (detail::load_hints)
   int device = 0;  // the current device (DeviceInfo::id): whose counter pool counted tiles draw on
 };
 

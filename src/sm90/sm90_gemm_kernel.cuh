@@ -88,6 +88,12 @@
 // it to the consumers in the tile's first ring stage (sm90/tile_counter.cuh),
 // so that the tiles in flight stay a contiguous run of the raster.
 //
+// Operands read once (detail::LoadHints: B where the grid has one block-row,
+// A where it has one block-column): their TMA loads carry an L2 evict-first
+// policy (sm90/mainloop.cuh), so that a decoding call's stream of weights
+// does not push out of L2 what other kernels left there (docs/DESIGN.md,
+// "Operands read once").
+//
 // PINGPONG: instead of splitting each tile's rows, the two consumers take
 // alternate tiles of the CTA's sequence, each computing all 128 rows (two
 // m64 accumulators). The producer still fills the ring tile after tile, so
@@ -137,7 +143,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
                          const GroupedRaster raster, const int num_k_blocks, const EpilogueParams epi,
                          const uint32_t tail_bytes,
                          const detail::BatchSteps batch_steps, const detail::MGroups groups,
-                         uint32_t* const tile_counter) {
+                         uint32_t* const tile_counter, const detail::LoadHints hints) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // CTAs per cluster: 2 along M or along N, or 1.
   constexpr int kClusterCtas = CLUSTER_M * CLUSTER_N;
@@ -223,12 +229,14 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     if constexpr (!kSmallM) setmaxnreg_dec<40>();  // (two consumers need the registers)
     if (wg_thread < 32 && detail::elect_one()) {
       // The loop for a plain call (rank-2 maps, tiles decoded without a
-      // batch) or a batched one (rank-3 maps, every load names its batch):
+      // batch) or a batched one (rank-3 maps, every load names its batch),
+      // with or without operands read once (hinted: MainloopLoad's HINTED):
       // built once each, chosen once, so a plain call's loop holds nothing
-      // of the batch.
-      const auto produce = [&](auto batched) {
+      // of the batch, and a call without hints nothing of them.
+      const auto produce = [&](auto batched, auto hinted) {
         constexpr bool kBatched = decltype(batched)::value;
-        using Load = MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N, BLOCK_M, kBatched>;
+        using Load =
+            MainloopLoad<BLOCK_N, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N, BLOCK_M, kBatched, decltype(hinted)::value>;
         // The tiles of the last block-row, whose rows run past M, load A
         // through tmap_tail, whose box holds only the rows there are (tail_bytes of a
         // k-block; the launcher's tail_rows): the rows past M, left as the
@@ -240,6 +248,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         // scalars: a Load picked by reference would put both in local memory.
         constexpr bool kTailMap = kClusterCtas == 1 && !GROUPED;
         constexpr uint32_t kKBlockBytes = Load::Stage::kAKBlockBytes + Load::Stage::kBKBlockBytes;
+        // Operands read once (detail::LoadHints) are loaded evict-first.
+        const uint64_t policy = decltype(hinted)::value ? detail::l2_evict_first_policy() : 0;
         detail::PersistentTileWalk walk{schedule};
         // The next tile, taken one ahead (a counted take's round trip
         // overlaps this tile's loads).
@@ -260,7 +270,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
           const Load load{tail && !SWAP_AB ? &tmap_tail : &tmap_a, tail && SWAP_AB ? &tmap_tail : &tmap_b, cta_rank,
                           !tail     ? kKBlockBytes
                           : SWAP_AB ? Load::Stage::kAKBlockBytes + tail_bytes
-                                    : tail_bytes + Load::Stage::kBKBlockBytes};
+                                    : tail_bytes + Load::Stage::kBKBlockBytes,
+                          hints.a_evict_first != 0, hints.b_evict_first != 0, policy};
           for (int ks = 0; ks < num_k_stages; ++ks) {
             detail::wait_barrier(&smem.smem_empty()[ring.index], ring.phase ^ 1, "smem_empty", ring.index,
                                  "producer");
@@ -282,8 +293,14 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
         }
         return ring;
       };
-      // (An M-grouped call's maps are rank 3: B holds a matrix per group.)
-      Ring ring = GROUPED || raster.batch > 1 ? produce(std::true_type{}) : produce(std::false_type{});
+      // (An M-grouped call's maps are rank 3: B holds a matrix per group. It
+      // has no hints.)
+      const bool hinted = !GROUPED && (hints.a_evict_first != 0 || hints.b_evict_first != 0);
+      const auto produce_batched = [&](auto batched) {
+        if constexpr (GROUPED) return produce(batched, std::false_type{});
+        else return hinted ? produce(batched, std::true_type{}) : produce(batched, std::false_type{});
+      };
+      Ring ring = GROUPED || raster.batch > 1 ? produce_batched(std::true_type{}) : produce_batched(std::false_type{});
       // The CTA's last loads are issued: the next kernel of the stream, if
       // launched as a programmatic dependent, may start its launch now (it
       // still waits for this grid to complete before touching memory).

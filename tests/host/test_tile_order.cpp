@@ -138,6 +138,58 @@ TEST(PersistentSchedule, EndsWithMinusOne) {
   EXPECT_EQ((PersistentSchedule{30, 132, 25}.tile(0)), -1) << "a worker beyond the tiles has none";
 }
 
+// load_hints marks an operand evict-first exactly where the walk loads each of
+// its tiles once: counted here by walking every tile of the grid, batch by
+// batch, with the operand's matrix per problem (step 1) or one repeated for
+// every problem (step 0).
+TEST(LoadHints, MarkExactlyTheOperandsEveryTileOfWhichIsLoadedOnce) {
+  constexpr int64_t kL2 = int64_t{50} << 20;
+  for (GroupedRaster r : grids()) {
+    if (r.num_m_blocks > 20 || r.num_n_blocks > 20) continue;
+    for (int batch : {1, 2, 5})
+      for (int step_a : {0, 1})
+        for (int step_b : {0, 1}) {
+          if (batch == 1 && (step_a == 1 || step_b == 1)) continue;  // (a plain call's steps are 0)
+          r.batch = batch;
+          const BatchSteps steps{step_a, step_b};
+          std::vector<int> a_loads(static_cast<size_t>(batch * r.num_m_blocks)),
+              b_loads(static_cast<size_t>(batch * r.num_n_blocks));
+          for (int i = 0; i < r.num_tiles(); ++i) {
+            const TileCoord t = r.tile(i);
+            ++a_loads[static_cast<size_t>(t.batch * steps.a * r.num_m_blocks + t.m_block)];
+            ++b_loads[static_cast<size_t>(t.batch * steps.b * r.num_n_blocks + t.n_block)];
+          }
+          const auto once = [](const std::vector<int>& loads) {
+            return std::all_of(loads.begin(), loads.end(), [](int n) { return n <= 1; });
+          };
+          const LoadHints h = load_hints(r, steps, false, 1, 1, 1, kL2);
+          EXPECT_EQ(h.a_evict_first != 0, once(a_loads)) << describe(r) << " batch=" << batch << " step_a=" << step_a;
+          EXPECT_EQ(h.b_evict_first != 0, once(b_loads)) << describe(r) << " batch=" << batch << " step_b=" << step_b;
+          const LoadHints grouped = load_hints(r, steps, true, 1, 1, 1, kL2);
+          EXPECT_EQ(grouped.a_evict_first, 0) << "an M-grouped call: none";
+          EXPECT_EQ(grouped.b_evict_first, 0) << "an M-grouped call: none";
+        }
+  }
+}
+
+// ... and only where the operand is at most kReadOnceMaxL2Multiple times the
+// L2, whose size must be known: a decoding call (one block-row) against
+// weights of 4096 x 11008 (90 MB) and 8192 x 28672 (470 MB) on a 50 MiB L2.
+TEST(LoadHints, OnlyForOperandsOfAFewTimesTheL2) {
+  constexpr int64_t kL2 = int64_t{50} << 20;
+  const GroupedRaster decode{1, 64, 8, 1};
+  const BatchSteps plain{0, 0};
+  EXPECT_EQ(load_hints(decode, plain, false, 16, 4096, 11008, kL2).b_evict_first, 1);
+  EXPECT_EQ(load_hints(decode, plain, false, 16, 8192, 28672, kL2).b_evict_first, 0)
+      << "470 MB of weights: more than 4 x 50 MiB";
+  static_assert(int64_t{10240} * 10240 * 2 == kReadOnceMaxL2Multiple * (int64_t{50} << 20), "the bound exactly");
+  EXPECT_EQ(load_hints(decode, plain, false, 16, 10240, 10240, kL2).b_evict_first, 1) << "the bound itself is included";
+  EXPECT_EQ(load_hints(decode, plain, false, 16, 4096, 11008, 0).b_evict_first, 0) << "an L2 of unknown size: no hints";
+  // A batch's operand counts every problem's matrix, a repeated one its one matrix.
+  EXPECT_EQ(operand_bytes(64, 4096, 2, 32, 1), int64_t{64} * 4096 * 2 * 32);
+  EXPECT_EQ(operand_bytes(64, 4096, 2, 32, 0), int64_t{64} * 4096 * 2);
+}
+
 TEST(CeilDiv, RoundsUp) {
   EXPECT_EQ(ceil_div(0, 128), 0);
   EXPECT_EQ(ceil_div(1, 128), 1);

@@ -136,6 +136,28 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   return policy;
 }
 
+// cp.async.bulk.tensor.{2d,3d}.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint:
+// cuda::ptx::cp_async_bulk_tensor's load (the box at `coords` of the map into
+// `dst`, completing `bar`), without multicast, with an L2 cache policy.
+__device__ __forceinline__ void tma_load_with_policy(void* dst, const void* tmap, const int32_t (&coords)[2],
+                                                     uint64_t* bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(coords[0]), "r"(coords[1]),
+      "r"(static_cast<uint32_t>(__cvta_generic_to_shared(bar))), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_with_policy(void* dst, const void* tmap, const int32_t (&coords)[3],
+                                                     uint64_t* bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(coords[0]), "r"(coords[1]), "r"(coords[2]),
+      "r"(static_cast<uint32_t>(__cvta_generic_to_shared(bar))), "l"(policy)
+      : "memory");
+}
+
 // cp.async.bulk.tensor.{2d,3d,4d}.global.shared::cta.bulk_group.L2::cache_hint:
 // cuda::ptx::cp_async_bulk_tensor's store (the box at `coords` of the map
 // from `smem`, committed with the thread's next bulk group) with an L2 cache
