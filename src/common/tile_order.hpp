@@ -93,7 +93,7 @@ struct BatchSteps {
 // output, which would otherwise be written back while it streams)
 // (docs/DESIGN.md, "Operands read once"). An M-grouped call's groups share B:
 // none. Only for an operand of at most kReadOnceMaxL2Multiple times the L2
-// (`l2_bytes`; 0: not known, no hints): on an H100 the hint gained 4-14% on
+// (`l2_bytes`; 0: not known, no hints): on an H100 the hint gained 3-14% on
 // decoding calls whose weights were 25-180 MB and lost 2-5% on those of
 // 235-940 MB, under a flush that left L2 dirty (docs/PERF.md, part 25).
 struct LoadHints {
