@@ -179,8 +179,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         // as on Hopper.
         constexpr bool kTailMap = !kPair && !GROUPED;
         auto walk = make_tile_walk<SCHEDULE, CTA_GROUP>(smem, num_tiles, "producer", true, false);
-        // Operands read once (detail::LoadHints) are loaded evict-first (single-CTA tiles).
-        const bool a_once = !kPair && hints.a_evict_first != 0, b_once = !kPair && hints.b_evict_first != 0;
+        // Operands read once (detail::LoadHints) are loaded evict-first (single-CTA tiles: a pair's
+        // loop is built without hints, below).
+        const bool a_once = hints.a_evict_first != 0, b_once = hints.b_evict_first != 0;
         const uint64_t policy = decltype(hinted)::value ? detail::l2_evict_first_policy() : 0;
         Ring ring;
         for (int tile = walk.first(); tile >= 0; tile = walk.next()) {
@@ -209,7 +210,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       };
       // (An M-grouped call's maps are rank 3: B holds a matrix per group. It
       // has no hints, nor has a pair.)
-      const bool hinted = !GROUPED && !kPair && (hints.a_evict_first != 0 || hints.b_evict_first != 0);
+      const bool hinted = hints.a_evict_first != 0 || hints.b_evict_first != 0;
       const auto produce_batched = [&](auto batched) {
         if constexpr (GROUPED || kPair) return produce(batched, std::false_type{});
         else return hinted ? produce(batched, std::true_type{}) : produce(batched, std::false_type{});

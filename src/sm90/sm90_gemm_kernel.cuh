@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
       };
       // (An M-grouped call's maps are rank 3: B holds a matrix per group. It
       // has no hints.)
-      const bool hinted = !GROUPED && (hints.a_evict_first != 0 || hints.b_evict_first != 0);
+      const bool hinted = hints.a_evict_first != 0 || hints.b_evict_first != 0;
       const auto produce_batched = [&](auto batched) {
         if constexpr (GROUPED) return produce(batched, std::false_type{});
         else return hinted ? produce(batched, std::true_type{}) : produce(batched, std::false_type{});
