@@ -28,6 +28,8 @@ FIGURES = [
     # wgmma counts as the HMMA pipe on sm_90; the share of cycles it is busy.
     ("tensor pipe %", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 1),
     ("L2 hit rate %", "lts__t_sector_hit_rate.pct", 1),
+    # How busy L2 is (its busiest unit against its peak): where operands come from L2 many times over.
+    ("L2 throughput %", "lts__throughput.avg.pct_of_peak_sustained_elapsed", 1),
     ("L1/smem hit %", "l1tex__t_sector_hit_rate.pct", 1),
 ]
 
