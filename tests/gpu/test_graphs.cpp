@@ -16,80 +16,12 @@
 #include <vector>
 
 #include "gemm_case.hpp"
+#include "graph_support.hpp"
 #include "support/kernel_variants.hpp"
 #include "tcgemm/tcgemm.h"
 
 namespace tcgemm::test {
 namespace {
-
-struct CaptureMode {
-  cudaStreamCaptureMode mode;
-  const char* name;
-};
-constexpr CaptureMode kModes[] = {{cudaStreamCaptureModeGlobal, "global"},
-                                  {cudaStreamCaptureModeThreadLocal, "thread_local"},
-                                  {cudaStreamCaptureModeRelaxed, "relaxed"}};
-
-// A captured, instantiated graph; destroyed with the object.
-class Graph {
- public:
-  Graph() = default;
-  Graph(Graph&& o) noexcept : graph_(std::exchange(o.graph_, nullptr)), exec_(std::exchange(o.exec_, nullptr)) {}
-  Graph& operator=(Graph&& o) noexcept {
-    std::swap(graph_, o.graph_);
-    std::swap(exec_, o.exec_);
-    return *this;
-  }
-  Graph(const Graph&) = delete;
-  Graph& operator=(const Graph&) = delete;
-  ~Graph() {
-    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
-    if (graph_ != nullptr) cudaGraphDestroy(graph_);
-  }
-
-  // What `issue` enqueues on `stream` while it is captured in `mode`. A
-  // call inside that capture forbids invalidates it: then this throws.
-  static Graph capture(cudaStream_t stream, cudaStreamCaptureMode mode, const std::function<void()>& issue) {
-    Graph g;
-    check_cuda(cudaStreamBeginCapture(stream, mode), "cudaStreamBeginCapture");
-    issue();
-    const cudaError_t end = cudaStreamEndCapture(stream, &g.graph_);
-    cudaGetLastError();
-    check_cuda(end, "cudaStreamEndCapture (a call inside the capture invalidated it)");
-    check_cuda(cudaGraphInstantiate(&g.exec_, g.graph_, 0), "cudaGraphInstantiate");
-    return g;
-  }
-
-  size_t num_nodes() const {
-    size_t n = 0;
-    check_cuda(cudaGraphGetNodes(graph_, nullptr, &n), "cudaGraphGetNodes");
-    return n;
-  }
-
-  // Launches the graph on `stream` and waits for it.
-  void replay(cudaStream_t stream) const {
-    check_cuda(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch");
-    check_cuda(cudaStreamSynchronize(stream), "graph replay");
-  }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
-// A non-blocking stream (legacy-stream work does not order it), destroyed
-// with the object. The legacy default stream cannot be captured.
-class Stream {
- public:
-  Stream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  operator cudaStream_t() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
 
 enum class Entry { cpp_api, c_abi };
 const char* to_string(Entry e) { return e == Entry::cpp_api ? "C++ API" : "C ABI"; }
