@@ -196,11 +196,14 @@ __device__ __forceinline__ float2 bias_pair_at(const EpilogueParams& epi, int co
   return unpack2<Element>(static_cast<const uint32_t*>(epi.bias)[col / 2]);
 }
 
-// alpha * acc + bias, each operation rounded on its own (no contraction to
-// an FMA, which the compiler might do in one kernel and not in another):
-// every kernel and the reference compute the same fp32 value.
+// alpha * acc + bias in one fused multiply-add, rounded once (__fmaf_rn:
+// spelled out, so that no kernel is left to the compiler's choice of
+// contraction): every kernel and the reference compute the same fp32 value.
+// At alpha = 1 it is acc + bias exactly as two operations would give it; it
+// is one instruction an element where the fused epilogue is most of a tile's
+// work (a short K).
 __device__ __forceinline__ float pre_activation(float alpha, float acc, float bias) {
-  return __fadd_rn(__fmul_rn(alpha, acc), bias);
+  return __fmaf_rn(alpha, acc, bias);
 }
 
 // The tiled kernels' epilogue kind as a compile-time constant: kPlainEpilogue
