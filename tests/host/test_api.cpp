@@ -10,6 +10,7 @@
 
 #include "tcgemm/tcgemm.h"
 #include "tcgemm/tcgemm.hpp"
+#include "no_device.hpp"
 
 namespace tcgemm {
 namespace {
@@ -36,13 +37,7 @@ GemmArgs valid_args() {
   return g;
 }
 
-// True when the CUDA runtime sees no device (no driver counts as none).
-bool no_cuda_device() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  cudaGetLastError();
-  return err != cudaSuccess || count == 0;
-}
+using test::no_cuda_device;
 
 TEST(ToString, EnumNames) {
   EXPECT_STREQ(to_string(DType::f16), "f16");

@@ -26,6 +26,7 @@
 
 #include "tcgemm/tcgemm.h"
 #include "tcgemm/tcgemm.hpp"
+#include "no_device.hpp"
 
 namespace tcgemm {
 namespace {
@@ -52,12 +53,7 @@ std::string set_known_error() {
   return reason;
 }
 
-bool no_cuda_device() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  cudaGetLastError();
-  return err != cudaSuccess || count == 0;
-}
+using test::no_cuda_device;
 
 // ---------------------------------------------------------------------------
 // Empty calls
