@@ -101,8 +101,8 @@ TCGEMM_SUPPORT_HOST_DEVICE constexpr double elementwise_bound_rounded_twice(cons
 //   src/common/gelu.hpp; silu's and the tanh gelu's exp2 and reciprocal
 //   within 2.5, src/common/silu.hpp and src/common/gelu_tanh.hpp).
 //
-// Why: the fp32 z is within gamma_{K+1} Z of z (K - 1 additions, the scaling,
-// the bias: K + 1 roundings); act moves that error by at most L times and adds
+// Why: the fp32 z is within gamma_{K+1} Z of z (K - 1 additions, then the
+// scaling and the bias in one fma: K roundings, counted as K + 1); act moves that error by at most L times and adds
 // its own evaluation error; beta * c0 is added by one fma (one rounding: within
 // gamma_2 of the magnitudes, with slack); then the one rounding to the output
 // type as in elementwise_bound.
