@@ -10,12 +10,12 @@
 
 #include "tcgemm/tcgemm.h"
 #include "tcgemm/tcgemm.hpp"
-#include "no_device.hpp"
+#include "host_support.hpp"
 
 namespace tcgemm {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tcgemm::test::contains;
 
 // Fake, never-dereferenced device pointers: only used where the call must stop
 // before touching memory (validation, or no device at all).
@@ -37,7 +37,7 @@ GemmArgs valid_args() {
   return g;
 }
 
-using test::no_cuda_device;
+using tcgemm::test::no_cuda_device;
 
 TEST(ToString, EnumNames) {
   EXPECT_STREQ(to_string(DType::f16), "f16");

@@ -20,11 +20,12 @@
 #include "sm100/sm100_config.hpp"
 #include "sm90/sm90_config.hpp"
 #include "tcgemm/tcgemm.h"
+#include "host_support.hpp"
 
 namespace tcgemm::detail {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tcgemm::test::contains;
 bool built(const char* arch) { return std::strstr(TCGEMM_TEST_ARCHS, arch) != nullptr; }
 
 // Never dereferenced: validation and dispatch look at values and alignment only.

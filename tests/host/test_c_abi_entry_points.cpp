@@ -26,12 +26,12 @@
 
 #include "tcgemm/tcgemm.h"
 #include "tcgemm/tcgemm.hpp"
-#include "no_device.hpp"
+#include "host_support.hpp"
 
 namespace tcgemm {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tcgemm::test::contains;
 
 // Never dereferenced: each call here stops in validation (or, empty, before
 // anything is read). 256-byte aligned and far apart, so that no overlap check
@@ -53,7 +53,7 @@ std::string set_known_error() {
   return reason;
 }
 
-using test::no_cuda_device;
+using tcgemm::test::no_cuda_device;
 
 // ---------------------------------------------------------------------------
 // Empty calls

@@ -19,11 +19,12 @@
 #include "sm100/sm100_gemm.hpp"
 #include "sm90/sm90_gemm.hpp"
 #include "support/kernel_variants.hpp"
+#include "host_support.hpp"
 
 namespace tcgemm::detail {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tcgemm::test::contains;
 
 bool built(const char* arch) { return std::strstr(TCGEMM_TEST_ARCHS, arch) != nullptr; }
 
