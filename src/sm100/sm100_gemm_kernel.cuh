@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     smem.init_barriers(detail::ring_full_arrivals(epi));
   }
   // Every CTA of the group has launched and initialized its barriers.
-  if constexpr (kPair) detail::cluster_sync(); else __syncthreads();
+  if constexpr (kPair) detail::cluster_sync_after_init(); else __syncthreads();
   // A programmatic dependent launch (Options::pdl) gets here while the
   // stream's previous kernel may still run: nothing above touched global
   // memory; from here on A, B and C may be its output.

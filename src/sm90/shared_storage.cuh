@@ -82,7 +82,7 @@ struct SharedStorage {
     }
     for (int i = 0; i < kNumConsumers * kEpiBuffers; ++i) cuda::ptx::mbarrier_init(&c_loaded()[i], 1);
     for (int i = 0; i < kNumConsumers; ++i) cuda::ptx::mbarrier_init(&math_turn()[i], 1);
-    stage_tile()[NUM_STAGES] = 0;  // the done flag (counted tiles)
+    stage_tile()[NUM_STAGES] = 0;  // the done flag (counted tiles: one CTA, so __syncthreads orders it)
     // Make the initialized barriers visible to the async (TMA) proxy and,
     // in a cluster, to the peer CTA (its multicasts and arrivals land here).
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);

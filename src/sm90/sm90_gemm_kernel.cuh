@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     else detail::prefetch_tensormaps(&tmap_a, &tmap_b, &tmap_c, &tmap_tail);
     smem.init_barriers(detail::ring_full_arrivals(epi), Release::kArrivals, kClusterCtas > 1);
   }
-  if constexpr (kClusterCtas > 1) detail::cluster_sync(); else __syncthreads();
+  if constexpr (kClusterCtas > 1) detail::cluster_sync_after_init(); else __syncthreads();
   // Launched as a programmatic dependent launch (Options::pdl), the kernel
   // gets here while the stream's previous kernel may still run: nothing
   // above touched global memory; from here on A, B and C may be its output.

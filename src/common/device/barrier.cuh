@@ -82,4 +82,18 @@ __device__ __forceinline__ void cluster_sync() {
   cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
 }
 
+// The cluster-wide barrier at a kernel's start, once one thread of each CTA
+// has initialized the CTA's mbarriers and made the inits visible to the
+// cluster (fence.mbarrier_init.release.cluster: init_barriers). Only those
+// inits need ordering, and that fence orders them before a relaxed arrive;
+// a release arrive (cluster_sync) orders every prior memory operation of
+// every thread, which ptxas builds as MEMBAR.ALL.GPU + ERRBAR, and there 6%
+// of a paired 1024 x 1536 x 1024 call's stall samples sat (docs/PERF.md,
+// part 27). Nothing else written to shared memory before it may be read
+// across it.
+__device__ __forceinline__ void cluster_sync_after_init() {
+  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
+  cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
+}
+
 }  // namespace tcgemm::detail
