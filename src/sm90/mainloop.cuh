@@ -37,7 +37,9 @@ namespace tcgemm::sm90 {
 template <int BLOCK_N, Major A_MAJOR, Major B_MAJOR, int CLUSTER_M, int CLUSTER_N, int BLOCK_M = kBlockM,
           bool BATCHED = false, bool HINTED = false>
 struct MainloopLoad {
-  using Stage = StageLayout<BLOCK_N, BLOCK_M>;
+  // B's k-block: BLOCK_N columns, or whole 64-column panels (b_slot_cols).
+  static constexpr int kBCols = b_slot_cols(BLOCK_N, BLOCK_M, B_MAJOR == Major::MN);
+  using Stage = StageLayout<BLOCK_N, BLOCK_M, kBCols>;
   static_assert(B_MAJOR == Major::K || detail::mn_panel_cols(BLOCK_N) != 0,
                 "an MN-major B is loaded in whole 16-, 32- or 64-wide panels");
   static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && BLOCK_N % 128 == 0),
@@ -88,13 +90,13 @@ struct MainloopLoad {
       }
     } else if constexpr (CLUSTER_M == 1 && CLUSTER_N == 1) {
       load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch, a_evict_first);
-      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch, b_evict_first);
+      load_operand<B_MAJOR, kBCols>(b_dst, tmap_b, full, n0, k0, b_batch, b_evict_first);
     } else if constexpr (CLUSTER_M == 2) {
       load_operand<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch, a_evict_first);
       load_half<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch);
     } else {
       load_half<A_MAJOR, BLOCK_M>(a_dst, tmap_a, full, m0, k0, a_batch);
-      load_operand<B_MAJOR, BLOCK_N>(b_dst, tmap_b, full, n0, k0, b_batch, b_evict_first);
+      load_operand<B_MAJOR, kBCols>(b_dst, tmap_b, full, n0, k0, b_batch, b_evict_first);
     }
   }
 

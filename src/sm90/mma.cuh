@@ -41,7 +41,10 @@ namespace tcgemm::sm90 {
 
 template <typename Element, int BLOCK_N, Major A_MAJOR, Major B_MAJOR, bool PINGPONG, int BLOCK_M = kBlockM>
 struct MainloopMma {
-  using Stage = StageLayout<BLOCK_N, BLOCK_M>;
+  // B's k-block: BLOCK_N columns, or whole 64-column panels (b_slot_cols),
+  // of which the wgmma reads the first BLOCK_N.
+  static constexpr int kBCols = b_slot_cols(BLOCK_N, BLOCK_M, B_MAJOR == Major::MN);
+  using Stage = StageLayout<BLOCK_N, BLOCK_M, kBCols>;
   static_assert(kBlockK * sizeof(Element) == kSwizzleBytes, "a k-block is one 128-byte swizzle line");
   static_assert(!PINGPONG || BLOCK_N == 128, "ping-pong holds 2 x 64 accumulators per thread: 128-wide tiles");
   static constexpr int kMmaRows = mma_rows_for(BLOCK_M, PINGPONG);  // m64 accumulators per consumer
@@ -56,7 +59,7 @@ struct MainloopMma {
   uint32_t b_lo;
   // B's lines: 128 bytes, or a narrower swizzle for an MN-major B narrower
   // than 64 columns (common/smem_layout.hpp). A's are always 128 bytes.
-  static constexpr uint32_t kSwizzleB = detail::operand_swizzle_bytes(B_MAJOR, BLOCK_N);
+  static constexpr uint32_t kSwizzleB = detail::operand_swizzle_bytes(B_MAJOR, kBCols);
   static_assert(kSwizzleB != 0, "an MN-major B is built in whole 16-column panels");
   static constexpr bool kRepeatedRows = BLOCK_M == kDecodeBlockM;  // A: 8 rows read as 64
   static_assert(!kRepeatedRows || (A_MAJOR == Major::K && !PINGPONG), "the decode tile: A K-major, one m64");

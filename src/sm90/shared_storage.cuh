@@ -22,15 +22,18 @@ namespace tcgemm::sm90 {
 // A's (1 KiB each: one 8-row swizzle pattern) then B's.
 //
 //   [A kb 0][A kb 1]..[A kb KB-1][B kb 0][B kb 1]..[B kb KB-1]
-template <int BLOCK_N, int BLOCK_M = kBlockM>
+// B_COLS: the columns B's k-block takes (BLOCK_N, or whole 64-column panels
+// for an MN-major B: b_slot_cols).
+template <int BLOCK_N, int BLOCK_M = kBlockM, int B_COLS = BLOCK_N>
 struct StageLayout {
   static constexpr int kKBlocks = stage_k_blocks(BLOCK_M);
   static constexpr int kAKBlockBytes = BLOCK_M * kBlockK * 2;  // 1, 8, 16 or 32 KiB
-  static constexpr int kBKBlockBytes = BLOCK_N * kBlockK * 2;  // 1 to 32 KiB
+  static constexpr int kBKBlockBytes = B_COLS * kBlockK * 2;   // 1 to 32 KiB
   static constexpr int kABytes = kKBlocks * kAKBlockBytes;
   static constexpr int kBBytes = kKBlocks * kBKBlockBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static_assert(kStageBytes == stage_bytes(BLOCK_N, BLOCK_M), "the host's budget and the kernel's layout agree");
+  static_assert(kStageBytes == stage_bytes(BLOCK_N, BLOCK_M, B_COLS),
+                "the host's budget and the kernel's layout agree");
   static_assert(kAKBlockBytes % 1024 == 0 && kBKBlockBytes % 1024 == 0,
                 "every k-block starts on a 1 KiB swizzle pattern (BLOCK_N a multiple of 8)");
   // A's m64 row blocks sit 8 KiB apart in a stage of the 128- and 256-row
@@ -45,11 +48,12 @@ static_assert(epilogue_bytes(kBlockM) == kNumConsumers * (kEpiBuffers * kPanelBy
 
 // A view of the dynamic shared memory: one pointer, the rest computed from
 // it where it is used (as the compiler would rematerialize them anyway).
-template <int BLOCK_N, int NUM_STAGES, int BLOCK_M = kBlockM>
+template <int BLOCK_N, int NUM_STAGES, int BLOCK_M = kBlockM, int B_COLS = BLOCK_N>
 struct SharedStorage {
   static_assert(is_tile_width(BLOCK_N), "BLOCK_N must be one of kTileWidths");
-  static_assert(smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M) <= kSmemLimit, "the ring and panels must fit in 227 KiB");
-  static constexpr int kStageBytes = StageLayout<BLOCK_N, BLOCK_M>::kStageBytes;
+  static_assert(smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M, B_COLS) <= kSmemLimit,
+                "the ring and panels must fit in 227 KiB");
+  static constexpr int kStageBytes = StageLayout<BLOCK_N, BLOCK_M, B_COLS>::kStageBytes;
 
   uint8_t* ring;  // stage s at ring + s * kStageBytes
 

@@ -82,6 +82,10 @@ double tile_width_factor(int block_n, bool b_k_major) {
   // products"): 0.55x the K-major B's speed in 16-column panels, in
   // 32-column ones 0.78x at 96 wide and 0.93x at 160 (at 512 x 10240 x 8192,
   // 0.95x: 160 stays ahead of ping-pong 128 x 128 there, 119 against 133 us).
+  // 112 wide is now held in whole 64-column panels (pads_mn_b), 1.4-1.6x as
+  // fast as in 16-column panels, but its factor stays: at 0.95 the NN picks
+  // it took (128 x 112 on 10 shapes of 129-3000 rows) ran 0.71-1.00x the
+  // picks they replaced, geomean 0.905 (H100, docs/PERF.md, part 27).
   const int panel = detail::mn_panel_cols(block_n);
   const double mn = b_k_major ? 1.0 : panel == 16 ? 0.55 : block_n == 96 ? 0.8 : panel == 32 ? 0.93 : 1.0;
   switch (block_n) {

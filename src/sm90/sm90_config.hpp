@@ -67,8 +67,10 @@ constexpr int stage_block_k(int block_m) { return kBlockK * stage_k_blocks(block
 // Shared memory the kernel uses for a given tile and stage count: the
 // operand ring, the epilogue panels (BLOCK_M = 128 and 256 only: the 64- and
 // 8-row tiles store from registers), barriers, and 1 KiB to align the base.
-constexpr int stage_bytes(int block_n, int block_m = kBlockM) {
-  return (block_m + block_n) * kBlockK * 2 * stage_k_blocks(block_m);
+// b_cols: the columns B's k-block takes in a stage (0: block_n; more where
+// an MN-major B is held in whole panels: b_slot_cols).
+constexpr int stage_bytes(int block_n, int block_m = kBlockM, int b_cols = 0) {
+  return (block_m + (b_cols != 0 ? b_cols : block_n)) * kBlockK * 2 * stage_k_blocks(block_m);
 }
 // Per consumer: kEpiBuffers 64x64 panels, and one panel's bias in fp32 (the
 // fused epilogue stages it there: sm90/epilogue.cuh).
@@ -119,8 +121,9 @@ constexpr bool counts_tiles(int block_m, int cluster_ctas, bool swap_ab, bool gr
 constexpr int barrier_bytes(int stages) {
   return (2 * stages + kNumConsumers * kEpiBuffers + kNumConsumers) * 8 + ((stages + 1) * 4 + 7) / 8 * 8;
 }
-constexpr int smem_bytes(int block_n, int stages, int block_m = kBlockM) {
-  return 1024 + stages * stage_bytes(block_n, block_m) + epilogue_bytes(block_m, block_n) + barrier_bytes(stages);
+constexpr int smem_bytes(int block_n, int stages, int block_m = kBlockM, int b_cols = 0) {
+  return 1024 + stages * stage_bytes(block_n, block_m, b_cols) + epilogue_bytes(block_m, block_n) +
+         barrier_bytes(stages);
 }
 // The deepest ring that fits.
 constexpr int max_stages(int block_n, int block_m = kBlockM) {
@@ -134,6 +137,30 @@ constexpr int max_stages(int block_n, int block_m = kBlockM) {
 constexpr int stages_for(int block_n, int block_m = kBlockM) {
   const int cap = stores_from_registers(block_m) ? 32 : 8;
   return max_stages(block_n, block_m) < cap ? max_stages(block_n, block_m) : cap;
+}
+
+// An MN-major B (op_b = N) that would be held in 16-column panels (32-byte
+// swizzle: 112 wide, in the 128- and 256-row tiles): its k-block is held as
+// whole 64-column panels (128-byte swizzle) instead, the last one loaded
+// whole, its columns past the tile (the next tile's, or zeros past N) never
+// read; the wgmma of BLOCK_N columns reads the first BLOCK_N of them. In
+// 16-column panels TMA writes 32-byte lines, seven boxes a k-block: the
+// 128 x 112 tile took 1.4-1.6x as long as in whole panels (512 x 3584 x
+// 4096 and 1024 x 7168 x 2048 NN, H100), the 256 x 112 up to 1.3x. Not for
+// the 32-column panels of 96 and 160: at 96 the whole panels' third more
+// of B's bytes cost more than the longer lines gained (the 128 x 96 tile
+// 5-6% slower at 1024-2048 x 1536 x 1024 NN and TN: docs/PERF.md, part
+// 27). Only where the wider slot leaves the ring as deep as stages_for made
+// it (not 144 wide, nor the 64-row tiles' 48).
+constexpr int whole_panels(int cols) { return (cols + 63) / 64 * 64; }
+constexpr bool pads_mn_b(int block_n, int block_m) {
+  return detail::mn_panel_cols(block_n) == 16 && !stores_from_registers(block_m) &&
+         smem_bytes(block_n, stages_for(block_n, block_m), block_m, whole_panels(block_n)) <= kSmemLimit;
+}
+// The columns B's k-block takes in a stage: block_n, or whole 64-column
+// panels for an MN-major B where pads_mn_b.
+constexpr int b_slot_cols(int block_n, int block_m, bool b_mn_major) {
+  return b_mn_major && pads_mn_b(block_n, block_m) ? whole_panels(block_n) : block_n;
 }
 
 // The shallow ring: the narrow 64-row tiles (8, 16, 32, 64 wide) are also

@@ -186,7 +186,8 @@ __global__ void __launch_bounds__(threads_for(BLOCK_M), 1)
     return kKBlocks == 1 ? 1 : min(kKBlocks, num_k_blocks - ks * kKBlocks);
   };
   extern __shared__ uint8_t smem_raw[];
-  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, BLOCK_M>::at(smem_raw);
+  constexpr int kBCols = b_slot_cols(BLOCK_N, BLOCK_M, B_MAJOR == Major::MN);  // B's k-block in a stage
+  const auto smem = SharedStorage<BLOCK_N, NUM_STAGES, BLOCK_M, kBCols>::at(smem_raw);
   const int warpgroup = detail::warp_uniform(static_cast<int>(threadIdx.x) / 128);  // (keeps roles' loops uniform)
   const int wg_thread = threadIdx.x % 128;
   // This CTA takes tile `cta_rank` of its cluster's CLUSTER_M x CLUSTER_N;

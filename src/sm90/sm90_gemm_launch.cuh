@@ -57,7 +57,7 @@ std::string launch(const detail::GemmTensorMaps& maps, const GemmArgs& args, con
                    const GemmArgs& call) {
   constexpr auto kernel = &sm90_gemm_persistent<Element, BLOCK_N, NUM_STAGES, A_MAJOR, B_MAJOR, CLUSTER_M, CLUSTER_N,
                                                 PINGPONG, BLOCK_M, FUSED, GROUPED, SWAP_AB>;
-  constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M);
+  constexpr int kSmem = smem_bytes(BLOCK_N, NUM_STAGES, BLOCK_M, b_slot_cols(BLOCK_N, BLOCK_M, B_MAJOR == Major::MN));
   // (An M-grouped kernel's slot table is static shared memory beside the dynamic.)
   static_assert(!GROUPED || kSmem + detail::kSlotTableBytes <= kSmemLimit,
                 "the slot table fits beside the ring");
@@ -190,12 +190,15 @@ std::string run_typed(const GemmArgs& args, const Config& config, int* grid_ctas
   const int tail = tail_rows(ops, config);
   const int a_rows = !config.swap_ab && ops.m <= config.block_m ? tail : a_box_rows(config);
   const int b_rows = config.swap_ab && ops.n <= config.block_n ? tail : config.block_n;
+  // B's map: its box is b_rows of a K-major B, or one panel of an MN-major
+  // one: of whole 64 columns where the kernel holds B so (b_slot_cols).
+  const int b_map_cols = ops.op_b == Op::N ? b_slot_cols(b_rows, config.block_m, true) : b_rows;
   // C's map: none for the tiles that store from registers, the pair map for
   // paired stores (decided here, once a call: the kernel is told through
   // maps.c_pairs), else the panel map.
   const bool pairs = pairs_c(args, config.block_m, config.block_n, config.swap_ab, config.pingpong);
   if (std::string why = encode_gemm_maps(ops, tma_operand_a(ops, a_rows, kBlockK),
-                                         tma_operand_b(ops, b_rows, kBlockK, config.cluster_m),
+                                         tma_operand_b(ops, b_map_cols, kBlockK, config.cluster_m),
                                          stores_from_registers(config.block_m) || pairs ? nullptr : &c_map, &maps);
       !why.empty())
     return why;

@@ -542,6 +542,33 @@ TEST(Sm90Config, SharedMemoryFitsForEveryConfig) {
   }
 }
 
+// An MN-major B of 112 columns (16-column panels) is held as whole 64-column
+// panels in the 128- and 256-row tiles, whose rings keep their depth; not
+// where a ring would lose a stage (144 wide, the 64-row tiles' 48), nor in
+// 32-column panels (96, 160), nor at widths of whole panels or with B
+// stored K-major.
+TEST(Sm90Config, MnMajorBInWholePanelsWhereTheRingKeepsItsDepth) {
+  for (TileConfig tc : kTileConfigs) {
+    if (tc.swap_ab || tc.block_m == kDecodeBlockM) continue;
+    const bool padded = pads_mn_b(tc.block_n, tc.block_m);
+    const bool expected = tc.block_n == 112 && tc.block_m >= kBlockM;
+    EXPECT_EQ(padded, expected) << "block_n=" << tc.block_n << " block_m=" << tc.block_m;
+    EXPECT_EQ(b_slot_cols(tc.block_n, tc.block_m, false), tc.block_n) << "a K-major B is never padded";
+    if (!padded) {
+      EXPECT_EQ(b_slot_cols(tc.block_n, tc.block_m, true), tc.block_n);
+      continue;
+    }
+    const int cols = b_slot_cols(tc.block_n, tc.block_m, true);
+    EXPECT_EQ(cols, 128) << "two whole 64-column panels";
+    EXPECT_LE(smem_bytes(tc.block_n, stages_for(tc.block_n, tc.block_m), tc.block_m, cols), kHopperSmemOptIn)
+        << "block_n=" << tc.block_n << " block_m=" << tc.block_m;
+    EXPECT_EQ(stage_bytes(tc.block_n, tc.block_m, cols), (tc.block_m + 128) * kBlockK * 2);
+  }
+  EXPECT_EQ(whole_panels(96), 128);
+  EXPECT_EQ(whole_panels(160), 192);
+  EXPECT_EQ(whole_panels(128), 128);
+}
+
 TEST(Sm90Config, MaxStagesIsTheDeepestRingThatFits) {
   for (TileConfig tc : kTileConfigs) {
     const int s = max_stages(tc.block_n, tc.block_m);
