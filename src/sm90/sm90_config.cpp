@@ -885,12 +885,38 @@ Config select_tiles(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRe
 
 }  // namespace
 
+// Large batched problems on a GPU of small L2 (under kCountedMaxL2Bytes):
+// 128 x 256 tiles in pairs sharing B, where the ping-pong 128 x 128 was
+// chosen, for a batch of problems of at least kPairedBatchMinTiles tiles
+// of 128 x 128 each, K of at least kPairedBatchMinK and a walk of at least
+// kPairedBatchMinTilesPerSm of them an SM (measured: 31-124). There the ping-pong
+// walk's L2 reuse varies from launch to launch (Nsight Compute, 32 x
+// 2048^3: 547-1289 MB read from DRAM, 699-857 us; 128 x 256 in pairs
+// 752-759 MB, 729-735 us), and the pairs ran 1.15-1.24x faster at 16-64 x
+// 2048^3 and 1.10x at 8 x 4096^3; at K = 1024 (32 x 2048^2, 16 x 4096^2)
+// and at 144 tiles a problem (32 x 1536^3) the ping-pong tile stayed ahead
+// (H100, `bench --configs all`, docs/PERF.md, part 27). Measured, not
+// derived; the H200 ran 32 x 2048^3 at 1.03-1.05x cuBLAS on the ping-pong
+// tile (part 21), and its L2 leaves it out.
+constexpr int64_t kPairedBatchMinTiles = 256;
+constexpr int64_t kPairedBatchMinK = 2048;
+constexpr int64_t kPairedBatchMinTilesPerSm = 30;
+
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request) {
   Config c = select_tiles(m, n, k, num_sms, request);
+  const bool small_l2 = request.l2_bytes > 0 && request.l2_bytes < kCountedMaxL2Bytes;
+  const int64_t problem_tiles = ceil_div(m, kBlockM) * static_cast<int64_t>(ceil_div(n, 128));
+  if (c.pingpong && c.block_n == 128 && is_automatic(request) && request.schedule == Schedule::automatic &&
+      request.batch > 1 && k >= kPairedBatchMinK && problem_tiles >= kPairedBatchMinTiles &&
+      problem_tiles * request.batch >= kPairedBatchMinTilesPerSm * num_sms && small_l2) {
+    ConfigRequest pairs = request;
+    pairs.block_n = 256;
+    pairs.cluster_m = 2;
+    c = select_tiles(m, n, k, num_sms, pairs);
+  }
   c.group_m = raster_group(c, n, k, request.batch);
   const bool countable = counts_tiles(c.block_m, c.cluster_m * c.cluster_n, c.swap_ab, false);
   const int64_t tiles = ceil_div(m, c.block_m) * static_cast<int64_t>(ceil_div(n, c.block_n)) * request.batch;
-  const bool small_l2 = request.l2_bytes > 0 && request.l2_bytes < kCountedMaxL2Bytes;
   const bool counted = request.schedule == Schedule::automatic
                            ? store_bound_batch(n, k, request.batch) && tiles >= kCountedMinTilesPerSm * num_sms &&
                                  small_l2

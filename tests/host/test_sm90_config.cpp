@@ -473,6 +473,39 @@ TEST(Sm90Config, CountedTilesWhereTheyCan) {
 // Paired stores (64 x 128 boxes of C): the tiles stored through panels
 // whose width is whole pairs and whose consumers have two buffers; never
 // the swapped or M-grouped kernels, nor the tiles stored from registers.
+// Large batched problems (K >= 2048, 256 or more 128 x 128 tiles each) on a
+// GPU of small L2: 128 x 256 in pairs sharing B instead of the ping-pong
+// 128 x 128. Not on a larger L2, nor at K = 1024, nor for fewer tiles a
+// problem, nor without a batch, nor where the call named a schedule.
+TEST(Sm90Config, PairsForLargeBatchedProblemsOnASmallL2) {
+  ConfigRequest r;
+  r.batch = 32;
+  r.l2_bytes = int64_t{50} << 20;  // an H100's
+  for (const bool b_k_major : {true, false}) {
+    r.b_k_major = b_k_major;
+    const Config c = select_config(2048, 2048, 2048, 132, r);
+    EXPECT_EQ(c.block_n, 256) << describe(c);
+    EXPECT_EQ(c.cluster_m, 2) << describe(c);
+    EXPECT_FALSE(c.pingpong);
+    EXPECT_EQ(c.schedule, Schedule::persistent);
+    EXPECT_EQ(c.num_ctas % 2, 0) << "whole pairs";
+  }
+  r.b_k_major = true;
+  const auto pingpong = [](const Config& c) { return c.pingpong && c.block_n == 128 && c.cluster_m == 1; };
+  EXPECT_EQ(select_config(4096, 4096, 4096, 132, ConfigRequest{.batch = 8, .l2_bytes = r.l2_bytes}).cluster_m, 2);
+  ConfigRequest h200 = r;
+  h200.l2_bytes = int64_t{60} << 20;
+  EXPECT_TRUE(pingpong(select_config(2048, 2048, 2048, 132, h200)));
+  EXPECT_TRUE(pingpong(select_config(2048, 2048, 1024, 132, r)));
+  EXPECT_TRUE(pingpong(select_config(1536, 1536, 1536, 132, r)));
+  ConfigRequest plain = r;
+  plain.batch = 1;
+  EXPECT_TRUE(pingpong(select_config(4096, 4096, 4096, 132, plain)));
+  ConfigRequest named = r;
+  named.schedule = Schedule::persistent;
+  EXPECT_TRUE(pingpong(select_config(2048, 2048, 2048, 132, named)));
+}
+
 TEST(Sm90Config, PanelPairsForWholePairsOfPanels) {
   EXPECT_TRUE(stores_panel_pairs(128, 128, false, false));
   EXPECT_TRUE(stores_panel_pairs(128, 256, false, false));
