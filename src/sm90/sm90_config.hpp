@@ -149,7 +149,7 @@ constexpr int stages_for(int block_n, int block_m = kBlockM) {
 // 4096 and 1024 x 7168 x 2048 NN, H100), the 256 x 112 up to 1.3x. Not for
 // the 32-column panels of 96 and 160: at 96 the whole panels' third more
 // of B's bytes cost more than the longer lines gained (the 128 x 96 tile
-// 5-6% slower at 1024-2048 x 1536 x 1024 NN and TN: docs/PERF.md, part
+// 3-8% slower at 1024-2048 x 1536 x 1024 NN and TN: docs/PERF.md, part
 // 27). Only where the wider slot leaves the ring as deep as stages_for made
 // it (not 144 wide, nor the 64-row tiles' 48).
 constexpr int whole_panels(int cols) { return (cols + 63) / 64 * 64; }

@@ -470,9 +470,6 @@ TEST(Sm90Config, CountedTilesWhereTheyCan) {
               t.block_m == 128 && t.cluster_m == 1 && t.cluster_n == 1 && !t.swap_ab);
 }
 
-// Paired stores (64 x 128 boxes of C): the tiles stored through panels
-// whose width is whole pairs and whose consumers have two buffers; never
-// the swapped or M-grouped kernels, nor the tiles stored from registers.
 // Large batched problems (K >= 2048, 256 or more 128 x 128 tiles each) on a
 // GPU of small L2: 128 x 256 in pairs sharing B instead of the ping-pong
 // 128 x 128. Not on a larger L2, nor at K = 1024, nor for fewer tiles a
@@ -506,6 +503,9 @@ TEST(Sm90Config, PairsForLargeBatchedProblemsOnASmallL2) {
   EXPECT_TRUE(pingpong(select_config(2048, 2048, 2048, 132, named)));
 }
 
+// Paired stores (64 x 128 boxes of C): the tiles stored through panels
+// whose width is whole pairs and whose consumers have two buffers; never
+// the swapped or M-grouped kernels, nor the tiles stored from registers.
 TEST(Sm90Config, PanelPairsForWholePairsOfPanels) {
   EXPECT_TRUE(stores_panel_pairs(128, 128, false, false));
   EXPECT_TRUE(stores_panel_pairs(128, 256, false, false));
