@@ -767,7 +767,9 @@ Config select_tiles(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRe
   // 64-wide ones the 128-row choice took (64 < N <= 128): the same number of
   // tiles, each covering all of N. Measured at 8192 x 128 x 4096 (bf16 NT,
   // `bench --configs all`, docs/PERF.md): 64x128 0.956x cuBLAS against the
-  // 128x64 pick's 0.926x.
+  // 128x64 pick's 0.926x. Not for the store-bound batches (store_bound_batch):
+  // at 64 x 128^3 NT the 64x128 tile took 10.0 us against 128x64's 8.7 (H100,
+  // docs/PERF.md, part 28).
   //
   // And at more than one block-row where the 128-row choice is 64 wide and K
   // is 4096 or more: the 64-row tiles 96 or 128 wide where they fill the SMs
@@ -778,7 +780,7 @@ Config select_tiles(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRe
   // waste more. (Shorter K not measured.)
   const bool narrow_128 = block_n == 64 && !pingpong;
   const bool many_128 = block_n == 128 && m_blocks * static_cast<int64_t>(ceil_div(n, 128)) >= 2 * num_sms;
-  const bool one_column = narrow_128 && n > 64 && n <= 128;
+  const bool one_column = narrow_128 && n > 64 && n <= 128 && !store_bound_batch(n, k, request.batch);
   const bool one_block_row = m_blocks == 1 && m > kSmallBlockM && (narrow_128 || many_128);
   if (automatic && request.b_k_major && (one_block_row || one_column || (narrow_128 && k >= 4096))) {
     const int64_t rows_64 = ceil_div(m, kSmallBlockM) * request.batch;  // block-rows of the 64-row tiles
@@ -902,8 +904,34 @@ constexpr int64_t kPairedBatchMinTiles = 256;
 constexpr int64_t kPairedBatchMinK = 2048;
 constexpr int64_t kPairedBatchMinTilesPerSm = 30;
 
+// Store-bound batches (store_bound_batch: K <= 256) whose 128-row tiles at
+// least 128 wide make at most one tile an SM: 128 x 64 instead, two tiles or
+// more a CTA, so that the producer loads the next tile's k-blocks while the
+// consumers store the tile before (with one tile a CTA nothing overlaps its
+// epilogue). Measured (H100, bf16, `bench --configs all`, 3 interleaved
+// rounds, docs/PERF.md, part 28), the pick -> 128 x 64, us: 128 x 128^3
+// 11.5 -> 11.3 (NN), 11.9 -> 11.2 (NT); 128 x 128^2 x 256 14.9 -> 14.4,
+// 15.6 -> 14.6; 64 x 256^2 x 128 (128 x 256) 13.1 -> 12.1, 13.2 -> 12.0; 16
+// x 512^2 x 128 (128 x 256) 11.3 -> 11.1, 11.6 -> 10.8; 32 x 256^2 x 128
+// 9.5 -> 9.3, 9.7 -> 9.5; within 3% either way at 8 x 512^2 x 128, 32 x
+// 256^3 and 64 x 128 x 256 x 128. The plain epilogue only: the fused one
+// was not measured here.
+bool takes_narrow_batch_tile(const Config& c, int64_t m, int64_t n, int64_t k, int num_sms,
+                             const ConfigRequest& request) {
+  const int64_t tiles = ceil_div(m, c.block_m) * static_cast<int64_t>(ceil_div(n, c.block_n)) * request.batch;
+  return is_automatic(request) && request.schedule == Schedule::automatic && !request.fused &&
+         c.block_m == kBlockM && c.block_n >= 128 && !c.swap_ab && c.cluster_m * c.cluster_n == 1 &&
+         store_bound_batch(n, k, request.batch) && tiles <= num_sms;
+}
+
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request) {
   Config c = select_tiles(m, n, k, num_sms, request);
+  if (takes_narrow_batch_tile(c, m, n, k, num_sms, request)) {
+    ConfigRequest narrow = request;
+    narrow.block_m = kBlockM;
+    narrow.block_n = 64;
+    c = select_tiles(m, n, k, num_sms, narrow);
+  }
   const bool small_l2 = request.l2_bytes > 0 && request.l2_bytes < kCountedMaxL2Bytes;
   const int64_t problem_tiles = ceil_div(m, kBlockM) * static_cast<int64_t>(ceil_div(n, 128));
   if (c.pingpong && c.block_n == 128 && is_automatic(request) && request.schedule == Schedule::automatic &&

@@ -288,7 +288,10 @@ struct ConfigRequest {
 // of store-bound problems (K <= 256, each B at most 8 MiB; raster_group),
 // whose tiles are then counted (Schedule::counted) where the tile can be
 // (counts_tiles) and the L2 is small enough that the static walk would read
-// the operands again (request.l2_bytes), unless the request names the schedule.
+// the operands again (request.l2_bytes), unless the request names the schedule;
+// such a batch whose 128-row tiles, 128 wide or more, make at most one tile
+// an SM takes 128 x 64 (two tiles a CTA: the next loads while the last is
+// stored), with the plain epilogue.
 Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigRequest& request);
 // The same with the Options' overrides as arguments (B K-major).
 inline Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, int block_n_override = 0,

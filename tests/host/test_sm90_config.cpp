@@ -470,6 +470,37 @@ TEST(Sm90Config, CountedTilesWhereTheyCan) {
               t.block_m == 128 && t.cluster_m == 1 && t.cluster_n == 1 && !t.swap_ab);
 }
 
+// Store-bound batches (K <= 256) whose 128-row tiles, 128 wide or more,
+// make at most one tile an SM: 128 x 64, so that a CTA takes two tiles or
+// more and the second's loads overlap the first's epilogue. Not past K =
+// 256, nor past one tile an SM, nor without a batch, nor for a fused
+// epilogue, nor where the call named a tile or schedule; the small
+// problems keep their 64-row tiles.
+TEST(Sm90Config, NarrowTilesForShortBatchesOfOneTileAnSm) {
+  const auto pick = [](int64_t m, int64_t n, int64_t k, ConfigRequest r) { return select_config(m, n, k, 132, r); };
+  const auto narrow = [](const Config& c) {
+    return c.block_m == 128 && c.block_n == 64 && !c.pingpong && c.cluster_m == 1 && c.cluster_n == 1 && !c.swap_ab;
+  };
+  for (const bool b_k_major : {true, false}) {
+    EXPECT_TRUE(narrow(pick(128, 128, 128, {.b_k_major = b_k_major, .batch = 128}))) << b_k_major;
+    EXPECT_TRUE(narrow(pick(128, 128, 256, {.b_k_major = b_k_major, .batch = 128}))) << b_k_major;
+    EXPECT_TRUE(narrow(pick(256, 256, 128, {.b_k_major = b_k_major, .batch = 64}))) << b_k_major << ": was 128 x 256";
+    EXPECT_TRUE(narrow(pick(512, 512, 128, {.b_k_major = b_k_major, .batch = 16}))) << b_k_major;
+    // (N = 128: one column of 128-wide tiles, which the 64-row 64 x 128 takes for single products.)
+    EXPECT_TRUE(narrow(pick(128, 128, 128, {.b_k_major = b_k_major, .batch = 64}))) << b_k_major;
+  }
+  EXPECT_EQ(pick(128, 128, 128, {.batch = 128}).group_m, 1) << "the store-bound batches' raster";
+  EXPECT_FALSE(narrow(pick(128, 128, 384, {.batch = 128}))) << "K past 256";
+  EXPECT_FALSE(narrow(pick(512, 512, 128, {.batch = 128}))) << "several tiles an SM";
+  EXPECT_FALSE(narrow(pick(2048, 1024, 128, {.batch = 1}))) << "a single product";
+  EXPECT_FALSE(narrow(pick(128, 128, 128, {.batch = 128, .fused = true}))) << "a fused epilogue";
+  EXPECT_FALSE(narrow(pick(128, 128, 128, {.batch = 128, .schedule = Schedule::persistent}))) << "a named schedule";
+  EXPECT_EQ(pick(128, 128, 128, {.block_n = 128, .batch = 128}).block_n, 128) << "a named width";
+  const Config small = pick(128, 128, 128, {.batch = 32});
+  EXPECT_EQ(small.block_m, kSmallBlockM) << describe(small) << ": the small-problem rule's";
+  EXPECT_EQ(pick(8192, 128, 4096, {}).block_m, kSmallBlockM) << "N one 128-wide column: 64 x 128";
+}
+
 // Large batched problems (K >= 2048, 256 or more 128 x 128 tiles each) on a
 // GPU of small L2: 128 x 256 in pairs sharing B instead of the ping-pong
 // 128 x 128. Not on a larger L2, nor at K = 1024, nor for fewer tiles a
