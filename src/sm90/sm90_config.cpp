@@ -205,6 +205,11 @@ int small_m_width(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t bat
 // tile, or only swapped (136, 152, 176, 200, 208, 224).
 bool small_m_only(int block_n) { return is_tile_width(block_n) && !is_tile_config(block_n, 1, false, kBlockM); }
 
+// The tiles of block_m x block_n that a batch of M x N problems makes.
+int64_t grid_tiles(int64_t m, int64_t n, int block_m, int block_n, int64_t batch) {
+  return ceil_div(m, block_m) * static_cast<int64_t>(ceil_div(n, block_n)) * batch;
+}
+
 // Tiles block_m x block_n without a cluster or ping-pong (the 64-, 8- and
 // 256-row tiles): the ring they are built with, persistent, one CTA per tile
 // up to the SMs.
@@ -219,7 +224,7 @@ Config single_cta_config(int64_t m, int64_t n, int num_sms, int block_m, int blo
   c.pingpong = false;
   c.schedule = Schedule::persistent;
   c.group_m = kRasterGroupM;
-  const int64_t tiles = ceil_div(m, block_m) * static_cast<int64_t>(ceil_div(n, block_n)) * batch;
+  const int64_t tiles = grid_tiles(m, n, block_m, block_n, batch);
   c.num_ctas = static_cast<int>(tiles < num_sms ? tiles : num_sms);
   return c;
 }
@@ -363,8 +368,7 @@ TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t 
 // A tall tile `block_n` wide (built: is_tile_config) for M x N, on tall_grid's grid.
 Config tall_config(int64_t m, int64_t n, int num_sms, int block_n, int64_t batch) {
   Config c = single_cta_config(m, n, num_sms, kTallBlockM, block_n, batch);
-  c.num_ctas = tall_grid(m, ceil_div(m, kTallBlockM) * static_cast<int64_t>(ceil_div(n, block_n)) * batch, num_sms,
-                         batch, c.group_m);
+  c.num_ctas = tall_grid(m, grid_tiles(m, n, kTallBlockM, block_n, batch), num_sms, batch, c.group_m);
   return c;
 }
 
@@ -918,16 +922,11 @@ constexpr int64_t kPairedBatchMinTilesPerSm = 30;
 // was not measured here.
 namespace {
 
-// The tiles configuration c makes of a batch of M x N problems.
-int64_t batch_tiles(const Config& c, int64_t m, int64_t n, int64_t batch) {
-  return ceil_div(m, c.block_m) * static_cast<int64_t>(ceil_div(n, c.block_n)) * batch;
-}
-
 bool takes_narrow_batch_tile(const Config& c, int64_t m, int64_t n, int64_t k, int num_sms,
                              const ConfigRequest& request) {
   return is_automatic(request) && request.schedule == Schedule::automatic && !request.fused &&
          c.block_m == kBlockM && c.block_n >= 128 && !c.swap_ab && c.cluster_m * c.cluster_n == 1 &&
-         store_bound_batch(n, k, request.batch) && batch_tiles(c, m, n, request.batch) <= num_sms;
+         store_bound_batch(n, k, request.batch) && grid_tiles(m, n, c.block_m, c.block_n, request.batch) <= num_sms;
 }
 
 }  // namespace
@@ -952,7 +951,7 @@ Config select_config(int64_t m, int64_t n, int64_t k, int num_sms, const ConfigR
   }
   c.group_m = raster_group(c, n, k, request.batch);
   const bool countable = counts_tiles(c.block_m, c.cluster_m * c.cluster_n, c.swap_ab, false);
-  const int64_t tiles = batch_tiles(c, m, n, request.batch);
+  const int64_t tiles = grid_tiles(m, n, c.block_m, c.block_n, request.batch);
   const bool counted = request.schedule == Schedule::automatic
                            ? store_bound_batch(n, k, request.batch) && tiles >= kCountedMinTilesPerSm * num_sms &&
                                  small_l2
