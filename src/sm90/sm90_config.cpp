@@ -353,7 +353,8 @@ TallChoice best_tall(int64_t m, int64_t n, int num_sms, bool b_k_major, int64_t 
   // (The share of the tiles' rows inside M: column_share's arithmetic along M.)
   const double rows_score = detail::column_share(m, kTallBlockM) / detail::column_share(m, kBlockM);
   for (const TileConfig tc : kTileConfigs) {
-    if (tc.block_m != kTallBlockM || !builds_for_b(tc.block_n, b_k_major)) continue;
+    // (The 256-row widths 136-160 are built swapped only: swap_fit's.)
+    if (tc.block_m != kTallBlockM || tc.swap_ab || !builds_for_b(tc.block_n, b_k_major)) continue;
     const int64_t tiles = rows * batch * ceil_div(n, tc.block_n);
     const bool rotated =
         two_light && tall_grid(m, tiles, num_sms, batch, kRasterGroupM) < std::min<int64_t>(tiles, num_sms);

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sm90/sm90_config.hpp"
 
@@ -93,6 +94,44 @@ TEST(Sm90Config, OverrideIsRespected) {
         EXPECT_EQ(c.swap_ab, tc.swap_ab) << shape(s.m, s.n, s.k, sms);
       }
     }
+}
+
+// Options that name only part of a configuration (a height alone, a width
+// alone, a height and a cluster, ...) leave the rest to the choice, which
+// must still land on a configuration built for the call's layout: a plan
+// that names a kernel the library lacks fails only at launch. (Forcing
+// block_m = 256 alone once took a width built only swapped.)
+TEST(Sm90Config, PartialOverridesGiveBuiltConfigurations) {
+  const Shape shapes[] = {{1, 136, 512},     {1, 4096, 4096},   {64, 14336, 4096}, {136, 14336, 4096},
+                          {300, 28672, 2048}, {1000, 1025, 300}, {4096, 17952, 512}, {4096, 4096, 4096}, {1, 16920, 512}};
+  std::vector<int> widths = {0};
+  for (int w : kTileWidths) widths.push_back(w);
+  int checked = 0;
+  for (const Shape& s : shapes)
+    for (const bool a_k_major : {true, false})
+      for (const bool b_k_major : {true, false})
+        for (const int block_m : {0, 8, 64, 128, 256})
+          for (const int block_n : widths)
+            for (const int cluster_m : {0, 1, 2})
+              for (const bool pingpong : {false, true})
+                for (const bool swap_ab : {false, true}) {
+                  ConfigRequest r{block_n, cluster_m, pingpong, block_m, b_k_major};
+                  r.a_k_major = a_k_major;
+                  r.swap_ab = swap_ab;
+                  const Config c = select_config(s.m, s.n, s.k, 132, r);
+                  const std::string what = shape(s.m, s.n, s.k, 132) + (a_k_major ? " A K-major" : " A M-major") +
+                                           (b_k_major ? ", B K-major" : ", B N-major") +
+                                           ", asked block_m=" + std::to_string(block_m) +
+                                           " block_n=" + std::to_string(block_n) +
+                                           " cluster_m=" + std::to_string(cluster_m) +
+                                           (pingpong ? " pingpong" : "") + (swap_ab ? " swap_ab" : "") + ": " +
+                                           describe(c);
+                  ASSERT_TRUE(is_tile_config(c.block_n, c.cluster_m, c.pingpong, c.block_m, c.cluster_n, c.swap_ab))
+                      << what;
+                  ASSERT_TRUE(builds_for_layout(c.block_m, c.block_n, a_k_major, b_k_major, c.swap_ab)) << what;
+                  ++checked;
+                }
+  EXPECT_GT(checked, 10000);
 }
 
 TEST(Sm90Config, InvalidOverrideFallsBackToAutomatic) {
