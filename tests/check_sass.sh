@@ -20,17 +20,22 @@
 #   3. in every pair sm100_gemm kernel the tensor-memory allocation
 #      (UTCATOMSWS.2CTA.FIND_AND_SET, tcgen05.alloc.cta_group::2) comes after
 #      the first cluster barrier wait (UCGABAR_WAIT): the peer CTA must have
-#      launched before the pair allocates (src/sm100/tmem_allocator.cuh).
+#      launched before the pair allocates (src/sm100/tmem_allocator.cuh);
+#   4. with PTX_ARCH (the library, not the one-file submission): the scale
+#      and reference kernels, both dtypes, carry portable PTX of that
+#      architecture, which the driver compiles for a GPU no family is built
+#      for, so that calls there reach the cuBLAS fallback.
 # ptxas -Werror already fails the build on spill and serialized-wgmma
 # warnings; this looks at the shipped machine code itself.
 #
-# usage: check_sass.sh LIBRARY [CUDA_BIN_DIR] [ARCHS]   (ARCHS e.g. "90a;100a")
+# usage: check_sass.sh LIBRARY [CUDA_BIN_DIR] [ARCHS] [PTX_ARCH]   (ARCHS e.g. "90a;100a", PTX_ARCH e.g. 80)
 # exit: 0 pass, 1 fail, 77 skip (no cuobjdump on this machine)
 set -uo pipefail
 
 lib=${1:?usage: check_sass.sh LIBRARY [CUDA_BIN_DIR]}
 hint=${2:-}
 archs=${3:-90a}
+ptx_arch=${4:-}
 families=()
 [[ ";$archs;" == *";90a;"* ]] && families+=(sm90_gemm)
 [[ ";$archs;" == *";100a;"* ]] && families+=(sm100_gemm)
@@ -218,6 +223,33 @@ if [[ " ${families[*]} " == *" sm100_gemm "* ]]; then
       echo "ok:   tcgen05.alloc after the first cluster barrier in $pretty"
     fi
   done <<<"$order"
+fi
+
+# ---------------------------------------------------------------------------
+# 4. Portable PTX of the generic kernels (`.target sm_PTX_ARCH`, then each
+#    kernel's `.entry`).
+# ---------------------------------------------------------------------------
+if [[ -n $ptx_arch ]]; then
+  if ! ptx=$("$cuobjdump" -ptx "$lib" 2>&1); then
+    echo "FAIL: cuobjdump -ptx found no PTX in $lib (the generic kernels' portable PTX is missing):"
+    head -5 <<<"$ptx"
+    status=1
+  else
+    for kernel in scale_kernel reference_gemm_kernel; do
+      for dtype in __half __nv_bfloat16; do
+        found=$(awk -v want="sm_$ptx_arch" -v k="$kernel" -v t="$dtype" '
+          /^\.target / { target = $2 }
+          /\.entry / && target == want && index($0, k) && index($0, length(t) t) { n++ }
+          END { print n + 0 }' <<<"$ptx")
+        if [[ $found -eq 0 ]]; then
+          echo "FAIL: no PTX of sm_$ptx_arch for $kernel<$dtype> in $lib"
+          status=1
+        else
+          echo "ok:   PTX of sm_$ptx_arch for $kernel<$dtype>"
+        fi
+      done
+    done
+  fi
 fi
 
 if [[ $status -eq 0 ]]; then echo "PASS"; else echo "FAILED"; fi

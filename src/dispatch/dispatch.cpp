@@ -102,11 +102,13 @@ Admission admit(const GemmArgs& args, const Options& options) {
   Status failure = Status::no_device;
   const DeviceInfo* dev = current_device(&error, &failure);
   if (dev == nullptr) return {failure, with_case(error)};
+  // (The generic code carries PTX of sm_80, which the driver compiles for
+  // any newer GPU: this fails on an older one, or a driver too old for it.)
   if (dev->image != cudaSuccess)
     return {Status::unsupported,
-            with_case("this build of tcgemm holds code for " + std::string(TCGEMM_ARCHS) + " only; device " +
-                      std::to_string(dev->id) + " (" + dev->name + ") is " + arch_name(*dev) +
-                      ": rebuild with -DTCGEMM_CUDA_ARCHS=<arch>")};
+            with_case("tcgemm's code (" + std::string(TCGEMM_ARCHS) + " kernels, the rest for sm_80 and newer) " +
+                      "cannot run on device " + std::to_string(dev->id) + " (" + dev->name + ", " +
+                      arch_name(*dev) + "): " + cudaGetErrorString(dev->image))};
   if (std::string why = check_operands(args, dev->id); !why.empty()) return {Status::invalid_argument, why};
   return {Status::ok, {}, dev};
 }
