@@ -59,6 +59,10 @@ expect_usage_error "--seed wants an integer from 0 to 2^48" check --seed 2814749
 expect_usage_error "--case wants" check --case "m=4 m=5 n=1 k=1"
 expect_usage_error "--case wants" check --case "m=4 n=1 k=1 f16 bf16"
 expect_usage_error "--case wants" check --case "m=4 n=1 k=1 NT NN"
+expect_usage_error "ldc=8 is shorter than the operand's stored row of 64 elements" check --case "m=4 n=64 k=8 f16 NN ldc=8"
+expect_usage_error "lda=4 is shorter than the operand's stored row of 8 elements" check --case "m=4 n=64 k=8 f16 NN lda=4"
+expect_usage_error "ldb=8 is shorter than the operand's stored row of 64 elements" check --case "m=4 n=64 k=8 f16 TN ldb=8"
+expect_usage_error "ldc=1099511627776 over 8388609 rows is more than 2^40 elements" check --case "m=8388609 n=1 k=1 ldc=1099511627776"
 expect_usage_error "--groups wants a number of groups from 1 to 256" check --groups 0
 expect_usage_error "--soak draws nothing at random" check --soak 10 --seed 5
 # bench: nothing accepted that the run would ignore or could not hold.

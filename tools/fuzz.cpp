@@ -138,10 +138,25 @@ FuzzCase draw_case(uint64_t seed) {
   return c;
 }
 
+// Rows x columns of each operand as stored (row-major), leading dimensions.
+struct Storage {
+  int64_t rows, cols, ld;
+  int64_t elems(int64_t off) const { return off + (rows > 0 ? (rows - 1) * ld + cols : 0) + kGuard; }
+};
+Storage storage_a(const FuzzCase& c) {
+  return c.layout.a == Op::N ? Storage{c.shape.m, c.shape.k, c.lda} : Storage{c.shape.k, c.shape.m, c.lda};
+}
+Storage storage_b(const FuzzCase& c) {
+  return c.layout.b == Op::N ? Storage{c.shape.k, c.shape.n, c.ldb} : Storage{c.shape.n, c.shape.k, c.ldb};
+}
+Storage storage_c(const FuzzCase& c) { return Storage{c.shape.m, c.shape.n, c.ldc}; }
+
 // The case that describe() printed, edited or not: "m=.. n=.. k=.. f16 NT
 // lda=.. ldb=.. ldc=.. offsets=a,b,c alpha=.. beta=.." (any order; the
-// inputs come from `seed`). Empty optional on a malformed string.
-std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
+// inputs come from `seed`). Empty optional on a malformed string, or on one
+// whose buffers cannot be laid out (a leading dimension shorter than its
+// row, more than 2^40 elements): then `why` says which.
+std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed, std::string* why) {
   FuzzCase c;
   c.seed = seed;
   bool have_m = false, have_n = false, have_k = false;
@@ -205,14 +220,24 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed) {
   if (c.lda == 0) c.lda = std::max<int64_t>(1, c.layout.a == Op::N ? s.k : s.m);
   if (c.ldb == 0) c.ldb = std::max<int64_t>(1, c.layout.b == Op::N ? s.n : s.k);
   if (c.ldc == 0) c.ldc = std::max<int64_t>(1, s.n);
+  // (The library refuses such calls itself; the tool must first lay out
+  // and fill their buffers.)
+  const std::pair<const char*, Storage> operands[] = {{"lda", storage_a(c)}, {"ldb", storage_b(c)}, {"ldc", storage_c(c)}};
+  for (const auto& [name, st] : operands) {
+    if (st.ld < st.cols) {
+      *why = format("%s=%lld is shorter than the operand's stored row of %lld elements", name,
+                    static_cast<long long>(st.ld), static_cast<long long>(st.cols));
+      return std::nullopt;
+    }
+    constexpr int64_t kMaxElems = int64_t{1} << 40;
+    if (st.rows > 1 && st.ld > (kMaxElems - st.cols) / (st.rows - 1)) {
+      *why = format("%s=%lld over %lld rows is more than 2^40 elements", name, static_cast<long long>(st.ld),
+                    static_cast<long long>(st.rows));
+      return std::nullopt;
+    }
+  }
   return c;
 }
-
-// Rows x columns of each operand as stored (row-major), leading dimensions.
-struct Storage {
-  int64_t rows, cols, ld;
-  int64_t elems(int64_t off) const { return off + (rows > 0 ? (rows - 1) * ld + cols : 0) + kGuard; }
-};
 
 std::string describe(const FuzzCase& c) {
   return format("m=%lld n=%lld k=%lld %s %s lda=%lld ldb=%lld ldc=%lld offsets=%lld,%lld,%lld alpha=%g beta=%g",
@@ -301,9 +326,9 @@ std::string locate_errors(DType dtype, const ElementBuffer& x, const ElementBuff
 struct CaseBuffers {
   CaseBuffers(const FuzzCase& fuzz_case, cudaStream_t s)
       : c(fuzz_case),
-        sa(c.layout.a == Op::N ? Storage{c.shape.m, c.shape.k, c.lda} : Storage{c.shape.k, c.shape.m, c.lda}),
-        sb(c.layout.b == Op::N ? Storage{c.shape.k, c.shape.n, c.ldb} : Storage{c.shape.n, c.shape.k, c.ldb}),
-        sc{c.shape.m, c.shape.n, c.ldc},
+        sa(storage_a(c)),
+        sb(storage_b(c)),
+        sc(storage_c(c)),
         c_elems(static_cast<size_t>(sc.elems(c.off_c))),
         stream(s),
         a(static_cast<size_t>(sa.elems(c.off_a))),
@@ -537,7 +562,12 @@ std::vector<std::string> run_fuzz_case(const FuzzCase& c, Backend family, int nu
 int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const std::string& one_case) {
   std::optional<FuzzCase> given;
   if (!one_case.empty()) {
-    given = parse_case(one_case, seed);
+    std::string why;
+    given = parse_case(one_case, seed, &why);
+    if (!given && !why.empty()) {
+      std::fprintf(stderr, "tcgemm check: --case '%s': %s\n", one_case.c_str(), why.c_str());
+      return kExitUsage;
+    }
     if (!given) {
       std::fprintf(stderr, "tcgemm check: --case wants \"m=M n=N k=K f16|bf16 NN|NT|TN|TT [lda=..] [ldb=..] [ldc=..] "
                            "[offsets=a,b,c] [alpha=..] [beta=..] [activation=..] [bias=none|same|f32]\", not '%s'\n", one_case.c_str());
