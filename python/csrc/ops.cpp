@@ -21,11 +21,13 @@
 // Python (torch.library.register_autograd) runs Python on every call, with
 // or without gradients, which a decoding step's many small linear layers pay
 // for in host time. (C++ autograd Functions do not compose with torch.func's
-// transforms, grad and vmap; torch.autograd and torch.compile work.)
+// transforms: grad and vjp raise, vmap runs per example, and forward mode,
+// jvp included, is refused by name; torch.autograd and torch.compile work.)
 //
 // mm, linear and bmm also have AutocastCUDA kernels: under
 // torch.autocast("cuda") their operands are cast to the autocast dtype
-// first, as torch's own matmul and linear are.
+// first, as torch's own matmul and linear are (and plan's, where it plans
+// an mm).
 //
 // The CUDA kernels are also registered for CPU: a call with only CPU tensors
 // then gets tcgemm's message naming the CPU tensor, not the dispatcher's
@@ -89,9 +91,15 @@ using torch::autograd::variable_list;
 
 // d(alpha a @ b)/da = alpha grad @ b^T, d/db = alpha a^T @ grad: both on
 // tcgemm through transposed views (op T), without copies of a or b.
+//
+// Each Function keeps only the operands its backward reads, as torch's own
+// formulas do: an operand is kept where the other one requires grad. (A
+// frozen weight's layer keeps no activations; an input changed in place
+// after the forward, or made under inference mode, is no error where its
+// gradient is not needed.)
 struct MmFunction : torch::autograd::Function<MmFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b, double alpha) {
-    ctx->save_for_backward({a, b});
+    ctx->save_for_backward({b.requires_grad() ? a : at::Tensor(), a.requires_grad() ? b : at::Tensor()});
     ctx->saved_data["alpha"] = alpha;
     at::AutoDispatchBelowADInplaceOrView below;
     return call_mm(a, b, alpha);
@@ -113,7 +121,15 @@ at::Tensor activation_backward(const at::Tensor& grad, const at::Tensor& z, int6
     case 1: return at::threshold_backward(grad, z, 0.0);
     case 2: return at::gelu_backward(grad, z, "none");
     case 3: return at::gelu_backward(grad, z, "tanh");
-    case 4: return at::silu_backward(grad, z);
+    case 4:
+      // silu_backward has no derivative of its own: where this backward is
+      // itself differentiated (create_graph, grad mode on), the same formula
+      // in differentiable operators, as torch's own silu does.
+      if (c10::GradMode::is_enabled()) {
+        const at::Tensor s = at::sigmoid(z);
+        return grad * s * (1 + z * (1 - s));
+      }
+      return at::silu_backward(grad, z);
     default: return grad;
   }
 }
@@ -125,8 +141,18 @@ at::Tensor activation_backward(const at::Tensor& grad, const at::Tensor& z, int6
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const std::optional<at::Tensor>& bias, int64_t activation) {
-    ctx->save_for_backward({x, weight, bias.has_value() ? *bias : at::Tensor()});
+    // (With an activation, the pre-activation is recomputed from all three.)
+    const bool act = activation != 0;
+    ctx->save_for_backward({act || weight.requires_grad() ? x : at::Tensor(),
+                            act || x.requires_grad() ? weight : at::Tensor(),
+                            act && bias.has_value() ? *bias : at::Tensor()});
     ctx->saved_data["activation"] = activation;
+    // The sizes backward needs whatever is kept: x's, and weight's [N, K].
+    ctx->saved_data["x_sizes"] = c10::IValue(x.sym_sizes());
+    ctx->saved_data["n"] = weight.sym_size(0);
+    ctx->saved_data["k"] = weight.sym_size(1);
+    ctx->saved_data["has_bias"] = bias.has_value();
+    ctx->saved_data["bias_dtype"] = bias.has_value() ? bias->scalar_type() : at::kFloat;
     at::AutoDispatchBelowADInplaceOrView below;
     return call_linear(x, weight, bias, activation);
   }
@@ -139,21 +165,23 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     // Sizes as SymInts: under torch.compile the backward is traced with
     // symbolic sizes, and reading one as an integer would fix a dynamic
     // dimension (rows, sequence length) to the value it was traced with.
-    const c10::SymInt n = weight.sym_size(0), k = weight.sym_size(1);
+    const c10::SymInt n = ctx->saved_data["n"].toSymInt(), k = ctx->saved_data["k"].toSymInt();
     at::Tensor grad_z = grads[0];
     if (activation != 0) {
       const std::optional<at::Tensor> b = bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
       grad_z = activation_backward(grad_z, call_linear(x, weight, b, 0), activation);
     }
     // The rows from x's leading dimensions (-1 would be ambiguous where N or K is 0).
-    const c10::SymIntArrayRef x_sizes = x.sym_sizes();
+    const std::vector<c10::SymInt> x_sizes = ctx->saved_data["x_sizes"].toSymIntVector();
     c10::SymInt m = 1;
     for (size_t d = 0; d + 1 < x_sizes.size(); ++d) m *= x_sizes[d];
     const at::Tensor g2 = grad_z.reshape_symint({m, n});
     at::Tensor grad_x, grad_w, grad_b;
     if (ctx->needs_input_grad(0)) grad_x = call_mm(g2, weight, 1.0).view_symint(x_sizes);
     if (ctx->needs_input_grad(1)) grad_w = call_mm(g2.t(), x.reshape_symint({m, k}), 1.0);
-    if (bias.defined() && ctx->needs_input_grad(2)) grad_b = g2.sum({0}, false, at::kFloat).to(bias.scalar_type());
+    // (needs_input_grad(2) only where there is a bias: a None input has no edge.)
+    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2))
+      grad_b = g2.sum({0}, false, at::kFloat).to(ctx->saved_data["bias_dtype"].toScalarType());
     return {grad_x, grad_w, grad_b, at::Tensor()};
   }
 };
@@ -163,7 +191,11 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
 // the batch, in fp32.
 struct BmmFunction : torch::autograd::Function<BmmFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
-    ctx->save_for_backward({a, b});
+    ctx->save_for_backward({b.requires_grad() ? a : at::Tensor(), a.requires_grad() ? b : at::Tensor()});
+    // (Each operand's batch, kept or not: a broadcast one's gradient is summed.)
+    ctx->saved_data["a_batch"] = a.sym_size(0);
+    ctx->saved_data["b_batch"] = b.sym_size(0);
+    ctx->saved_data["dtype"] = a.scalar_type();
     at::AutoDispatchBelowADInplaceOrView below;
     return call_bmm(a, b);
   }
@@ -171,19 +203,36 @@ struct BmmFunction : torch::autograd::Function<BmmFunction> {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& a = saved[0];
     const at::Tensor& b = saved[1];
+    const at::ScalarType dtype = ctx->saved_data["dtype"].toScalarType();
     // (Symbolic batch sizes, as in LinearFunction: comparing one with 1
     // guards on "is 1", which a dynamic batch already excludes, not on its
     // value.)
-    const auto summed_if_broadcast = [](at::Tensor g, const at::Tensor& operand) {
-      if (operand.sym_size(0) == 1 && g.sym_size(0) != 1) return g.sum({0}, true, at::kFloat).to(operand.scalar_type());
+    const auto summed_if_broadcast = [dtype](at::Tensor g, const c10::SymInt& operand_batch) {
+      if (operand_batch == 1 && g.sym_size(0) != 1) return g.sum({0}, true, at::kFloat).to(dtype);
       return g;
     };
     at::Tensor grad_a, grad_b;
-    if (ctx->needs_input_grad(0)) grad_a = summed_if_broadcast(call_bmm(grads[0], b.transpose(1, 2)), a);
-    if (ctx->needs_input_grad(1)) grad_b = summed_if_broadcast(call_bmm(a.transpose(1, 2), grads[0]), b);
+    if (ctx->needs_input_grad(0))
+      grad_a = summed_if_broadcast(call_bmm(grads[0], b.transpose(1, 2)), ctx->saved_data["a_batch"].toSymInt());
+    if (ctx->needs_input_grad(1))
+      grad_b = summed_if_broadcast(call_bmm(a.transpose(1, 2), grads[0]), ctx->saved_data["b_batch"].toSymInt());
     return {grad_a, grad_b};
   }
 };
+
+// Forward-mode AD (torch.autograd.forward_ad, torch.func.jvp and jacfwd):
+// the operators have no tangent formula, so a call given an input that
+// carries a tangent is refused, rather than returning a result without one
+// (which jvp would take for a tangent of zeros).
+bool has_tangent(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
+bool has_tangent(const std::optional<at::Tensor>& t) { return t.has_value() && has_tangent(*t); }
+template <typename... Tensors>
+void refuse_forward_ad(const char* op, const Tensors&... inputs) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!(has_tangent(inputs) || ...), "tcgemm.", op,
+                              ": forward-mode automatic differentiation (torch.autograd.forward_ad, torch.func.jvp, "
+                              "jacfwd) is not supported, and an input carries a tangent; use torch's own operator for "
+                              "it, or reverse mode (backward, torch.autograd.grad)");
+}
 
 // A call records nothing for backward unless grad mode is on and an input
 // requires grad (torch::autograd::compute_requires_grad). When it records
@@ -191,6 +240,7 @@ struct BmmFunction : torch::autograd::Function<BmmFunction> {
 // below call the kernel directly, without the autograd Function's node and
 // saved state.
 at::Tensor mm_autograd(const at::Tensor& a, const at::Tensor& b, double alpha) {
+  refuse_forward_ad("matmul", a, b);
   if (!torch::autograd::compute_requires_grad(a, b)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return call_mm(a, b, alpha);
@@ -199,6 +249,7 @@ at::Tensor mm_autograd(const at::Tensor& a, const at::Tensor& b, double alpha) {
 }
 at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                            int64_t activation) {
+  refuse_forward_ad("linear", x, weight, bias);
   if (!torch::autograd::compute_requires_grad(x, weight, bias)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return call_linear(x, weight, bias, activation);
@@ -208,6 +259,7 @@ at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const 
 // grouped_mm has no backward: a call that would need one is refused, rather
 // than returning a result gradients silently do not flow through.
 at::Tensor grouped_mm_autograd(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offs) {
+  refuse_forward_ad("grouped_mm", a, b);
   TCGEMM_REFUSE(ValueError, !torch::autograd::compute_requires_grad(a, b),
                 "tcgemm.grouped_mm has no backward: call it on tensors that do not require grad (torch.no_grad())");
   at::AutoDispatchBelowADInplaceOrView below;
@@ -224,6 +276,7 @@ at::Tensor grouped_mm_autograd(const at::Tensor& a, const at::Tensor& b, const a
 // result that gradients silently do not flow through.
 void mm_out_autograd(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta,
                      int64_t sm_count) {
+  refuse_forward_ad("mm_out", a, b, out);
   TORCH_CHECK(!torch::autograd::compute_requires_grad(a, b, out),
               "tcgemm.mm_out: out= does not support automatic differentiation, and an argument requires grad; "
               "use tcgemm.matmul without out=, or call it under torch.no_grad() (",
@@ -237,6 +290,7 @@ void mm_out_autograd(const at::Tensor& a, const at::Tensor& b, const at::Tensor&
 }
 void linear_out_autograd(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                          int64_t activation, const at::Tensor& out, int64_t sm_count) {
+  refuse_forward_ad("linear_out", x, weight, bias, out);
   TORCH_CHECK(!torch::autograd::compute_requires_grad(x, weight, bias, out),
               "tcgemm.linear_out: out= does not support automatic differentiation, and an argument requires grad; "
               "use tcgemm.linear (no out), or call it under torch.no_grad()",
@@ -250,6 +304,7 @@ void linear_out_autograd(const at::Tensor& x, const at::Tensor& weight, const st
 }
 
 at::Tensor bmm_autograd(const at::Tensor& a, const at::Tensor& b) {
+  refuse_forward_ad("bmm", a, b);
   if (!torch::autograd::compute_requires_grad(a, b)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return call_bmm(a, b);
@@ -277,6 +332,19 @@ at::Tensor linear_autocast(const at::Tensor& x, const at::Tensor& weight, const 
 at::Tensor bmm_autocast(const at::Tensor& a, const at::Tensor& b) {
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
   return call_bmm(autocast(a), autocast(b));
+}
+// The plan of the call matmul would make: without out, mm's (its operands
+// cast); with out, mm_out's, which autocast leaves as it is (torch's out=
+// functions are not autocast either).
+std::vector<std::string> plan_autocast(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& out,
+                                       double alpha, double beta) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("tcgemm::plan", "")
+                             .typed<std::vector<std::string>(const at::Tensor&, const at::Tensor&,
+                                                             const std::optional<at::Tensor>&, double, double)>();
+  if (out.has_value()) return op.call(a, b, out, alpha, beta);
+  return op.call(autocast(a), autocast(b), out, alpha, beta);
 }
 
 }  // namespace
@@ -321,4 +389,5 @@ TORCH_LIBRARY_IMPL(tcgemm, AutocastCUDA, m) {
   m.impl("bmm", &bmm_autocast);
   m.impl("linear", &linear_autocast);
   m.impl("mm", &mm_autocast);
+  m.impl("plan", &plan_autocast);
 }

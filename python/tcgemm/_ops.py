@@ -83,7 +83,8 @@ def _check_fake_row_major(out: torch.Tensor) -> None:
 def _linear_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
                  activation: int = 0) -> torch.Tensor:
     torch._check_value(weight.dim() == 2, lambda: "tcgemm.linear: weight must be [out_features, in_features]")
-    torch._check_value(x.dim() >= 1 and x.shape[-1] == weight.shape[1],
+    torch._check_value(x.dim() >= 1, lambda: "tcgemm.linear: x must have at least 1 dimension")
+    torch._check_value(x.shape[-1] == weight.shape[1],
                        lambda: f"tcgemm.linear: x's last dimension must equal weight's in_features {weight.shape[1]}")
     torch._check_type(x.dtype in (torch.float16, torch.bfloat16) and weight.dtype == x.dtype,
                       lambda: f"tcgemm.linear: x and weight must be both float16 or both bfloat16, got {x.dtype} and "

@@ -244,6 +244,10 @@ def test_autocast_runs_an_fp32_model_on_tcgemm(dtype) -> None:
         assert torch.equal(tcgemm.matmul(x[0], model[0].weight.t()), tcgemm.matmul(x[0].to(dtype),
                                                                                   model[0].weight.to(dtype).t()))
         assert tcgemm.bmm(x, x.transpose(1, 2)).dtype == dtype
+        # plan() plans what matmul runs there: its operands cast, as matmul's are.
+        planned = tcgemm.plan(x[0], model[0].weight.t())
+        assert planned.status == "ok" and planned.kernel == tcgemm.plan(x[0].to(dtype),
+                                                                        model[0].weight.to(dtype).t()).kernel
     assert got.dtype == dtype and want.dtype == dtype
     assert model[0].fallbacks == 0 and model[2].fallbacks == 0
     assert torch.equal(got, _hand_cast(model, x, dtype))

@@ -69,6 +69,7 @@ def test_fake_bmm_strides_are_the_ops() -> None:
      "not supported"),
     (lambda: tcgemm.matmul(meta(8, 16), meta(16, 8, dtype=torch.float16)), TypeError, "same dtype"),
     (lambda: tcgemm.linear(meta(8, 16), meta(24, 8)), ValueError, "in_features"),
+    (lambda: tcgemm.linear(meta(), meta(24, 8)), ValueError, "x must have at least 1 dimension"),
     (lambda: tcgemm.linear(meta(8, 16), meta(24, 16), meta(23)), ValueError, "bias must be [24]"),
     (lambda: tcgemm.linear(meta(8, 16), meta(24, 16), meta(24, dtype=torch.float16)), TypeError, "bias must be"),
     (lambda: tcgemm.linear(meta(8, 16), meta(24, 16), None, "tanh"), ValueError, "unknown activation"),
@@ -87,6 +88,66 @@ def test_fake_refusals_say_what_is_wrong(call, error, words: str) -> None:
     with pytest.raises(error, match="tcgemm") as info:
         call()
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("activation", [None, "relu", "gelu", "gelu_tanh", "silu"])
+def test_double_backward_through_every_activation(activation: str | None) -> None:
+    # A gradient penalty (create_graph=True, then backward through the
+    # gradients) through each fused activation: silu's backward operator has
+    # no derivative of its own, so its formula must be differentiable there.
+    x, w, bias = meta(4, 16, grad=True), meta(8, 16, grad=True), meta(8, dtype=torch.float32, grad=True)
+    y = tcgemm.linear(x, w, bias, activation)
+    gx, gw = torch.autograd.grad(y, (x, w), torch.empty_like(y), create_graph=True)
+    assert gx.requires_grad and gw.requires_grad
+    (gx.sum() + gw.sum()).backward()
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape
+    # (Without an activation the gradients do not depend on the bias.)
+    assert (bias.grad is None) == (activation is None)
+
+
+@pytest.mark.parametrize("op", ["linear", "matmul", "bmm"])
+def test_forward_mode_ad_is_refused_by_name(op: str) -> None:
+    # No tangent formula: a result without a tangent would read as zeros in
+    # torch.func.jvp, so an input that carries one is refused.
+    import torch.autograd.forward_ad as fwAD
+    shapes = {"linear": ((4, 16), (8, 16)), "matmul": ((4, 16), (16, 8)), "bmm": ((2, 4, 16), (2, 16, 8))}[op]
+    fn = {"linear": tcgemm.linear, "matmul": tcgemm.matmul, "bmm": tcgemm.bmm}[op]
+    a, b = meta(*shapes[0]), meta(*shapes[1])
+    with fwAD.dual_level():
+        with pytest.raises(NotImplementedError, match=f"tcgemm.{op}: forward-mode automatic differentiation"):
+            fn(fwAD.make_dual(a, torch.empty_like(a)), b)
+        with pytest.raises(NotImplementedError, match="forward-mode"):
+            fn(a, fwAD.make_dual(b, torch.empty_like(b)))
+    with pytest.raises(NotImplementedError, match="forward-mode"):
+        torch.func.jvp(lambda t: fn(t, b), (a,), (torch.empty_like(a),))
+    assert fn(a, b).shape == (torch.matmul(a, b.mT if op == "linear" else b)).shape  # (and without tangents: runs)
+
+
+@pytest.mark.parametrize("op", ["linear", "matmul", "bmm"])
+def test_backward_keeps_only_the_operands_it_reads(op: str) -> None:
+    # As torch's own formulas: x is kept for the weight's gradient only. With
+    # the weight frozen, x may change in place after the forward, or come
+    # from inference mode, and the backward still runs (it would fail on a
+    # kept x, whose version changed or which cannot be saved).
+    def operands(x):
+        w = meta(8, 16) if op == "linear" else meta(*((2,) if op == "bmm" else ()), 16, 8)
+        return x, w
+    fn = {"linear": tcgemm.linear, "matmul": tcgemm.matmul, "bmm": tcgemm.bmm}[op]
+    lead = (2,) if op == "bmm" else ()
+    x0 = meta(*lead, 4, 16, grad=True)
+    h = x0 * 2
+    y = fn(*operands(h))
+    h.mul_(3)  # (x changed after the forward)
+    y.backward(torch.empty_like(y))
+    assert x0.grad.shape == x0.shape
+    if op == "linear":
+        # Only the bias trainable, x made under inference mode.
+        with torch.inference_mode():
+            x = meta(4, 16)
+        w, bias = meta(8, 16), meta(8, dtype=torch.float32, grad=True)
+        y = tcgemm.linear(x, w, bias)
+        y.backward(torch.empty_like(y))
+        assert bias.grad.shape == bias.shape and bias.grad.dtype == torch.float32
 
 
 def test_cpu_tensors_are_refused_by_name() -> None:
