@@ -95,6 +95,9 @@ class Linear(torch.nn.Linear):
         layer's compiled call is not carried over (it calls the original
         layer): compile the new one."""
         activation = _activation_arg(activation)
+        if not isinstance(layer, torch.nn.Linear):
+            raise TypeError(f"tcgemm.nn.Linear.from_linear: {type(layer).__name__} is not a torch.nn.Linear; "
+                            "only torch.nn.Linear converts")
         if type(layer) not in (torch.nn.Linear, cls):
             raise TypeError(f"tcgemm.nn.Linear.from_linear: {type(layer).__name__} is a subclass of torch.nn.Linear "
                             "with a forward of its own, which tcgemm's would drop; only torch.nn.Linear converts")
@@ -160,10 +163,16 @@ def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torc
     forward is replaced on the instance stays as it is (with a warning).
     Returns the model; unpatch_linear undoes it. A
     bare nn.Linear is refused (it has no parent to swap it in):
-    tcgemm.nn.Linear.from_linear(layer) converts one layer."""
+    tcgemm.nn.Linear.from_linear(layer) converts one layer. So is the wrapper
+    torch.compile returns, whose compiled code would keep calling the
+    original modules: patch first, then compile."""
     if type(model) is torch.nn.Linear:
         raise ValueError("tcgemm.patch_linear: the model is itself an nn.Linear, which cannot be replaced in place; "
                          "use tcgemm.nn.Linear.from_linear(layer)")
+    if _is_compiled_wrapper(model):
+        raise ValueError("tcgemm.patch_linear: the model is torch.compile's wrapper, whose compiled code keeps "
+                         "calling the modules it was made from; patch the model first, then compile it: "
+                         "torch.compile(tcgemm.patch_linear(model))")
     patch = getattr(model, "_tcgemm_patch", None) or _Patch()
     # Every place a module is held, the same module in several places included
     # (named_children lists a module once per parent).
@@ -204,6 +213,12 @@ def patch_linear(model: torch.nn.Module, activation_fusion: bool = True) -> torc
         setattr(parent, name, new)
     model._tcgemm_patch = patch
     return model
+
+
+def _is_compiled_wrapper(model: torch.nn.Module) -> bool:
+    # torch.compile(module) returns an OptimizedModule holding the module as
+    # _orig_mod (a private class: by name, so no import of torch._dynamo).
+    return type(model).__name__ == "OptimizedModule" and isinstance(getattr(model, "_orig_mod", None), torch.nn.Module)
 
 
 # What a tcgemm Linear holds that its original must not take back.

@@ -152,6 +152,25 @@ def test_a_compiled_layer_runs_the_new_forward() -> None:
     assert model[0].fallbacks == 1  # its own forward ran
 
 
+@pytest.mark.parametrize("bare", [True, False])
+def test_the_wrapper_torch_compile_returns_is_refused(bare: bool) -> None:
+    # Its compiled code calls the modules it was made from: swapped inside
+    # it, a bare Linear would never run tcgemm's forward, silently. Patch
+    # first, then compile.
+    inner = torch.nn.Linear(8, 8) if bare else torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+    compiled = torch.compile(inner, backend="eager")
+    with pytest.raises(ValueError, match="patch the model first, then compile it"):
+        tnn.patch_linear(compiled)
+    assert type(inner if bare else inner[0]) is torch.nn.Linear  # nothing changed
+    torch.manual_seed(8)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+    x = torch.randn(2, 8)
+    want = model(x)
+    compiled = torch.compile(tnn.patch_linear(model), backend="eager")
+    torch.testing.assert_close(compiled(x), want)
+    assert type(model[0]) is tnn.Linear and model[0].activation == "relu"  # what the compiled code ran
+
+
 def test_a_layer_whose_forward_was_replaced_is_left_alone() -> None:
     torch.manual_seed(5)
     lin = torch.nn.Linear(8, 8)
@@ -282,6 +301,8 @@ def test_a_subclass_of_linear_is_not_converted() -> None:
 
     with pytest.raises(TypeError, match="Scaled is a subclass of torch.nn.Linear"):
         tnn.Linear.from_linear(Scaled(8, 8))
+    with pytest.raises(TypeError, match="Conv2d is not a torch.nn.Linear"):
+        tnn.Linear.from_linear(torch.nn.Conv2d(1, 1, 1))
     model = torch.nn.Sequential(Scaled(8, 8), torch.nn.ReLU())
     tnn.patch_linear(model)
     assert type(model[0]) is Scaled and type(model[1]) is torch.nn.ReLU
