@@ -15,19 +15,6 @@ namespace tcgemm::detail {
 
 namespace {
 
-// Sets this thread's stream capture mode to relaxed for its lifetime (the
-// thread's previous mode comes back at the end of the scope).
-class RelaxedCaptureMode {
- public:
-  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
-  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
-
- private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
-
 // cuBLAS handles not held by any thread, per device. A handle must not be used
 // by two threads at once, so each thread holds its own (ThreadHandles) and
 // gives it back here when it exits; the next new thread takes it. Handles are

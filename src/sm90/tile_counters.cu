@@ -22,6 +22,7 @@
 
 #include <cuda_runtime.h>
 
+#include "common/host/device.hpp"
 #include "sm90/tile_counters.hpp"
 
 namespace tcgemm::sm90 {
@@ -62,6 +63,10 @@ uint32_t* tile_counter(int device, cudaStream_t stream) {
   DevicePool& pool = pool_of(device);
   std::lock_guard<std::mutex> lock(pool.mutex);
   if (pool.base == nullptr && !pool.failed) {
+    // (The first use of this file's module loads it, which may allocate: in
+    // relaxed mode, so that a first call made under capture does not
+    // invalidate the capture. detail::RelaxedCaptureMode.)
+    const detail::RelaxedCaptureMode relaxed;
     void* base = nullptr;
     if (cudaGetSymbolAddress(&base, g_tile_counters) == cudaSuccess) {
       pool.base = static_cast<uint32_t*>(base);

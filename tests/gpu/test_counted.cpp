@@ -11,6 +11,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <utility>
@@ -254,6 +257,49 @@ TEST_F(Counted, CapturedInGraphs) {
   cudaGraphDestroy(graph);
   cudaStreamDestroy(cap);
   cudaStreamDestroy(other);
+}
+
+// The first counted call of a process, made under a global-mode capture:
+// the counter pool's module is first used then (cudaGetSymbolAddress, which
+// may load it), which must neither fail nor invalidate the capture. It runs
+// in a child: this test program again, with this test alone.
+TEST_F(Counted, FirstCallOfAProcessCapturedInGlobalMode) {
+  constexpr const char* kChild = "TCGEMM_TEST_FIRST_CALL_CAPTURED";
+  if (std::getenv(kChild) == nullptr) {
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    const std::string cmd = std::string(kChild) + "=1 timeout 300 '" + self +
+                            "' --gtest_filter=Counted.FirstCallOfAProcessCapturedInGlobalMode 2>&1";
+    FILE* child = popen(cmd.c_str(), "r");
+    ASSERT_NE(child, nullptr) << cmd;
+    std::string output;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, child) != nullptr) output += buf;
+    const int status = pclose(child);
+    EXPECT_EQ(status, 0) << cmd << "\n" << output;
+    EXPECT_NE(output.find("[  PASSED  ] 1 test"), std::string::npos) << cmd << "\n" << output;
+    return;
+  }
+  const Case c = kCases[0];
+  const Operands ops(c, 23);
+  const Buffer captured(ops.c_elems()), ref(ops.c_elems());
+  cudaStream_t cap = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking), cudaSuccess);
+  support::fill_bits(captured.data(), captured.size(), kNaN, cap);
+  ASSERT_EQ(cudaStreamSynchronize(cap), cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+  const Plan p = gemm(ops.args(captured.data(), cap), ops.options(Schedule::counted));
+  ASSERT_EQ(cudaStreamEndCapture(cap, &graph), cudaSuccess) << "the first counted call invalidated the capture";
+  ASSERT_EQ(p.status, Status::ok) << p.reason;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, cap), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(cap), cudaSuccess);
+  const auto want = run(ops, ops.options(Schedule::persistent), ref, nullptr, "reference");
+  expect_same(support::download(captured.data(), captured.size()), want, "the captured first call");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(cap);
 }
 
 }  // namespace

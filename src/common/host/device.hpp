@@ -24,8 +24,10 @@
 //                     cudaFuncSetAttribute, cudaDeviceGetAttribute,
 //                     cudaOccupancyMaxActiveClusters,
 //                     cudaGetDriverEntryPointByVersion, cudaGetSymbolAddress
-//                     (the counter pool's base; its first call in the tests
-//                     came before any capture: not tried under one)
+//                     (the counter pool's base: the first use of its module,
+//                     made in relaxed mode, RelaxedCaptureMode below, as a
+//                     load may allocate; its first call in the tests came
+//                     before any capture: not tried under one)
 //   forbidden:        cudaStreamGetDevice, cuStreamGetDevice,
 //                     cudaStreamGetFlags, cudaStreamGetId (on the capturing
 //                     stream); anything that synchronizes (cudaDeviceSynchronize,
@@ -86,5 +88,21 @@ std::string check_device_pointer(const char* name, const void* ptr, int device);
 // the default, legacy and per-thread streams, or a stream created on it.
 // Otherwise e.g. "the stream belongs to device 1, but device 0 is current".
 std::string check_stream(cudaStream_t stream, int device);
+
+// Sets this thread's stream capture mode to relaxed for its lifetime (the
+// thread's previous mode comes back at the end of the scope): the once-only
+// calls that capture would forbid in global mode (allocations, a module's
+// first load) may then run while a stream is being captured, this call's
+// own included, without invalidating the capture.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
 
 }  // namespace tcgemm::detail
