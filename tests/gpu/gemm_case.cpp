@@ -376,6 +376,19 @@ void expect_within_bound(const Problem& prob, Backend backend, const std::string
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+std::string run_child(const std::string& cmd, int* status) {
+  FILE* child = popen(cmd.c_str(), "r");
+  if (child == nullptr) {
+    *status = -1;
+    return {};
+  }
+  std::string output;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, child) != nullptr) output += buf;
+  *status = pclose(child);
+  return output;
+}
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return s;

@@ -197,4 +197,10 @@ bool mentions_alignment(const std::string& reason);
 bool contains(const std::string& s, const std::string& part);
 std::string lower(std::string s);
 
+// Runs a shell command (a child process of the tests: the tool, or this test
+// program again) and returns what it printed, stdout and stderr as the
+// command line routes them; *status gets pclose's status (-1 if it could not
+// start).
+std::string run_child(const std::string& cmd, int* status);
+
 }  // namespace tcgemm::test

@@ -11,7 +11,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -269,12 +268,8 @@ TEST_F(Counted, FirstCallOfAProcessCapturedInGlobalMode) {
     const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
     const std::string cmd = std::string(kChild) + "=1 timeout 300 '" + self +
                             "' --gtest_filter=Counted.FirstCallOfAProcessCapturedInGlobalMode 2>&1";
-    FILE* child = popen(cmd.c_str(), "r");
-    ASSERT_NE(child, nullptr) << cmd;
-    std::string output;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, child) != nullptr) output += buf;
-    const int status = pclose(child);
+    int status = 0;
+    const std::string output = run_child(cmd, &status);
     EXPECT_EQ(status, 0) << cmd << "\n" << output;
     EXPECT_NE(output.find("[  PASSED  ] 1 test"), std::string::npos) << cmd << "\n" << output;
     return;

@@ -7,7 +7,8 @@
 // (A trap ends the child's CUDA context; the test's own stays clean.)
 #include <gtest/gtest.h>
 
-#include <cstdio>
+#include <sys/wait.h>
+
 #include <string>
 
 #include "gemm_case.hpp"
@@ -23,12 +24,9 @@ TEST_F(Hang, ABrokenBarrierIsReportedNotHung) {
 #else
   const std::string cmd = std::string("TCGEMM_DEBUG_BREAK_BARRIER=1 timeout 300 '") + TCGEMM_CLI_PATH +
                           "' check --case 'm=256 n=256 k=128 f16 NN' 2>&1";
-  FILE* child = popen(cmd.c_str(), "r");
-  ASSERT_NE(child, nullptr) << cmd;
-  std::string output;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, child) != nullptr) output += buf;
-  const int status = pclose(child);
+  int status = 0;
+  const std::string output = run_child(cmd, &status);
+  ASSERT_NE(status, -1) << cmd;
   SCOPED_TRACE(cmd + "\n" + output);
   EXPECT_NE(status, 0) << "the broken GEMM must fail";
   EXPECT_EQ(WEXITSTATUS(status) == 124, false) << "the child hung until `timeout` killed it";
