@@ -105,14 +105,18 @@ def test_double_backward_through_every_activation(activation: str | None) -> Non
     assert (bias.grad is None) == (activation is None)
 
 
-@pytest.mark.parametrize("op", ["linear", "matmul", "bmm"])
+# The two-operand operators by name, with the shapes of their operands (a, b).
+PRODUCTS = {"linear": (tcgemm.linear, (4, 16), (8, 16)), "matmul": (tcgemm.matmul, (4, 16), (16, 8)),
+            "bmm": (tcgemm.bmm, (2, 4, 16), (2, 16, 8))}
+
+
+@pytest.mark.parametrize("op", PRODUCTS)
 def test_forward_mode_ad_is_refused_by_name(op: str) -> None:
     # No tangent formula: a result without a tangent would read as zeros in
     # torch.func.jvp, so an input that carries one is refused.
     import torch.autograd.forward_ad as fwAD
-    shapes = {"linear": ((4, 16), (8, 16)), "matmul": ((4, 16), (16, 8)), "bmm": ((2, 4, 16), (2, 16, 8))}[op]
-    fn = {"linear": tcgemm.linear, "matmul": tcgemm.matmul, "bmm": tcgemm.bmm}[op]
-    a, b = meta(*shapes[0]), meta(*shapes[1])
+    fn, a_shape, b_shape = PRODUCTS[op]
+    a, b = meta(*a_shape), meta(*b_shape)
     with fwAD.dual_level():
         with pytest.raises(NotImplementedError, match=f"tcgemm.{op}: forward-mode automatic differentiation"):
             fn(fwAD.make_dual(a, torch.empty_like(a)), b)
@@ -123,20 +127,16 @@ def test_forward_mode_ad_is_refused_by_name(op: str) -> None:
     assert fn(a, b).shape == (torch.matmul(a, b.mT if op == "linear" else b)).shape  # (and without tangents: runs)
 
 
-@pytest.mark.parametrize("op", ["linear", "matmul", "bmm"])
+@pytest.mark.parametrize("op", PRODUCTS)
 def test_backward_keeps_only_the_operands_it_reads(op: str) -> None:
     # As torch's own formulas: x is kept for the weight's gradient only. With
     # the weight frozen, x may change in place after the forward, or come
     # from inference mode, and the backward still runs (it would fail on a
     # kept x, whose version changed or which cannot be saved).
-    def operands(x):
-        w = meta(8, 16) if op == "linear" else meta(*((2,) if op == "bmm" else ()), 16, 8)
-        return x, w
-    fn = {"linear": tcgemm.linear, "matmul": tcgemm.matmul, "bmm": tcgemm.bmm}[op]
-    lead = (2,) if op == "bmm" else ()
-    x0 = meta(*lead, 4, 16, grad=True)
+    fn, a_shape, b_shape = PRODUCTS[op]
+    x0 = meta(*a_shape, grad=True)
     h = x0 * 2
-    y = fn(*operands(h))
+    y = fn(h, meta(*b_shape))
     h.mul_(3)  # (x changed after the forward)
     y.backward(torch.empty_like(y))
     assert x0.grad.shape == x0.shape
