@@ -59,9 +59,10 @@ int main() {
     args.c = c.data();
     const tcgemm::Plan p = tcgemm::plan(args);
     print_plan("C++ API, plan", p);
-    const int status = tcgemm_gemm(0, 0, 0, kM, kN, kK, 1.0f, a.data(), kK, b.data(), kN, 0.0f, c.data(), kN, nullptr);
+    const int status = tcgemm_gemm(TCGEMM_F16, TCGEMM_OP_N, TCGEMM_OP_N, kM, kN, kK, 1.0f, a.data(), kK, b.data(), kN,
+                                   0.0f, c.data(), kN, nullptr);
     std::printf("C ABI: tcgemm_gemm returned %d: %s\n", status, tcgemm_last_error());
-    return p.status == tcgemm::Status::no_device && status == static_cast<int>(tcgemm::Status::no_device) ? 3 : 1;
+    return p.status == tcgemm::Status::no_device && status == TCGEMM_NO_DEVICE ? 3 : 1;
   }
 
   void *da = nullptr, *db = nullptr, *dc = nullptr, *dc2 = nullptr;
@@ -79,7 +80,7 @@ int main() {
 
   const tcgemm::Plan p = tcgemm::gemm(args);
   print_plan("C++ API, gemm", p);
-  const int status = tcgemm_gemm(0, 0, 0, kM, kN, kK, 1.0f, da, kK, db, kN, 0.0f, dc2, kN, nullptr);
+  const int status = tcgemm_gemm(TCGEMM_F16, TCGEMM_OP_N, TCGEMM_OP_N, kM, kN, kK, 1.0f, da, kK, db, kN, 0.0f, dc2, kN, nullptr);
   std::printf("C ABI: tcgemm_gemm returned %d%s%s\n", status, status != 0 ? ": " : "",
               status != 0 ? tcgemm_last_error() : "");
   if (p.status != tcgemm::Status::ok || status != 0) return 1;

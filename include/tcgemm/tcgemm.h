@@ -2,13 +2,15 @@
  *
  *   C = alpha * op(A) @ op(B) + beta * C,  all matrices row-major.
  *
- * dtype: 0 = fp16, 1 = bf16 (A, B and C share it); accumulation is fp32.
- * op_a, op_b: 0 = N, 1 = T. A T operand is stored row-major in its transposed
- * shape (op_a = T: A is stored K x M with lda >= M).
+ * dtype: TCGEMM_F16 (0) or TCGEMM_BF16 (1); A, B and C share it; accumulation
+ * is fp32. op_a, op_b: TCGEMM_OP_N (0) or TCGEMM_OP_T (1). A T operand is stored
+ * row-major in its transposed shape (op_a = T: A is stored K x M with lda >= M).
  * stream: a cudaStream_t, or NULL for the default stream.
  *
- * Returns 0 on success and non-zero on failure (the value is a tcgemm::Status);
- * on failure nothing was written to C and tcgemm_last_error() says why.
+ * Returns TCGEMM_OK (0) on success, else one of the other tcgemm_status values
+ * below; on failure nothing was written to C and tcgemm_last_error() says why.
+ * The numbers of every constant below are part of the interface: they never
+ * change, and new ones only get new numbers.
  * See tcgemm/tcgemm.hpp for the full contract (degenerate shapes, K or
  * alpha == 0, beta == 0, alignment, C apart from A and B).
  */
@@ -21,15 +23,42 @@
 extern "C" {
 #endif
 
+/* Return values of every function below (tcgemm::Status in tcgemm/tcgemm.hpp). */
+enum tcgemm_status {
+  TCGEMM_OK = 0,
+  TCGEMM_INVALID_ARGUMENT = 1, /* a null pointer, a negative size or one past 2^31-1, a bad leading dimension, ... */
+  TCGEMM_UNSUPPORTED = 2,      /* no kernel and no fallback for this device or request */
+  TCGEMM_NO_DEVICE = 3,        /* no usable CUDA device: none visible, its properties or context unavailable */
+  TCGEMM_CUDA_ERROR = 4        /* a CUDA, driver or cuBLAS call (or a host allocation) failed */
+};
+
+/* dtype: the element type of A, B and C (tcgemm::DType). */
+enum tcgemm_dtype { TCGEMM_F16 = 0, TCGEMM_BF16 = 1 };
+
+/* op_a, op_b (tcgemm::Op). */
+enum tcgemm_op { TCGEMM_OP_N = 0, TCGEMM_OP_T = 1 };
+
+/* bias_type of tcgemm_gemm_epilogue (tcgemm::BiasType). */
+enum tcgemm_bias_type { TCGEMM_BIAS_SAME = 0, TCGEMM_BIAS_F32 = 1 };
+
+/* activation of tcgemm_gemm_epilogue (tcgemm::Activation; the formulas are there). */
+enum tcgemm_activation {
+  TCGEMM_ACT_NONE = 0,
+  TCGEMM_ACT_RELU = 1,
+  TCGEMM_ACT_GELU = 2,      /* erf form */
+  TCGEMM_ACT_GELU_TANH = 3, /* tanh approximation */
+  TCGEMM_ACT_SILU = 4
+};
+
 int tcgemm_gemm(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
                 const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
                 int64_t ldc, void* stream);
 
 /* The same with a fused epilogue: C = act(alpha * op(A) @ op(B) + bias) + beta * C,
  * in fp32, rounded once (tcgemm/tcgemm.hpp, GemmArgs::bias). bias: N elements on
- * the device, added to every row, or NULL; bias_type: 0 = the call's dtype,
- * 1 = fp32; activation: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh
- * approximation), 4 silu. tcgemm_gemm's signature is unchanged by it. */
+ * the device, added to every row, or NULL; bias_type: a tcgemm_bias_type
+ * (TCGEMM_BIAS_SAME: the call's dtype, TCGEMM_BIAS_F32: fp32); activation: a
+ * tcgemm_activation. tcgemm_gemm's signature is unchanged by it. */
 int tcgemm_gemm_epilogue(int dtype, int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
                          const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
                          int64_t ldc, const void* bias, int bias_type, int activation, void* stream);

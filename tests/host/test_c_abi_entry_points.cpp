@@ -136,6 +136,9 @@ TEST(CAbiEntryPoints, EmptyCallsStillRefuseMalformedArguments) {
                                   nullptr),
             kInvalid);
   EXPECT_TRUE(contains(tcgemm_last_error(), "needs 1 to 256 groups, not 0")) << tcgemm_last_error();
+  // (and names the whole case, as every other refusal does)
+  EXPECT_TRUE(contains(tcgemm_last_error(), "m=0 n=64 k=32 dtype=f16 layout=NN lda=32 ldb=64 ldc=64 groups=0"))
+      << tcgemm_last_error();
 }
 
 // ---------------------------------------------------------------------------
