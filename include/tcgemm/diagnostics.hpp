@@ -4,6 +4,7 @@
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm {
+inline namespace TCGEMM_ABI_NAMESPACE {
 
 // The sustained dense tensor-core rate of the current GPU, measured now: every
 // SM runs a bare loop of wgmma m64n256k16 (2 warpgroups, operands resident in
@@ -13,4 +14,5 @@ namespace tcgemm {
 // the current device has no sm90 kernel (then `why`, if given, says so).
 double measure_peak_tflops(DType dtype, double milliseconds = 200.0, std::string* why = nullptr) noexcept;
 
+}  // inline namespace TCGEMM_ABI_NAMESPACE
 }  // namespace tcgemm

@@ -42,7 +42,17 @@
 
 #include <cuda_runtime_api.h>
 
+// The C++ API's symbols name the layout of its structs: everything below is in
+// the inline namespace tcgemm::TCGEMM_ABI_NAMESPACE, which code never names
+// (tcgemm::GemmArgs, tcgemm::gemm). When a struct's fields or a function's
+// signature change, it takes the next number, so a program built with other
+// headers fails to load (an undefined symbol) instead of handing the library
+// structs of another layout. The C ABI (tcgemm.h) is plain C and keeps its
+// symbols. tests/host/test_api.cpp holds the layouts this number stands for.
+#define TCGEMM_ABI_NAMESPACE abi_1
+
 namespace tcgemm {
+inline namespace TCGEMM_ABI_NAMESPACE {
 
 enum class DType : int { f16 = 0, bf16 = 1 };
 enum class Op : int { N = 0, T = 1 };
@@ -456,4 +466,5 @@ struct BuildInfo {
 };
 BuildInfo build_info() noexcept;
 
+}  // inline namespace TCGEMM_ABI_NAMESPACE
 }  // namespace tcgemm

@@ -7,6 +7,7 @@
 #include "tcgemm/tcgemm.hpp"
 
 namespace tcgemm {
+inline namespace TCGEMM_ABI_NAMESPACE {
 
 namespace {
 // Nothing may throw across the API; std::string allocation is the only thing
@@ -147,4 +148,5 @@ BuildInfo build_info() noexcept {
   return info;
 }
 
+}  // inline namespace TCGEMM_ABI_NAMESPACE
 }  // namespace tcgemm

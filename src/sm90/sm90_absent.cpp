@@ -9,8 +9,10 @@ std::string run_bf16(const GemmArgs&, const Config&, int*) { return "built witho
 }  // namespace tcgemm::sm90
 
 namespace tcgemm {
+inline namespace TCGEMM_ABI_NAMESPACE {
 double measure_peak_tflops(DType, double, std::string* why) noexcept {
   if (why != nullptr) *why = "built without sm_90a";
   return -1.0;
 }
+}  // inline namespace TCGEMM_ABI_NAMESPACE
 }  // namespace tcgemm

@@ -139,6 +139,7 @@ double measure(double milliseconds, std::string* why) {
 }  // namespace tcgemm::sm90
 
 namespace tcgemm {
+inline namespace TCGEMM_ABI_NAMESPACE {
 double measure_peak_tflops(DType dtype, double milliseconds, std::string* why) noexcept {
   try {
     return dtype == DType::bf16 ? sm90::measure<__nv_bfloat16>(milliseconds, why)
@@ -147,4 +148,5 @@ double measure_peak_tflops(DType dtype, double milliseconds, std::string* why) n
     return -1.0;
   }
 }
+}  // inline namespace TCGEMM_ABI_NAMESPACE
 }  // namespace tcgemm

@@ -87,6 +87,26 @@ TEST(BuildInfo, MatchesTheBuild) {
   EXPECT_EQ(contains(info.kernel_families, "sm100"), contains(TCGEMM_TEST_ARCHS, "sm_100a")) << info.kernel_families;
 }
 
+// The struct layouts that TCGEMM_ABI_NAMESPACE stands for (tcgemm.hpp), as
+// sizes on x86-64 Linux. A struct that gains, loses or resizes a field fails
+// here: give the namespace its next number and write the new sizes below, so
+// that programs built with the old headers fail to load instead of passing
+// structs of the old layout.
+TEST(CxxAbi, StructLayoutsAreTheOnesTheNamespaceNames) {
+#define TCGEMM_TEST_STR(x) #x
+#define TCGEMM_TEST_XSTR(x) TCGEMM_TEST_STR(x)
+  EXPECT_STREQ(TCGEMM_TEST_XSTR(TCGEMM_ABI_NAMESPACE), "abi_1");
+#undef TCGEMM_TEST_XSTR
+#undef TCGEMM_TEST_STR
+  EXPECT_EQ(sizeof(GemmArgs), 176u);
+  EXPECT_EQ(sizeof(Options), 40u);
+  EXPECT_EQ(sizeof(Plan), 120u);  // (its reason is a std::string of the C++11 ABI)
+  EXPECT_EQ(sizeof(KernelConfig), 36u);
+  EXPECT_EQ(sizeof(TileConfig), 24u);
+  EXPECT_EQ(sizeof(Sm100TileConfig), 20u);
+  EXPECT_EQ(sizeof(BuildInfo), 32u);
+}
+
 // Validation needs no device: a bad argument is reported as such everywhere.
 TEST(PublicApi, RejectsBadDtypeWithoutTouchingTheDevice) {
   GemmArgs g = valid_args();
