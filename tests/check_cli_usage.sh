@@ -65,6 +65,16 @@ expect_usage_error "ldb=8 is shorter than the operand's stored row of 64 element
 expect_usage_error "ldc=1099511627776 over 8388609 rows is more than 2^40 elements" check --case "m=8388609 n=1 k=1 ldc=1099511627776"
 expect_usage_error "--groups wants a number of groups from 1 to 256" check --groups 0
 expect_usage_error "--soak draws nothing at random" check --soak 10 --seed 5
+# an option given is an option used: refused where the run would drop it, default value or not.
+expect_usage_error "--groups needs layouts with A stored K-major (NN, NT): --layout names TN" check --groups 8 --layout NN,TN
+expect_usage_error "--batch applies to the sweep" check --fuzz 5 --batch 1
+expect_usage_error "--activation and --bias apply to the sweep" check --fuzz 5 --activation none
+expect_usage_error "--activation and --bias apply to the sweep" check --case "m=8 n=8 k=8" --bias none
+expect_usage_error "lda=0: a leading dimension is at least 1" check --case "m=64 n=64 k=64 lda=0"
+expect_usage_error "--case wants" check --case "m=8 n=8 k=8 f16=x"
+expect_usage_error "a comma-separated list of distinct ones" check --layout NT,NT
+expect_usage_error "a comma-separated list of distinct ones" bench --layout NN,NT,NN
+expect_usage_error "--shape 8x8x8 is named twice" bench --shape 8 --shape 8x8x8
 # bench: nothing accepted that the run would ignore or could not hold.
 expect_usage_error "--chain times one dtype" bench --chain --dtype both
 expect_usage_error "--chain times its own fixed chain: it takes no --only" bench --chain --only x

@@ -30,6 +30,10 @@ compgen -G "$work/prefix/lib*/libtcgemm.so*" > /dev/null ||
   { echo "cmake_consumer: the install lacks libtcgemm.so"; exit 1; }
 compgen -G "$work/prefix/lib*/cmake/tcgemm/tcgemmConfig.cmake" > /dev/null ||
   { echo "cmake_consumer: the install lacks the CMake package"; exit 1; }
+# The CLI, where built, with the renderer its `bench --plot` finds from bin/.
+if [[ -e $work/prefix/bin/tcgemm && ! -f $work/prefix/share/tcgemm/bench_plot.py ]]; then
+  echo "cmake_consumer: the install has bin/tcgemm but not share/tcgemm/bench_plot.py"; exit 1
+fi
 [[ ! -e $work/prefix/tcgemm ]] ||
   { echo "cmake_consumer: a plain install put the Python package's files in $work/prefix/tcgemm"; exit 1; }
 step configure cmake -S "$src/examples/cmake_consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "arg_parser.hpp"
@@ -34,8 +35,8 @@ void add_bench_options(ArgParser& parser) {
   parser.add_flag("no-peak", "skip measuring the tensor-core ceiling (the %peak column shows -)");
   parser.add_option("json", "FILE", "also write every number, with GPU, clocks and versions, to FILE");
   parser.add_option("plot", "FILE.svg",
-                    "also draw the run as an SVG picture (python3 and scripts/plot_bench.py of the source tree, or "
-                    "the script $TCGEMM_PLOT_SCRIPT names)");
+                    "also draw the run as an SVG picture (python3 and the renderer: the script $TCGEMM_PLOT_SCRIPT "
+                    "names, else share/tcgemm/bench_plot.py of an installed tool, else the source tree's)");
   parser.add_option("seed", "N", "base seed of the random inputs (default " + std::to_string(kBenchDefaultSeed) + ")");
   parser.add_option("device", "N", "CUDA device index (default 0)");
   parser.add_flag("chain",
@@ -102,10 +103,12 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   }
   if (named.count("all") && named.size() > 1) return "--suite all already holds every suite";
   s.shape_args = parser.get_all("shape");
+  std::set<std::string> shapes_named;
   for (const std::string& text : s.shape_args) {
     const auto shape = parse_shape(text);
     if (!shape || shape->m == 0 || shape->n == 0 || shape->k == 0)
       return "--shape wants MxNxK with positive sizes, got '" + text + "'";
+    if (!shapes_named.insert(shape->str()).second) return "--shape " + shape->str() + " is named twice";
     s.shapes.push_back({*shape, DType::f16, Layout{Op::N, Op::N}, -1.0f, 1.0f, "--shape"});
   }
   s.chain = parser.has("chain");
@@ -120,7 +123,7 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   // suites, NN for the others and --shape): s.layouts stays empty.
   if (parser.has("layout")) {
     s.layouts = parse_layouts(parser.get("layout"));
-    if (s.layouts.empty()) return "--layout must be NN, NT, TN, TT, a comma-separated list, or all";
+    if (s.layouts.empty()) return "--layout must be NN, NT, TN, TT, a comma-separated list of distinct ones, or all";
   }
   const auto repeats = parse_int(parser.get("repeats", "20"), 1, 100000);
   if (!repeats) return "--repeats wants an integer from 1 to 100000";
@@ -217,6 +220,13 @@ std::string shell_quote(const std::string& text) {
 
 std::string plot_script() {
   if (const char* env = std::getenv("TCGEMM_PLOT_SCRIPT"); env != nullptr && *env != '\0') return env;
+  // An installed tool: the renderer that `cmake --install` put beside it.
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path installed = self.parent_path() / TCGEMM_PLOT_FROM_BIN;
+    if (std::filesystem::is_regular_file(installed, error)) return installed.lexically_normal().string();
+  }
   return TCGEMM_PLOT_SCRIPT;
 }
 
@@ -226,7 +236,7 @@ std::string plot_unavailable() {
     std::fclose(f);
     return {};
   }
-  return "cannot read the renderer " + plot_script() + " (set TCGEMM_PLOT_SCRIPT to scripts/plot_bench.py)";
+  return "cannot read the renderer " + plot_script() + " (set TCGEMM_PLOT_SCRIPT to the source tree's scripts/plot_bench.py)";
 }
 
 std::string draw_plot(const std::string& json, const std::string& svg) {

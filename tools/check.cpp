@@ -381,7 +381,7 @@ int run_check(const ArgParser& parser) {
   const std::vector<DType> dtypes = parse_dtypes(parser.get("dtype", "both"));
   if (dtypes.empty()) return usage_error(parser, "--dtype must be f16, bf16 or both");
   const std::vector<Layout> layouts = parse_layouts(parser.get("layout", "all"));
-  if (layouts.empty()) return usage_error(parser, "--layout must be NN, NT, TN, TT, a comma-separated list, or all");
+  if (layouts.empty()) return usage_error(parser, "--layout must be NN, NT, TN, TT, a comma-separated list of distinct ones, or all");
   const auto seed = parse_int(parser.get("seed", std::to_string(kDefaultSeed)), 0, int64_t{1} << 48);
   if (!seed) return usage_error(parser, "--seed wants an integer from 0 to 2^48");
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
@@ -389,23 +389,27 @@ int run_check(const ArgParser& parser) {
   const bool quick = parser.has("quick");
   FusedEpilogue fused;
   if (std::string why = parse_fused_epilogue(parser, &fused); !why.empty()) return usage_error(parser, why);
-  if (fused.any() && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
+  if ((parser.has("activation") || parser.has("bias")) && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
     return usage_error(parser, "--activation and --bias apply to the sweep (not --fuzz, --case or --soak)");
   const auto batch = parse_int(parser.get("batch", "1"), 1, 65536);
   if (!batch) return usage_error(parser, "--batch wants a number of problems from 1 to 65536");
-  if (*batch > 1 && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
+  if (parser.has("batch") && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
     return usage_error(parser, "--batch applies to the sweep (not --fuzz, --case or --soak)");
   const auto groups =
       parser.has("groups") ? parse_int(parser.get("groups", ""), 1, kMaxGroups) : std::optional<int64_t>{0};
   if (!groups) return usage_error(parser, "--groups wants a number of groups from 1 to " + std::to_string(kMaxGroups));
   std::vector<Layout> run_layouts = layouts;
   if (*groups > 0) {
-    if (parser.has("soak") || parser.has("fuzz") || parser.has("case") || *batch > 1 || fused.any())
+    if (parser.has("soak") || parser.has("fuzz") || parser.has("case") || parser.has("batch") ||
+        parser.has("activation") || parser.has("bias"))
       return usage_error(parser, "--groups applies to the plain sweep (not --fuzz, --case, --soak, --batch or a "
                                  "fused epilogue, which an M-grouped call does not take)");
-    // An M-grouped call takes A stored K-major only (op_a = N).
+    // An M-grouped call takes A stored K-major only (op_a = N): the sweep's
+    // default runs NN and NT; a layout named with A stored M-major is refused.
+    for (const Layout l : run_layouts)
+      if (parser.has("layout") && l.a != Op::N)
+        return usage_error(parser, "--groups needs layouts with A stored K-major (NN, NT): --layout names " + l.str());
     std::erase_if(run_layouts, [](Layout l) { return l.a != Op::N; });
-    if (run_layouts.empty()) return usage_error(parser, "--groups needs a layout with A stored K-major: NN or NT");
   }
   if (parser.has("soak")) {
     const auto launches = parse_int(parser.get("soak", ""), 1, int64_t{1} << 40);

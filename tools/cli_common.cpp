@@ -63,6 +63,8 @@ std::vector<Layout> parse_layouts(const std::string& text) {
     const std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const auto it = std::find_if(all.begin(), all.end(), [&](const Layout& l) { return l.str() == word; });
     if (it == all.end()) return {};
+    // (A layout named twice would run or time the same rows twice: refused.)
+    if (std::any_of(out.begin(), out.end(), [&](const Layout& l) { return l.str() == word; })) return {};
     out.push_back(*it);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -230,7 +232,10 @@ std::vector<std::string> check_builtin_configs(
 }
 
 int usage_error(const ArgParser& parser, const std::string& message) {
-  std::fprintf(stderr, "tcgemm %s: %s\n\n%s", parser.command().c_str(), message.c_str(), parser.usage().c_str());
+  // The message and where the options are, not the whole usage: bench's runs
+  // to the suites' shape lists, and would scroll the one line that matters away.
+  std::fprintf(stderr, "tcgemm %s: %s\n(tcgemm %s --help lists the options)\n", parser.command().c_str(),
+               message.c_str(), parser.command().c_str());
   return kExitUsage;
 }
 

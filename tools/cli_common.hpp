@@ -42,7 +42,7 @@ struct Layout {
 std::optional<Shape> parse_shape(const std::string& text);
 // "f16", "bf16" or "both". Empty on a bad value.
 std::vector<DType> parse_dtypes(const std::string& text);
-// "NN", "NT", "TN", "TT", a comma-separated list of those, or "all".
+// "NN", "NT", "TN", "TT", a comma-separated list of distinct ones, or "all". Empty on a bad list.
 std::vector<Layout> parse_layouts(const std::string& text);
 std::optional<int64_t> parse_int(const std::string& text, int64_t min, int64_t max);
 
@@ -132,7 +132,7 @@ std::vector<std::string> check_builtin_configs(
     Backend family, const GemmArgs& args, const std::function<void()>& reset,
     const std::function<std::vector<std::string>(const support::KernelVariant&, const Plan&)>& compare);
 
-// Prints "tcgemm <command>: <message>" and the usage on stderr; returns kExitUsage.
+// Prints "tcgemm <command>: <message>" and where the usage is on stderr; returns kExitUsage.
 int usage_error(const ArgParser& parser, const std::string& message);
 
 // Makes `device` current. Without a visible CUDA device, prints why on stderr

@@ -169,7 +169,7 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed, std::
     if (word.empty()) continue;
     const size_t eq = word.find('=');
     const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
-    const bool is_dtype = key == "f16" || key == "bf16";
+    const bool is_dtype = eq == std::string::npos && (key == "f16" || key == "bf16");
     const std::vector<Layout> layout = eq == std::string::npos ? parse_layouts(key) : std::vector<Layout>{};
     // Each field once (a dtype, a layout, each key=value): a second would
     // silently win over the first.
@@ -184,6 +184,11 @@ std::optional<FuzzCase> parse_case(const std::string& text, uint64_t seed, std::
       const bool size = key.size() == 1;
       const auto v = num(0, size ? (int64_t{1} << 31) - 1 : int64_t{1} << 40);
       if (!v) return std::nullopt;
+      // (A leading dimension left out is the packed row; one given is the call's, at least 1.)
+      if (!size && *v == 0) {
+        *why = key + "=0: a leading dimension is at least 1 (leave it out for packed rows)";
+        return std::nullopt;
+      }
       int64_t* field[] = {&c.shape.m, &c.shape.n, &c.shape.k, &c.lda, &c.ldb, &c.ldc};
       const char* names[] = {"m", "n", "k", "lda", "ldb", "ldc"};
       for (int i = 0; i < 6; ++i)
@@ -569,8 +574,11 @@ int run_fuzz(int64_t cases, uint64_t seed, int device, bool all_configs, const s
       return kExitUsage;
     }
     if (!given) {
-      std::fprintf(stderr, "tcgemm check: --case wants \"m=M n=N k=K f16|bf16 NN|NT|TN|TT [lda=..] [ldb=..] [ldc=..] "
-                           "[offsets=a,b,c] [alpha=..] [beta=..] [activation=..] [bias=none|same|f32]\", not '%s'\n", one_case.c_str());
+      std::fprintf(stderr,
+                   "tcgemm check: --case wants \"m=M n=N k=K [f16|bf16] [NN|NT|TN|TT] [lda=..] [ldb=..] [ldc=..] "
+                   "[offsets=a,b,c] [alpha=..] [beta=..] [activation=..] [bias=none|same|f32]\" (each field once; "
+                   "defaults f16 NN, packed rows, no offsets, alpha 1, beta 0), not '%s'\n",
+                   one_case.c_str());
       return kExitUsage;
     }
     cases = 1;
