@@ -51,8 +51,9 @@ inline constexpr int kEpiBuffers = 2;
 inline constexpr int kAccBuffers = 2;     // accumulators in tensor memory: MMA of tile i+1 || epilogue of tile i
 inline constexpr int kClcSlots = 2;       // Cluster Launch Control response ring
 inline constexpr int kClcResponseBytes = 16;
-// The per-block opt-in maximum on sm_100 (227 KiB) less the 1 KiB that ptxas
-// reserves as static shared memory for tcgen05.alloc's bookkeeping.
+// The per-block opt-in maximum on sm_100 (227 KiB, static and dynamic) less
+// the kernels' 1 KiB of static shared memory (cuobjdump --dump-resource-usage:
+// SHARED:1024, as for the sm90 kernels).
 inline constexpr int kSmemLimit = 226 * 1024;
 // Shared memory per SM on sm_100 (228 KiB: the CTAs resident on an SM share it).
 inline constexpr int kSmemPerSm = 228 * 1024;
