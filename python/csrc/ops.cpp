@@ -350,13 +350,19 @@ std::vector<std::string> plan_autocast(const at::Tensor& a, const at::Tensor& b,
 }  // namespace
 
 TORCH_LIBRARY(tcgemm, m) {
-  m.def("mm(Tensor a, Tensor b, float alpha=1.0) -> Tensor");
-  m.def("mm_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0, float beta=0.0, int sm_count=0) -> ()");
+  // The operators with fake implementations and autograd (_ops.py) are
+  // pt2_compliant: torch.compile and torch.export take them where only such
+  // operators are allowed (torch.library.opcheck, test_torch_cpu.py). plan
+  // and info answer the host and are not traced.
+  const std::vector<at::Tag> traced{at::Tag::pt2_compliant_tag};
+  m.def("mm(Tensor a, Tensor b, float alpha=1.0) -> Tensor", traced);
+  m.def("mm_out(Tensor a, Tensor b, Tensor(a!) out, float alpha=1.0, float beta=0.0, int sm_count=0) -> ()", traced);
   m.def("plan(Tensor a, Tensor b, Tensor? out=None, float alpha=1.0, float beta=0.0) -> str[]");
-  m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, int activation=0) -> Tensor");
-  m.def("linear_out(Tensor x, Tensor weight, Tensor? bias, int activation, Tensor(a!) out, int sm_count=0) -> ()");
-  m.def("bmm(Tensor a, Tensor b) -> Tensor");
-  m.def("grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor");
+  m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, int activation=0) -> Tensor", traced);
+  m.def("linear_out(Tensor x, Tensor weight, Tensor? bias, int activation, Tensor(a!) out, int sm_count=0) -> ()",
+        traced);
+  m.def("bmm(Tensor a, Tensor b) -> Tensor", traced);
+  m.def("grouped_mm(Tensor a, Tensor b, Tensor offs) -> Tensor", traced);
   m.def("info() -> str[]", &info);
 }
 

@@ -143,6 +143,10 @@ def _bmm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if batch == 0:
         return a.new_empty((batch, m, n))
     # The strides the real op gives (bmm_output_strides in csrc/torch_gemm.hpp).
+    # They depend on the sizes, so a traced program holds for the sizes on its
+    # side of them: torch's contiguity test of a symbolic N guards on N % 8 (one
+    # program per side), and torch.export traces a dynamic row count as 2 or
+    # more (README, "Tracing bmm's one-row case").
     n8 = (n + 7) // 8 * 8
     strides = (n8, n8, 1) if m == 1 and n % 8 != 0 else (m * n, n, 1)
     return a.new_empty_strided((batch, m, n), strides)

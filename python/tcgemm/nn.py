@@ -10,9 +10,12 @@ activation. Under torch.autocast("cuda") a float32 layer runs on tcgemm
 in the autocast dtype, as torch's own linear does. Calls tcgemm cannot
 take (float32 outside autocast, CPU tensors) run
 torch.nn.functional.linear instead and are counted in `Linear.fallbacks`,
-with a warning the first time: nothing falls back silently. (Calls inside
-a torch.compile'd graph are not counted: a Python int changing on every
-call would make torch recompile the graph each time.)
+with a warning the first time: no eager call falls back silently. Calls
+traced by torch.compile or torch.export are neither counted nor warned
+about (a Python int changing on every call would make torch recompile the
+graph each time, and a warning cannot be traced): their graphs hold
+aten.linear instead of tcgemm.linear. Meta tensors count as CUDA ones, so
+a model exported on the meta device gets tcgemm's operator.
 """
 
 from __future__ import annotations
@@ -93,7 +96,8 @@ class Linear(torch.nn.Linear):
         product is unknown here, and so is a subclass of torch.nn.Linear (a
         LoRA or quantized layer), whose forward is its own. A compiled
         layer's compiled call is not carried over (it calls the original
-        layer): compile the new one."""
+        layer): compile the new one. `activation` is the new layer's, also
+        where `layer` is a tcgemm Linear with one of its own."""
         activation = _activation_arg(activation)
         if not isinstance(layer, torch.nn.Linear):
             raise TypeError(f"tcgemm.nn.Linear.from_linear: {type(layer).__name__} is not a torch.nn.Linear; "
@@ -116,8 +120,14 @@ class Linear(torch.nn.Linear):
         # The parameters read once (each read goes through nn.Module.__getattr__) and the cheapest
         # checks first: a decoding step calls this for every layer, and pays its host time.
         weight, bias = self.weight, self.bias
+        if isinstance(x, torch.fx.Proxy):
+            # torch.fx.symbolic_trace (which traces into this module: only torch's own are its leaves):
+            # the graph calls tcgemm's operator, which refuses at run time what it cannot take.
+            return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[self.activation])
         dtype = x.dtype
-        if (dtype == weight.dtype and dtype in _HALF and x.is_cuda and x.device == weight.device
+        # (Meta tensors as CUDA ones: a model exported or traced on the meta device, as large models
+        # are, gets tcgemm's operator in its graph, whose fake implementation gives the result's shape.)
+        if (dtype == weight.dtype and dtype in _HALF and (x.is_cuda or x.is_meta) and x.device == weight.device
                 and (bias is None or bias.dtype in (dtype, torch.float32))):
             return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[self.activation])
         if (x.is_cuda and x.device == weight.device and torch.is_autocast_enabled("cuda")

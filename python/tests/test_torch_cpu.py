@@ -291,3 +291,65 @@ def test_export_keeps_the_operators_with_a_dynamic_batch() -> None:
     for op in ("tcgemm.linear.default", "tcgemm.bmm.default", "tcgemm.mm.default"):
         assert op in targets, targets
     assert program.module()(meta(5, 64)).shape == (5, 32)
+
+
+def test_export_of_a_one_row_bmm_over_key_lengths_in_whole_eights() -> None:
+    # README, "Tracing bmm's one-row case": a decoding step's scores (one query row against a
+    # key length L) exported with L = 8 * Dim: one program for every such length, with the
+    # op's own strides at each.
+    class Scores(torch.nn.Module):
+        def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+            return tcgemm.bmm(q, k.transpose(1, 2))
+
+    length = 8 * torch.export.Dim("l", min=1, max=512)
+    program = torch.export.export(Scores(), (meta(2, 1, 64), meta(2, 16, 64)),
+                                  dynamic_shapes={"q": None, "k": {1: length}})
+    for keys in (8, 24, 4096):
+        got = program.module()(meta(2, 1, 64), meta(2, keys, 64))
+        want = tcgemm.bmm(meta(2, 1, 64), meta(2, keys, 64).transpose(1, 2))
+        assert got.shape == want.shape and got.stride() == want.stride(), (keys, got.stride(), want.stride())
+
+
+def test_a_patched_model_on_the_meta_device_exports_tcgemms_operator() -> None:
+    # Large models are exported on the meta device: a patched layer must put tcgemm.linear in
+    # the graph there (meta counts as CUDA), not fall back to aten.linear without a word.
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32, dtype=BF16, device=META), torch.nn.GELU(approximate="tanh"))
+    tcgemm.patch_linear(model)
+    program = torch.export.export(model, (meta(4, 64),), dynamic_shapes=({0: torch.export.Dim("rows", min=2)},))
+    targets = [str(node.target) for node in program.graph.nodes if node.op == "call_function"]
+    assert "tcgemm.linear.default" in targets and "aten.linear.default" not in targets, targets
+    assert model[0].fallbacks == 0
+    assert program.module()(meta(9, 64)).shape == (9, 32)
+
+
+def test_fx_symbolic_trace_of_a_patched_model_calls_tcgemms_operator() -> None:
+    # torch.fx traces into tcgemm.nn.Linear (only torch's own modules are its leaves): the
+    # graph calls the operator, with the fused activation, and runs on meta tensors.
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32, dtype=BF16, device=META), torch.nn.ReLU(),
+                                torch.nn.Linear(32, 8, dtype=BF16, device=META))
+    tcgemm.patch_linear(model)
+    graph_module = torch.fx.symbolic_trace(model)
+    calls = [node.args for node in graph_module.graph.nodes if node.target is torch.ops.tcgemm.linear.default]
+    assert [args[3] for args in calls] == [1, 0], graph_module.graph  # relu fused into the first
+    assert graph_module(meta(5, 64)).shape == (5, 8)
+
+
+def test_traced_operators_are_pt2_compliant() -> None:
+    # torch.compile / torch.export with only_allow_pt2_compliant_ops take the traced operators;
+    # plan and info answer the host and are not traced.
+    for name in ("mm", "mm_out", "linear", "linear_out", "bmm", "grouped_mm"):
+        assert torch.Tag.pt2_compliant_tag in getattr(torch.ops.tcgemm, name).default.tags, name
+    for name in ("plan", "info"):
+        assert torch.Tag.pt2_compliant_tag not in getattr(torch.ops.tcgemm, name).default.tags, name
+
+
+@pytest.mark.parametrize("op, args", [
+    ("linear", lambda: (meta(3, 5, 64, grad=True), meta(32, 64, grad=True), meta(32, dtype=torch.float32, grad=True), 4)),
+    ("mm", lambda: (meta(17, 64, grad=True), meta(64, 40, grad=True))),
+    ("bmm", lambda: (meta(3, 1, 64, grad=True), meta(3, 64, 13, grad=True))),
+])
+def test_opcheck_on_meta_tensors(op: str, args) -> None:
+    # The schema, fake implementation and autograd registration agree (torch.library.opcheck's
+    # checks that need no data).
+    torch.library.opcheck(getattr(torch.ops.tcgemm, op).default, args(),
+                          test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
