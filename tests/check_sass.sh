@@ -172,8 +172,8 @@ require() {  # FAMILY PATTERN LABEL [only kernels whose demangled name matches t
 }
 # sm100_gemm's CTA group follows its schedule among its template arguments:
 # the pair and the single-CTA kernels by name.
-sm100_pair='[(]tcgemm::Schedule[)][0-9]+, 2, '
-sm100_single='[(]tcgemm::Schedule[)][0-9]+, 1, '
+sm100_pair='[(]tcgemm::(abi_[0-9]+::)?Schedule[)][0-9]+, 2, '
+sm100_single='[(]tcgemm::(abi_[0-9]+::)?Schedule[)][0-9]+, 1, '
 for f in "${families[@]}"; do
   case $f in
     sm90_gemm) require sm90_gemm 'HGMMA' HGMMA ;;
@@ -190,7 +190,7 @@ for f in "${families[@]}"; do
       require sm100_gemm 'UTMASTG' UTMASTG '' "$narrow|$swapped"
       require sm100_gemm 'SHFL[.]BFLY' SHFL.BFLY "$swapped"
       require sm100_gemm 'STG[.]E' STG "$sm100_single"
-      require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '[(]tcgemm::Schedule[)]2' ;;
+      require sm100_gemm 'UGETNEXTWORKID' UGETNEXTWORKID '[(]tcgemm::(abi_[0-9]+::)?Schedule[)]2' ;;
   esac
 done
 
