@@ -181,6 +181,34 @@ TEST_F(AlphaBeta, BetaZeroIgnoresNaNInC) {
       }
 }
 
+// Every built configuration that `takes` (a KernelVariant) and that builds
+// for gc's layout, on gc scaled by `sc`: each must equal the reference bit
+// for bit (integer inputs), with C filled from `c_seed` where beta != 0 and
+// poisoned otherwise, and the padding and guard rows left as they were.
+template <typename Takes>
+void expect_every_configuration_exact(GemmCase gc, const Scaling& sc, uint64_t c_seed, Takes takes) {
+  gc.alpha = sc.alpha;
+  gc.beta = sc.beta;
+  const std::string what = std::string(sc.name) + " " + gc.describe();
+  SCOPED_TRACE(what);
+  Problem prob(gc);
+  if (sc.beta != 0.0f) prob.fill_outputs(Fill::small_int, c_seed);
+  TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
+  const std::vector<uint16_t> ref = prob.download_ref();
+  for (const support::KernelVariant& v : support::builtin_variants(own_backend())) {
+    if (!v.builds(gc.op_a, gc.op_b) || !takes(v)) continue;
+    if (sc.beta != 0.0f) prob.fill_outputs(Fill::small_int, c_seed);
+    else prob.poison_c();
+    const Plan got = run_gemm(prob.args(prob.c()), v.options);
+    TCGEMM_ASSERT_OK(got, what + " " + v.label);
+    expect_ran(got, v, what);
+    expect_identical(compare(gc.dtype, prob.download_c(), ref, poison_bits(gc.dtype), gc.m, gc.n, gc.ldc),
+                     what + " " + v.label);
+  }
+}
+constexpr Scaling kPlain{"plain", 1.0f, 0.0f};
+const auto kEveryConfiguration = [](const support::KernelVariant&) { return true; };
+
 // Regression (found by `tcgemm check --fuzz`): when N % 8 != 0 the last panel
 // of each tile row is stored element by element, not by TMA. The epilogue's
 // two panel buffers were recycled by counting TMA store groups, so a clipped
@@ -194,23 +222,9 @@ TEST_F(RaggedEdge, EveryConfigurationKeepsItsPanelBuffersApart) {
   uint64_t seed = 7000;
   // (NT too: the swapped kernel's tiles end in a panel the threads copy, between TMA-stored ones.)
   for (const Layout& layout : {kLayouts[0], kLayouts[1], kLayouts[3]})
-    for (const int64_t k : {2, 8}) {
-      const GemmCase gc = make_case(DType::f16, layout, 7045, 1870, k, Fill::small_int, ++seed);
-      const std::string what = gc.describe();
-      SCOPED_TRACE(what);
-      Problem prob(gc);
-      TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
-      const std::vector<uint16_t> ref = prob.download_ref();
-      for (const support::KernelVariant& v : support::builtin_variants(own_backend())) {
-        if (!v.builds(gc.op_a, gc.op_b)) continue;
-        prob.poison_c();
-        const Plan got = run_gemm(prob.args(prob.c()), v.options);
-        TCGEMM_ASSERT_OK(got, what + " " + v.label);
-        expect_ran(got, v, what);
-        expect_identical(compare(gc.dtype, prob.download_c(), ref, poison_bits(gc.dtype), gc.m, gc.n, gc.ldc),
-                         what + " " + v.label);
-      }
-    }
+    for (const int64_t k : {2, 8})
+      expect_every_configuration_exact(make_case(DType::f16, layout, 7045, 1870, k, Fill::small_int, ++seed), kPlain,
+                                       0, kEveryConfiguration);
 }
 
 // sm90's paired stores (N a multiple of 64, the plain epilogue, tiles 128 or
@@ -225,27 +239,36 @@ TEST_F(PairedStores, EveryConfigurationAtWidthsOfWholeBlocks) {
   uint64_t seed = 7500;
   for (const Layout& layout : {kLayouts[0], kLayouts[1]})
     for (const int64_t n : {192, 256, 320, 4160})
-      for (const Scaling& sc : {Scaling{"plain", 1.0f, 0.0f}, kScalings[0]}) {
-        GemmCase gc = make_case(DType::bf16, layout, 200, n, 72, Fill::small_int, ++seed, /*pad=*/64);
-        gc.alpha = sc.alpha;
-        gc.beta = sc.beta;
-        const std::string what = std::string(sc.name) + " " + gc.describe();
-        SCOPED_TRACE(what);
-        Problem prob(gc);
-        if (sc.beta != 0.0f) prob.fill_outputs(Fill::small_int, seed + 77);
-        TCGEMM_ASSERT_OK(run_reference(prob.args(prob.c_ref())), "reference " + what);
-        const std::vector<uint16_t> ref = prob.download_ref();
-        for (const support::KernelVariant& v : support::builtin_variants(own_backend())) {
-          if (!v.builds(gc.op_a, gc.op_b)) continue;
-          if (sc.beta != 0.0f) prob.fill_outputs(Fill::small_int, seed + 77);
-          else prob.poison_c();
-          const Plan got = run_gemm(prob.args(prob.c()), v.options);
-          TCGEMM_ASSERT_OK(got, what + " " + v.label);
-          expect_ran(got, v, what);
-          expect_identical(compare(gc.dtype, prob.download_c(), ref, poison_bits(gc.dtype), gc.m, gc.n, gc.ldc),
-                           what + " " + v.label);
-        }
+      for (const Scaling& sc : {kPlain, kScalings[0]}) {
+        ++seed;
+        expect_every_configuration_exact(make_case(DType::bf16, layout, 200, n, 72, Fill::small_int, seed, /*pad=*/64),
+                                         sc, seed + 77, kEveryConfiguration);
       }
+}
+
+// The 64- and 8-row tiles store C from registers, each quad of threads (one
+// row) exchanging its column pairs so that each thread writes 8 or 4
+// adjacent columns at once (sm90's RegisterEpilogue). Every such
+// configuration at right edges that end at each offset inside an 8-column
+// group and inside a four-group step, at row counts that end inside an
+// 8-row quad group (5) and inside a second 64-row block-row (70), with and
+// without beta * C, padded rows that must keep their poison, both dtypes;
+// integer inputs, so each must equal the reference bit for bit.
+class RegisterStores : public GpuTest {};
+
+TEST_F(RegisterStores, EveryRaggedEdgeOfTheSmallTiles) {
+  uint64_t seed = 7700;
+  for (const Layout& layout : {kLayouts[0], kLayouts[1]})
+    for (DType dt : {DType::f16, DType::bf16})
+      for (const int64_t m : {5, 70})
+        for (const int64_t n : {1, 10, 27, 45, 63, 100, 134, 263})
+          for (const Scaling& sc : {kPlain, kScalings[2]}) {
+            ++seed;
+            expect_every_configuration_exact(make_case(dt, layout, m, n, 40, Fill::small_int, seed, /*pad=*/8), sc,
+                                             seed + 77, [](const support::KernelVariant& v) {
+                                               return v.options.block_m != 0 && v.options.block_m <= 64;
+                                             });
+          }
 }
 
 }  // namespace
