@@ -179,8 +179,8 @@ struct RegisterStores {
 // The epilogue of the single-CTA tiles narrower than one 64-column panel
 // (BLOCK_N 8, 16, 32, 40 or 48: decoding): each thread holds one row of its
 // warp's ROWS (32, or the first 16 lanes' of a 64-row tile: tmem_lane) and
-// stores its BLOCK_N values straight to C, two columns at a time
-// (detail::store_pair: the same fp32 alpha/beta arithmetic and single
+// stores its BLOCK_N values straight to C, 8 columns (16 bytes) at a time
+// (detail::store_row_run: the same fp32 alpha/beta arithmetic and single
 // rounding as the panel epilogue; RegisterStores: no panels, no TMA store).
 template <typename Element, int BLOCK_N, int ROWS = kEpiPanelRows>
 struct RegisterEpilogue : RegisterStores {
@@ -223,17 +223,24 @@ struct RegisterEpilogue : RegisterStores {
         x[j] = detail::pre_activation(epi.alpha, __uint_as_float(v[j]), __shfl_sync(0xffffffffu, bias[j / 32], j % 32));
       if (lane >= ROWS || row >= epi.m) return;
       detail::activate_all<ACT>(x);
-      Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
-#pragma unroll
-      for (int j = 0; j < BLOCK_N; j += 2) detail::store_pair(c_row, n0 + j, epi, x[j], x[j + 1]);
+      store_row(x, epi, row, n0, batch);
     } else {
       if (lane >= ROWS || row >= epi.m) return;
-      Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
+      float x[BLOCK_N];
 #pragma unroll
-      for (int j = 0; j < BLOCK_N; j += 2)
-        detail::store_pair(c_row, n0 + j, epi, epi.alpha * __uint_as_float(v[j]),
-                           epi.alpha * __uint_as_float(v[j + 1]));
+      for (int j = 0; j < BLOCK_N; ++j) x[j] = epi.alpha * __uint_as_float(v[j]);
+      store_row(x, epi, row, n0, batch);
     }
+  }
+
+ private:
+  // This lane's row of the tile, 8 columns (16 bytes) at a time.
+  __device__ __forceinline__ void store_row(float (&x)[BLOCK_N], const detail::EpilogueParams& epi, int row, int n0,
+                                            int batch) const {
+    Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
+#pragma unroll
+    for (int j = 0; j < BLOCK_N; j += 8)
+      detail::store_row_run<Element, 4>(c_row, n0 + j, true, epi, *reinterpret_cast<float(*)[8]>(&x[j]));
   }
 
 };

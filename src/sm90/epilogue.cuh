@@ -394,13 +394,16 @@ struct Epilogue {
 };
 
 // The epilogue of the 64-row (small-M) tiles: straight from the accumulator
-// registers to C, each thread its own elements (two adjacent columns at a
-// time), bounds-checked, no shared memory. Those tiles are chosen where C is
-// small beside B (M <= 64 rows against all of B), so the store's coalescing
-// matters less than starting it at once and keeping shared memory for the
-// ring. The same arithmetic as Epilogue: alpha * acc (+ beta * C) in fp32,
-// rounded once to nearest even. Needs 4-byte aligned column pairs: C's base
-// 16-byte aligned and ldc a multiple of 8 (what TMA needs too).
+// registers to C, bounds-checked, no shared memory. Each quad of threads
+// (one row) swaps its column pairs by shuffles so that each thread stores
+// 8 adjacent columns, 16 bytes (detail::store_row_groups); a width that is
+// not whole fours of 8 columns ends with two groups (4 columns a thread) or
+// one (as column pairs). Those
+// tiles are chosen where C is small beside B (M <= 64 rows against all of
+// B), so storing at once matters more than a staged panel's coalescing, and
+// shared memory is kept for the ring. The same arithmetic as Epilogue:
+// alpha * acc (+ beta * C) in fp32, rounded once to nearest even. Needs C's
+// base 16-byte aligned and ldc a multiple of 8 (what TMA needs too).
 //
 // ROWS: the tile's rows, 64, or 8 for the decode tile, whose accumulator rows
 // 8-63 repeat rows 0-7 (sm90/mma.cuh) and are never stored: only warp 0
@@ -434,45 +437,57 @@ struct RegisterEpilogue {
       if (row >= ROWS) return;  // (warps 1-3 hold copies of rows 0-7)
     }
     Element* const c = detail::c_matrix<Element>(epi, batch);
-    if constexpr (ACT != detail::kPlainEpilogue) {
-      // Up to 8 of the 8-column groups at a time (kStep divides them): their
-      // bias first (both rows' columns), all loads at once, then the two rows.
-      constexpr int kGroups = BLOCK_N / 8;
-      constexpr int kStep = kGroups <= 8 ? kGroups : kGroups % 8 == 0 ? 8 : kGroups % 6 == 0 ? 6 : 4;
-      static_assert(kGroups % kStep == 0, "whole steps of 8-column groups");
+    // Up to 8 of the 8-column groups at a time (kStep divides them; the
+    // fused epilogue loads their bias first, both rows' columns at once),
+    // then each row: four groups at a time through a quad exchange, 16 bytes
+    // a thread (detail::store_row_groups), two where a step leaves two
+    // (widths 16 and 48: 8 bytes a thread), and a last single group (widths
+    // 8 and 40) as column pairs.
+    constexpr int kGroups = BLOCK_N / 8;
+    constexpr int kStep = kGroups <= 8 ? kGroups : kGroups % 8 == 0 ? 8 : 4;
+    constexpr int kQuadGroups = kStep / 4 * 4;
+    constexpr bool kTwoGroups = kStep % 4 >= 2;
+    static_assert(kGroups % kStep == 0, "whole steps of 8-column groups");
 #pragma unroll
-      for (int j0 = 0; j0 < kGroups; j0 += kStep) {
-        float v[2][2 * kStep];  // [row h][2 * group + element]
+    for (int j0 = 0; j0 < kGroups; j0 += kStep) {
+      float v[kHalves][2 * kStep];  // [row h][2 * group + element]
 #pragma unroll
-        for (int j = 0; j < kStep; ++j) {
-          const float2 b = detail::bias_pair_at<Element>(epi, n0 + 8 * (j0 + j) + col);
+      for (int j = 0; j < kStep; ++j) {
+        float2 b = {};
+        if constexpr (ACT != detail::kPlainEpilogue) b = detail::bias_pair_at<Element>(epi, n0 + 8 * (j0 + j) + col);
 #pragma unroll
-          for (int e = 0; e < 2; ++e)
+        for (int e = 0; e < 2; ++e)
 #pragma unroll
-            for (int h = 0; h < kHalves; ++h)
-              v[h][2 * j + e] = detail::pre_activation(epi.alpha, acc[0][4 * (j0 + j) + 2 * h + e], e == 0 ? b.x : b.y);
-        }
-#pragma unroll
-        for (int h = 0; h < kHalves; ++h) {
-          const int r = m0 + row + 8 * h;
-          if (r >= epi.m) continue;
-          detail::activate_all<ACT>(v[h]);
-          Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;
-#pragma unroll
-          for (int j = 0; j < kStep; ++j)
-            detail::store_pair(c_row, n0 + 8 * (j0 + j) + col, epi, v[h][2 * j], v[h][2 * j + 1]);
-        }
+          for (int h = 0; h < kHalves; ++h) {
+            const float a = acc[0][4 * (j0 + j) + 2 * h + e];
+            v[h][2 * j + e] = ACT != detail::kPlainEpilogue
+                                  ? detail::pre_activation(epi.alpha, a, e == 0 ? b.x : b.y)
+                                  : epi.alpha * a;
+          }
       }
-    } else {
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int r = m0 + row + 8 * h;
-        if (r >= epi.m) continue;
-        Element* c_row = c + static_cast<int64_t>(r) * epi.ldc;
+        const bool row_ok = r < epi.m;  // (the quad stores take every lane: no early exit)
+        if constexpr (ACT != detail::kPlainEpilogue) detail::activate_all<ACT>(v[h]);
+        Element* c_row = c + static_cast<int64_t>(row_ok ? r : 0) * epi.ldc;
 #pragma unroll
-        for (int j = 0; j < BLOCK_N / 8; ++j)
-          detail::store_pair(c_row, n0 + 8 * j + col, epi, epi.alpha * acc[0][4 * j + 2 * h],
-                             epi.alpha * acc[0][4 * j + 2 * h + 1]);
+        for (int q = 0; q < kQuadGroups; q += 4) {
+          float x[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) x[i] = v[h][2 * q + i];
+          detail::store_row_groups<Element, 4>(c_row, n0 + 8 * (j0 + q), col / 2, row_ok, epi, x);
+        }
+        if constexpr (kTwoGroups) {
+          float x[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) x[i] = v[h][2 * kQuadGroups + i];
+          detail::store_row_groups<Element, 2>(c_row, n0 + 8 * (j0 + kQuadGroups), col / 2, row_ok, epi, x);
+        }
+        if (!row_ok) continue;
+#pragma unroll
+        for (int j = kQuadGroups + (kTwoGroups ? 2 : 0); j < kStep; ++j)
+          detail::store_pair(c_row, n0 + 8 * (j0 + j) + col, epi, v[h][2 * j], v[h][2 * j + 1]);
       }
     }
   }

@@ -130,13 +130,13 @@ __device__ __forceinline__ float widen(Element x) {
   }
 }
 
-// x[i] += beta * c[i] for 8 values, c packed two per word (as the panel
-// holds them); x already holds alpha * accumulator. fp32 throughout, rounded
-// once later by pack2.
-template <typename Element>
-__device__ __forceinline__ void add_beta_c(float (&x)[8], float beta, const uint32_t (&c)[4]) {
+// x[i] += beta * c[i] for N values (8 in a panel's 16 columns), c packed two
+// per word (as a panel or a row of C holds them); x already holds alpha *
+// accumulator. fp32 throughout, rounded once later by pack2.
+template <typename Element, int N>
+__device__ __forceinline__ void add_beta_c(float (&x)[N], float beta, const uint32_t (&c)[N / 2]) {
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < N / 2; ++i) {
     const float2 old = unpack2<Element>(c[i]);
     x[2 * i] = fmaf(beta, old.x, x[2 * i]);
     x[2 * i + 1] = fmaf(beta, old.y, x[2 * i + 1]);
@@ -266,6 +266,118 @@ __device__ __forceinline__ void store_pair(Element* c_row, int col, const Epilog
     if (epi.beta != 0.0f) x0 = fmaf(epi.beta, widen(c_row[col]), x0);
     c_row[col] = round_to<Element>(x0);
   }
+}
+
+// Within each quad of lanes (lanes 4i .. 4i + 3; `quad_lane` = lane % 4),
+// each holding W words (W = 2 or 4): the exchange that moves word g of quad
+// lane s to quad lane (s & ~(W - 1)) | g, as its word s % W. At W = 4 that
+// is the 4 x 4 transpose; at W = 2 lanes 0-1 and 2-3 each swap a word.
+// One round of exchanges per bit of g (lane bit 0, then bit 1), W / 2
+// shuffles each; every lane of the warp must take part. Its own inverse.
+template <int W>
+__device__ __forceinline__ void quad_exchange(uint32_t (&w)[W], int quad_lane) {
+  static_assert(W == 2 || W == 4, "2 or 4 words");
+#pragma unroll
+  for (int bit = 1; bit < W; bit <<= 1) {
+    const bool upper = (quad_lane & bit) != 0;
+#pragma unroll
+    for (int g = 0; g < W; ++g) {
+      if (g & bit) continue;
+      // Of the slots g and g | bit, the lane keeps the one whose bit matches
+      // its own and swaps the other with its partner's.
+      const uint32_t got = __shfl_xor_sync(0xffffffffu, upper ? w[g] : w[g | bit], bit);
+      if (upper) w[g] = got;
+      else w[g | bit] = got;
+    }
+  }
+}
+
+// W words (2 or 4: 2 W columns) of a row of C from column `col`: one
+// 4 W-byte access where they are all inside N, element by element at a
+// ragged right edge, nothing past N nor where !row_ok (read as zeros).
+// Whole accesses: C's base 16-byte aligned, ldc a multiple of 8 and `col` a
+// multiple of 2 W.
+template <int W, typename Element>
+__device__ __forceinline__ void load_row_words(const Element* c_row, int col, bool row_ok, const EpilogueParams& epi,
+                                               uint32_t (&w)[W]) {
+  static_assert((W == 2 || W == 4) && sizeof(Element) == 2, "8 or 16 bytes, two columns a word");
+  const uint16_t* const in = reinterpret_cast<const uint16_t*>(c_row + col);
+  if (row_ok && col + 2 * W <= epi.n) {
+    if constexpr (W == 4) {
+      const uint4 v = *reinterpret_cast<const uint4*>(in);
+      w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+    } else {
+      const uint2 v = *reinterpret_cast<const uint2*>(in);
+      w[0] = v.x, w[1] = v.y;
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < W; ++i) {
+    const uint32_t lo = row_ok && col + 2 * i < epi.n ? in[2 * i] : 0u;
+    const uint32_t hi = row_ok && col + 2 * i + 1 < epi.n ? in[2 * i + 1] : 0u;
+    w[i] = lo | hi << 16;
+  }
+}
+template <int W, typename Element>
+__device__ __forceinline__ void store_row_words(Element* c_row, int col, bool row_ok, const EpilogueParams& epi,
+                                                const uint32_t (&w)[W]) {
+  static_assert((W == 2 || W == 4) && sizeof(Element) == 2, "8 or 16 bytes, two columns a word");
+  uint16_t* const out = reinterpret_cast<uint16_t*>(c_row + col);
+  if (!row_ok || col >= epi.n) return;
+  if (col + 2 * W <= epi.n) {
+    if constexpr (W == 4) *reinterpret_cast<uint4*>(out) = make_uint4(w[0], w[1], w[2], w[3]);
+    else *reinterpret_cast<uint2*>(out) = make_uint2(w[0], w[1]);
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 2 * W; ++i)
+    if (col + i < epi.n) out[i] = static_cast<uint16_t>(w[i / 2] >> (16 * (i % 2)));
+}
+
+// Stores 2 W adjacent columns of a row of C from column `col` (W = 2 or 4),
+// x holding alpha * accumulator (with a fused epilogue: after the
+// activation): beta * C added in fp32 (C read only when beta != 0), each
+// value rounded once, then one access (load_row_words, store_row_words).
+template <typename Element, int W>
+__device__ __forceinline__ void store_row_run(Element* c_row, int col, bool row_ok, const EpilogueParams& epi,
+                                              float (&x)[2 * W]) {
+  uint32_t w[W];
+  if (epi.beta != 0.0f) {
+    load_row_words(c_row, col, row_ok, epi, w);
+    add_beta_c<Element>(x, epi.beta, w);
+  }
+#pragma unroll
+  for (int i = 0; i < W; ++i) w[i] = pack2<Element>(x[2 * i], x[2 * i + 1]);
+  store_row_words(c_row, col, row_ok, epi, w);
+}
+
+// The same for GROUPS (2 or 4) 8-column groups of one row of C held by a
+// quad of lanes that each hold a column pair of every group (the wgmma
+// accumulator layout: quad lane q holds columns 8 g + 2 q and 8 g + 2 q + 1
+// of group g): x[2 g + e] is the value of column col0 + 8 g + 2 q + e.
+// quad_exchange hands each lane 2 * GROUPS adjacent columns (a whole group
+// at 4), which it stores as one 4 * GROUPS-byte access: a warp writes
+// 16 * GROUPS contiguous bytes of each of its 8 rows where column pairs
+// would write 16 (half a 32-byte sector) GROUPS times. With beta != 0 the
+// quad reads C's columns the same way and exchanges them back before the
+// fp32 sum. Every lane of the warp must call it (the shuffles); `row_ok`
+// says whether this lane's row is inside C. col0: a multiple of 8.
+template <typename Element, int GROUPS>
+__device__ __forceinline__ void store_row_groups(Element* c_row, int col0, int quad_lane, bool row_ok,
+                                                 const EpilogueParams& epi, float (&x)[2 * GROUPS]) {
+  // This lane's columns once exchanged: 2 * GROUPS of group quad_lane % GROUPS.
+  const int col = col0 + 8 * (quad_lane % GROUPS) + 2 * GROUPS * (quad_lane / GROUPS);
+  uint32_t w[GROUPS];
+  if (epi.beta != 0.0f) {
+    load_row_words(c_row, col, row_ok, epi, w);
+    quad_exchange(w, quad_lane);  // (back to the accumulator's pairs)
+    add_beta_c<Element>(x, epi.beta, w);
+  }
+#pragma unroll
+  for (int g = 0; g < GROUPS; ++g) w[g] = pack2<Element>(x[2 * g], x[2 * g + 1]);
+  quad_exchange(w, quad_lane);
+  store_row_words(c_row, col, row_ok, epi, w);
 }
 
 // Batch b's matrix of C, for the stores that address it element by element.
