@@ -239,8 +239,12 @@ struct RegisterEpilogue : RegisterStores {
                                             int batch) const {
     Element* c_row = detail::c_matrix<Element>(epi, batch) + static_cast<int64_t>(row) * epi.ldc;
 #pragma unroll
-    for (int j = 0; j < BLOCK_N; j += 8)
-      detail::store_row_run<Element, 4>(c_row, n0 + j, true, epi, *reinterpret_cast<float(*)[8]>(&x[j]));
+    for (int j = 0; j < BLOCK_N; j += 8) {
+      float run[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) run[i] = x[j + i];
+      detail::store_row_run<Element, 4>(c_row, n0 + j, true, epi, run);
+    }
   }
 
 };

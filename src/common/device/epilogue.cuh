@@ -245,29 +245,6 @@ __device__ __forceinline__ float epilogue_value(const EpilogueParams& epi, float
   return activate(pre_activation(epi.alpha, acc, bias_at<Element>(epi, col)), epi.activation);
 }
 
-// Stores two adjacent values of a row of C straight from registers (the
-// epilogues that store without a shared-memory panel): x0 and x1 hold alpha *
-// accumulator for columns `col` and `col` + 1 of the row at `c_row`; beta * C
-// is added in fp32 (C read only when beta != 0) and each value rounded once.
-// The last column of an odd N is stored alone; columns past N not at all.
-// The pair is one 4-byte access: C's base is 16-byte aligned and ldc a
-// multiple of 8 (what TMA needs too) and `col` is even.
-template <typename Element>
-__device__ __forceinline__ void store_pair(Element* c_row, int col, const EpilogueParams& epi, float x0, float x1) {
-  if (col + 1 < epi.n) {
-    uint32_t* pair = reinterpret_cast<uint32_t*>(c_row + col);
-    if (epi.beta != 0.0f) {
-      const float2 old = unpack2<Element>(*pair);
-      x0 = fmaf(epi.beta, old.x, x0);
-      x1 = fmaf(epi.beta, old.y, x1);
-    }
-    *pair = pack2<Element>(x0, x1);
-  } else if (col < epi.n) {
-    if (epi.beta != 0.0f) x0 = fmaf(epi.beta, widen(c_row[col]), x0);
-    c_row[col] = round_to<Element>(x0);
-  }
-}
-
 // Within each quad of lanes (lanes 4i .. 4i + 3; `quad_lane` = lane % 4),
 // each holding W words (W = 2 or 4): the exchange that moves word g of quad
 // lane s to quad lane (s & ~(W - 1)) | g, as its word s % W. At W = 4 that
@@ -292,23 +269,25 @@ __device__ __forceinline__ void quad_exchange(uint32_t (&w)[W], int quad_lane) {
   }
 }
 
-// W words (2 or 4: 2 W columns) of a row of C from column `col`: one
+// W words (1, 2 or 4: 2 W columns) of a row of C from column `col`: one
 // 4 W-byte access where they are all inside N, element by element at a
 // ragged right edge, nothing past N nor where !row_ok (read as zeros).
-// Whole accesses: C's base 16-byte aligned, ldc a multiple of 8 and `col` a
-// multiple of 2 W.
+// Whole accesses: C's base 16-byte aligned, ldc a multiple of 8 (what TMA
+// needs too) and `col` a multiple of 2 W.
 template <int W, typename Element>
 __device__ __forceinline__ void load_row_words(const Element* c_row, int col, bool row_ok, const EpilogueParams& epi,
                                                uint32_t (&w)[W]) {
-  static_assert((W == 2 || W == 4) && sizeof(Element) == 2, "8 or 16 bytes, two columns a word");
+  static_assert((W == 1 || W == 2 || W == 4) && sizeof(Element) == 2, "4, 8 or 16 bytes, two columns a word");
   const uint16_t* const in = reinterpret_cast<const uint16_t*>(c_row + col);
   if (row_ok && col + 2 * W <= epi.n) {
     if constexpr (W == 4) {
       const uint4 v = *reinterpret_cast<const uint4*>(in);
       w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
-    } else {
+    } else if constexpr (W == 2) {
       const uint2 v = *reinterpret_cast<const uint2*>(in);
       w[0] = v.x, w[1] = v.y;
+    } else {
+      w[0] = *reinterpret_cast<const uint32_t*>(in);
     }
     return;
   }
@@ -322,12 +301,13 @@ __device__ __forceinline__ void load_row_words(const Element* c_row, int col, bo
 template <int W, typename Element>
 __device__ __forceinline__ void store_row_words(Element* c_row, int col, bool row_ok, const EpilogueParams& epi,
                                                 const uint32_t (&w)[W]) {
-  static_assert((W == 2 || W == 4) && sizeof(Element) == 2, "8 or 16 bytes, two columns a word");
+  static_assert((W == 1 || W == 2 || W == 4) && sizeof(Element) == 2, "4, 8 or 16 bytes, two columns a word");
   uint16_t* const out = reinterpret_cast<uint16_t*>(c_row + col);
   if (!row_ok || col >= epi.n) return;
   if (col + 2 * W <= epi.n) {
     if constexpr (W == 4) *reinterpret_cast<uint4*>(out) = make_uint4(w[0], w[1], w[2], w[3]);
-    else *reinterpret_cast<uint2*>(out) = make_uint2(w[0], w[1]);
+    else if constexpr (W == 2) *reinterpret_cast<uint2*>(out) = make_uint2(w[0], w[1]);
+    else *reinterpret_cast<uint32_t*>(out) = w[0];
     return;
   }
 #pragma unroll
@@ -335,7 +315,7 @@ __device__ __forceinline__ void store_row_words(Element* c_row, int col, bool ro
     if (col + i < epi.n) out[i] = static_cast<uint16_t>(w[i / 2] >> (16 * (i % 2)));
 }
 
-// Stores 2 W adjacent columns of a row of C from column `col` (W = 2 or 4),
+// Stores 2 W adjacent columns of a row of C from column `col` (W = 1, 2 or 4),
 // x holding alpha * accumulator (with a fused epilogue: after the
 // activation): beta * C added in fp32 (C read only when beta != 0), each
 // value rounded once, then one access (load_row_words, store_row_words).
@@ -350,6 +330,14 @@ __device__ __forceinline__ void store_row_run(Element* c_row, int col, bool row_
 #pragma unroll
   for (int i = 0; i < W; ++i) w[i] = pack2<Element>(x[2 * i], x[2 * i + 1]);
   store_row_words(c_row, col, row_ok, epi, w);
+}
+
+// Two adjacent columns (col even): x0 and x1 for columns `col` and `col` + 1
+// (the last column of an odd N is stored alone; columns past N not at all).
+template <typename Element>
+__device__ __forceinline__ void store_pair(Element* c_row, int col, const EpilogueParams& epi, float x0, float x1) {
+  float x[2] = {x0, x1};
+  store_row_run<Element, 1>(c_row, col, true, epi, x);
 }
 
 // The same for GROUPS (2 or 4) 8-column groups of one row of C held by a
