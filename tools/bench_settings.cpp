@@ -236,7 +236,8 @@ std::string plot_unavailable() {
     std::fclose(f);
     return {};
   }
-  return "cannot read the renderer " + plot_script() + " (set TCGEMM_PLOT_SCRIPT to the source tree's scripts/plot_bench.py)";
+  return "cannot read the renderer " + plot_script() +
+         " (set TCGEMM_PLOT_SCRIPT to the source tree's scripts/plot_bench.py)";
 }
 
 std::string draw_plot(const std::string& json, const std::string& svg) {

@@ -381,7 +381,8 @@ int run_check(const ArgParser& parser) {
   const std::vector<DType> dtypes = parse_dtypes(parser.get("dtype", "both"));
   if (dtypes.empty()) return usage_error(parser, "--dtype must be f16, bf16 or both");
   const std::vector<Layout> layouts = parse_layouts(parser.get("layout", "all"));
-  if (layouts.empty()) return usage_error(parser, "--layout must be NN, NT, TN, TT, a comma-separated list of distinct ones, or all");
+  if (layouts.empty())
+    return usage_error(parser, "--layout must be NN, NT, TN, TT, a comma-separated list of distinct ones, or all");
   const auto seed = parse_int(parser.get("seed", std::to_string(kDefaultSeed)), 0, int64_t{1} << 48);
   if (!seed) return usage_error(parser, "--seed wants an integer from 0 to 2^48");
   const auto device = parse_int(parser.get("device", "0"), 0, 1023);
@@ -389,7 +390,8 @@ int run_check(const ArgParser& parser) {
   const bool quick = parser.has("quick");
   FusedEpilogue fused;
   if (std::string why = parse_fused_epilogue(parser, &fused); !why.empty()) return usage_error(parser, why);
-  if ((parser.has("activation") || parser.has("bias")) && (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
+  if ((parser.has("activation") || parser.has("bias")) &&
+      (parser.has("soak") || parser.has("fuzz") || parser.has("case")))
     return usage_error(parser, "--activation and --bias apply to the sweep (not --fuzz, --case or --soak)");
   const auto batch = parse_int(parser.get("batch", "1"), 1, 65536);
   if (!batch) return usage_error(parser, "--batch wants a number of problems from 1 to 65536");

@@ -80,7 +80,8 @@ int main() {
 
   const tcgemm::Plan p = tcgemm::gemm(args);
   print_plan("C++ API, gemm", p);
-  const int status = tcgemm_gemm(TCGEMM_F16, TCGEMM_OP_N, TCGEMM_OP_N, kM, kN, kK, 1.0f, da, kK, db, kN, 0.0f, dc2, kN, nullptr);
+  const int status =
+      tcgemm_gemm(TCGEMM_F16, TCGEMM_OP_N, TCGEMM_OP_N, kM, kN, kK, 1.0f, da, kK, db, kN, 0.0f, dc2, kN, nullptr);
   std::printf("C ABI: tcgemm_gemm returned %d%s%s\n", status, status != 0 ? ": " : "",
               status != 0 ? tcgemm_last_error() : "");
   if (p.status != tcgemm::Status::ok || status != 0) return 1;

@@ -344,7 +344,8 @@ def test_traced_operators_are_pt2_compliant() -> None:
 
 
 @pytest.mark.parametrize("op, args", [
-    ("linear", lambda: (meta(3, 5, 64, grad=True), meta(32, 64, grad=True), meta(32, dtype=torch.float32, grad=True), 4)),
+    ("linear", lambda: (meta(3, 5, 64, grad=True), meta(32, 64, grad=True),
+                        meta(32, dtype=torch.float32, grad=True), 4)),
     ("mm", lambda: (meta(17, 64, grad=True), meta(64, 40, grad=True))),
     ("bmm", lambda: (meta(3, 1, 64, grad=True), meta(3, 64, 13, grad=True))),
 ])

@@ -73,7 +73,8 @@ extern "C" int tcgemm_gemm_m_grouped(int dtype, int op_b, int64_t m, int64_t n, 
                                      int64_t lda, const void* b, int64_t ldb, int64_t stride_b, float beta, void* c,
                                      int64_t ldc, const int32_t* group_ends, int64_t groups, void* stream) {
   const tcgemm::GemmArgs args = tcgemm::detail::c_abi_m_grouped_args(dtype, op_b, m, n, k, alpha, a, lda, b, ldb,
-                                                                     stride_b, beta, c, ldc, group_ends, groups, stream);
+                                                                     stride_b, beta, c, ldc, group_ends, groups,
+                                                                     stream);
   // (GemmArgs::groups = 0 is a plain call; this entry point always has groups.)
   if (groups == 0) {
     try {
