@@ -75,6 +75,8 @@ expect_usage_error "--case wants" check --case "m=8 n=8 k=8 f16=x"
 expect_usage_error "a comma-separated list of distinct ones" check --layout NT,NT
 expect_usage_error "a comma-separated list of distinct ones" bench --layout NN,NT,NN
 expect_usage_error "--shape 8x8x8 is named twice" bench --shape 8 --shape 8x8x8
+expect_usage_error "--json: no directory '/nonexistent/dir' to write" bench --shape 8 --json /nonexistent/dir/x.json
+expect_usage_error "--plot: no directory '/nonexistent' to write" bench --shape 8 --plot /nonexistent/x.svg
 # bench: nothing accepted that the run would ignore or could not hold.
 expect_usage_error "--chain times one dtype" bench --chain --dtype both
 expect_usage_error "--chain times its own fixed chain: it takes no --only" bench --chain --only x

@@ -436,7 +436,8 @@ int run_bench(const ArgParser& parser) {
       return kExitUsage;
     }
   }
-  if (!record_path.empty() && !open_record()) return kExitFailure;
+  // (A --json path that cannot be written is the caller's to fix: a usage error.)
+  if (!record_path.empty() && !open_record()) return kExitUsage;
 
   const DeviceInfo info = query_device_info();
   print_header(info, settings);

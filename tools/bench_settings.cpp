@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <set>
 
+#include <unistd.h>
+
 #include "arg_parser.hpp"
 #include "commands.hpp"
 #include "suites.hpp"
@@ -82,6 +84,22 @@ std::string flush_description(support::L2Flush mode, const char* unit) {
   if (mode == support::L2Flush::none) return "no L2 flush";
   return format("L2 flushed (256 MiB %s) before each %s", support::to_string(mode), unit);
 }
+
+namespace {
+// Empty where a file can be made at `path` as far as its directory tells
+// (it exists and is writable); otherwise why not. Checked with the options,
+// before any GPU work, so that minutes of timing do not end in a file that
+// cannot be written.
+std::string unwritable_directory(const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const std::string shown = dir.empty() ? "." : dir.string();
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir.empty() ? "." : dir, error))
+    return "no directory '" + shown + "' to write '" + path + "' in";
+  if (access(shown.c_str(), W_OK) != 0) return "the directory '" + shown + "' is not writable";
+  return {};
+}
+}  // namespace
 
 std::string parse_bench_settings(const ArgParser& parser, BenchSettings* settings) {
   BenchSettings& s = *settings;
@@ -193,11 +211,13 @@ std::string parse_bench_settings(const ArgParser& parser, BenchSettings* setting
   if (parser.has("json")) {
     s.json_path = parser.get("json");
     if (s.json_path->empty()) return "--json wants a file name";
+    if (std::string why = unwritable_directory(*s.json_path); !why.empty()) return "--json: " + why;
   }
   if (parser.has("plot")) {
     s.plot_path = parser.get("plot");
     if (s.plot_path->empty()) return "--plot wants a file name (.svg)";
     if (!s.plot_path->ends_with(".svg")) return "--plot draws an SVG picture: give a file name ending in .svg";
+    if (std::string why = unwritable_directory(*s.plot_path); !why.empty()) return "--plot: " + why;
     if (std::string why = plot_unavailable(); !why.empty()) return "--plot: " + why;
   }
   return {};
