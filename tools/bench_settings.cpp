@@ -91,12 +91,11 @@ namespace {
 // before any GPU work, so that minutes of timing do not end in a file that
 // cannot be written.
 std::string unwritable_directory(const std::string& path) {
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  const std::string shown = dir.empty() ? "." : dir.string();
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
   std::error_code error;
-  if (!std::filesystem::is_directory(dir.empty() ? "." : dir, error))
-    return "no directory '" + shown + "' to write '" + path + "' in";
-  if (access(shown.c_str(), W_OK) != 0) return "the directory '" + shown + "' is not writable";
+  if (!std::filesystem::is_directory(dir, error)) return "no directory '" + dir + "' to write '" + path + "' in";
+  if (access(dir.c_str(), W_OK) != 0) return "the directory '" + dir + "' is not writable";
   return {};
 }
 }  // namespace

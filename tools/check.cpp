@@ -408,9 +408,10 @@ int run_check(const ArgParser& parser) {
                                  "fused epilogue, which an M-grouped call does not take)");
     // An M-grouped call takes A stored K-major only (op_a = N): the sweep's
     // default runs NN and NT; a layout named with A stored M-major is refused.
-    for (const Layout l : run_layouts)
-      if (parser.has("layout") && l.a != Op::N)
-        return usage_error(parser, "--groups needs layouts with A stored K-major (NN, NT): --layout names " + l.str());
+    if (parser.has("layout"))
+      for (const Layout l : run_layouts)
+        if (l.a != Op::N)
+          return usage_error(parser, "--groups needs layouts with A stored K-major (NN, NT): --layout names " + l.str());
     std::erase_if(run_layouts, [](Layout l) { return l.a != Op::N; });
   }
   if (parser.has("soak")) {

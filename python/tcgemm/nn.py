@@ -34,6 +34,7 @@ __all__ = ["Linear", "patch_linear", "unpatch_linear"]
 _FUSIBLE = {torch.nn.ReLU: "relu", torch.nn.SiLU: "silu", torch.nn.GELU: "gelu"}
 
 _HALF = (torch.float16, torch.bfloat16)  # the dtypes tcgemm computes in
+_PROXY = torch.fx.Proxy  # (bound once: Linear.forward tests every input for it)
 _FLOAT = (torch.float32, *_HALF)  # the dtypes torch.autocast casts to one of _HALF
 
 
@@ -120,7 +121,7 @@ class Linear(torch.nn.Linear):
         # The parameters read once (each read goes through nn.Module.__getattr__) and the cheapest
         # checks first: a decoding step calls this for every layer, and pays its host time.
         weight, bias = self.weight, self.bias
-        if isinstance(x, torch.fx.Proxy):
+        if isinstance(x, _PROXY):
             # torch.fx.symbolic_trace (which traces into this module: only torch's own are its leaves):
             # the graph calls tcgemm's operator, which refuses at run time what it cannot take.
             return _ops.linear_op(x, weight, bias, _ops.ACTIVATIONS[self.activation])
